@@ -1,0 +1,46 @@
+// The Runner interface: one contract for the real-device io_uring/psync executor and
+// the simulated-device scheduler engine, so every matrix, metric and gate treats both
+// alike.
+#ifndef BLKBENCH_AGENT_RUNNER_H_
+#define BLKBENCH_AGENT_RUNNER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "blkbench/v1/metrics.pb.h"
+#include "blkbench/v1/workload.pb.h"
+
+namespace blkbench {
+
+struct RunContext {
+  v1::CellSpec cell;
+  std::string target_path;  // allowlisted block device or regular file (already checked)
+  uint64_t target_size = 0;  // bytes usable on the target
+  uint32_t logical_block_size = 512;
+  std::chrono::nanoseconds sample_interval = std::chrono::seconds(1);
+  // Called once per interval, from the runner's own thread, with seq 1, 2, ... and the
+  // interval's counts and latency-histogram delta. May be empty.
+  std::function<void(const v1::Sample&)> on_sample;
+  // Set by another thread to stop the run early; the runner returns Cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // Runs the cell's job (all numjobs jobs) against ctx.target_path and blocks until it
+  // finishes. On success the result holds io counters, iops, bandwidth, merged latency
+  // histograms (all, read, write), the latency summary, CPU time and `runner`; the
+  // caller adds host, device and applied queue settings. Errors: InvalidArgument for a
+  // job the runner cannot do, Cancelled when ctx.cancel was set, Internal/Unavailable
+  // for I/O or setup failures (message names the syscall and errno).
+  virtual absl::StatusOr<v1::RunResult> Run(const RunContext& ctx) = 0;
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_RUNNER_H_

@@ -1,0 +1,75 @@
+// The Store interface: everything the controller persists. SQLite (sqlite_store.h) is
+// the embedded default; a PostgreSQL store would be another implementation of this.
+#ifndef BLKBENCH_CONTROLLER_STORE_H_
+#define BLKBENCH_CONTROLLER_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "blkbench/v1/agent.pb.h"
+#include "blkbench/v1/controller.pb.h"
+
+namespace blkbench {
+
+// Thread-safe: every method may be called from any thread. Every mutating method is
+// one transaction: on error nothing it was asked to change has changed.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Stores a new experiment (name, file_name, matrix_text, repeats, cells, created time,
+  // state QUEUED) and creates cells.size() * repeats runs in state RUN_QUEUED with
+  // attempt 0. Returns the new experiment id (ids start at 1 and never repeat).
+  virtual absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) = 0;
+
+  // The experiment with its cells and runs (ordered by run id). Runs carry their
+  // result only if with_results; last_sample and samples (count) are always filled.
+  // NotFound if there is no such id.
+  virtual absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results) = 0;
+
+  // Newest first, at most `limit` (0 = all); without cells, runs or matrix text.
+  virtual absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) = 0;
+
+  // Sets state, error and finished time. NotFound if there is no such id.
+  virtual absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
+                                             const std::string& error,
+                                             int64_t finished_unix_ms) = 0;
+
+  virtual absl::StatusOr<v1::Run> GetRun(uint64_t run_id) = 0;
+
+  // Runs in any of `states`, across all experiments, ordered by id (result omitted).
+  virtual absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
+      const std::vector<v1::RunState>& states) = 0;
+
+  // Writes a run's mutable bookkeeping fields: state, attempt, agent_id, device_path,
+  // lease_id, started/finished times and error. The result is written only by
+  // FinishRun. NotFound if there is no such run.
+  virtual absl::Status UpdateRun(const v1::Run& run) = 0;
+
+  // Appends one sample of (run_id, attempt). Idempotent: a sample whose seq is already
+  // stored for that run and attempt is ignored (returns OK). Committed before return.
+  virtual absl::Status AppendSample(uint64_t run_id, uint32_t attempt,
+                                    const v1::Sample& sample) = 0;
+
+  // Samples of the run's current attempt, ordered by seq.
+  virtual absl::StatusOr<std::vector<v1::Sample>> ListSamples(uint64_t run_id) = 0;
+
+  // Records the final outcome of (run_id, attempt) in one durable transaction: state
+  // (DONE, FAILED or CANCELED), error, finished time and, if given, the result.
+  // Idempotent: if the run is already final for that attempt, returns OK and changes
+  // nothing. FailedPrecondition if the run's current attempt is not `attempt`.
+  virtual absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
+                                 const std::string& error, int64_t finished_unix_ms,
+                                 const v1::RunResult* result) = 0;
+
+  // Inserts or replaces an agent and its devices (keyed by agent_id; devices by path).
+  virtual absl::Status UpsertAgent(const v1::AgentInfo& agent) = 0;
+  virtual absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() = 0;
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_STORE_H_
