@@ -18,7 +18,7 @@ namespace blkbench {
 
 struct RunContext {
   v1::CellSpec cell;
-  std::string target_path;  // allowlisted block device or regular file (already checked)
+  std::string target_path;   // allowlisted block device or regular file (already checked)
   uint64_t target_size = 0;  // bytes usable on the target
   uint32_t logical_block_size = 512;
   std::chrono::nanoseconds sample_interval = std::chrono::seconds(1);

@@ -1,7 +1,7 @@
-// The Store interface: everything the controller persists. SQLite (sqlite_store.h) is
-// the embedded default; a PostgreSQL store would be another implementation of this.
-#ifndef BLKBENCH_CONTROLLER_STORE_H_
-#define BLKBENCH_CONTROLLER_STORE_H_
+// The Store interface: everything the controller persists. SQLite (controller/store/sqlite_store.h)
+// is the embedded default; a PostgreSQL store would be another implementation of this.
+#ifndef BLKBENCH_CONTROLLER_STORE_STORE_H_
+#define BLKBENCH_CONTROLLER_STORE_STORE_H_
 
 #include <cstdint>
 #include <optional>
@@ -72,4 +72,4 @@ class Store {
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_STORE_H_
+#endif  // BLKBENCH_CONTROLLER_STORE_STORE_H_
