@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 
 #include "absl/status/statusor.h"
 #include "blkbench/v1/metrics.pb.h"
@@ -27,6 +28,10 @@ class LatencyHistogram {
   // Bucket of a value, and the representative (midpoint) value of a bucket.
   static uint32_t BucketIndex(uint64_t ns);
   static uint64_t BucketValue(uint32_t index);
+  // Smallest and largest value that map to `index` (the last bucket also holds every
+  // value beyond the covered range, so its upper bound is UINT64_MAX).
+  static uint64_t BucketLowerBound(uint32_t index);
+  static uint64_t BucketUpperBound(uint32_t index);
 
   void Add(uint64_t ns) { AddN(ns, 1); }
   void AddN(uint64_t ns, uint64_t n);
@@ -48,6 +53,13 @@ class LatencyHistogram {
   // Fails with InvalidArgument on out-of-range or unsorted bucket indexes, or counts
   // that do not add up to `count`.
   static absl::StatusOr<LatencyHistogram> FromProto(const v1::Histogram& in);
+  // Builds a histogram from dense bucket counts (e.g. kept by an I/O job in shared
+  // memory) and its min, max and sum. Fails with InvalidArgument when min or max do not
+  // fall into the first/last non-empty bucket, or when an empty histogram has a non-zero
+  // min, max or sum.
+  static absl::StatusOr<LatencyHistogram> FromBuckets(std::span<const uint64_t, kBuckets> counts,
+                                                      uint64_t min_ns, uint64_t max_ns,
+                                                      double sum_ns);
 
  private:
   std::array<uint64_t, kBuckets> buckets_{};

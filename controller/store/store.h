@@ -4,13 +4,13 @@
 #define BLKBENCH_CONTROLLER_STORE_STORE_H_
 
 #include <cstdint>
-#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "blkbench/v1/agent.pb.h"
 #include "blkbench/v1/controller.pb.h"
+#include "blkbench/v1/metrics.pb.h"
 
 namespace blkbench {
 
@@ -23,10 +23,15 @@ class Store {
   // Stores a new experiment (name, file_name, matrix_text, repeats, cells, created time,
   // state QUEUED) and creates cells.size() * repeats runs in state RUN_QUEUED with
   // attempt 0. Returns the new experiment id (ids start at 1 and never repeat).
+  // Cell i gets cell_index i (its stored CellSpec.index is set to i). Runs are created
+  // repeat-major — repeat 0 of every cell, then repeat 1, ... — so dispatching in id
+  // order spreads each cell's repeats over the experiment; their created time is the
+  // experiment's. InvalidArgument if repeats is 0 or there are no cells.
   virtual absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) = 0;
 
   // The experiment with its cells and runs (ordered by run id). Runs carry their
   // result only if with_results; last_sample and samples (count) are always filled.
+  // last_sample, samples and result are those of each run's current attempt.
   // NotFound if there is no such id.
   virtual absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results) = 0;
 
@@ -38,9 +43,12 @@ class Store {
                                              const std::string& error,
                                              int64_t finished_unix_ms) = 0;
 
+  // One run with last_sample, samples and (if recorded for its current attempt) its
+  // result. NotFound if there is no such run.
   virtual absl::StatusOr<v1::Run> GetRun(uint64_t run_id) = 0;
 
-  // Runs in any of `states`, across all experiments, ordered by id (result omitted).
+  // Runs in any of `states`, across all experiments, ordered by id (result, last_sample
+  // and samples omitted). Empty `states` → no runs.
   virtual absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
       const std::vector<v1::RunState>& states) = 0;
 
@@ -51,22 +59,30 @@ class Store {
 
   // Appends one sample of (run_id, attempt). Idempotent: a sample whose seq is already
   // stored for that run and attempt is ignored (returns OK). Committed before return.
+  // Any attempt is accepted (fencing stale attempts is the caller's job); only the
+  // current attempt's samples are listed. NotFound if there is no such run.
   virtual absl::Status AppendSample(uint64_t run_id, uint32_t attempt,
                                     const v1::Sample& sample) = 0;
 
-  // Samples of the run's current attempt, ordered by seq.
+  // Samples of the run's current attempt, ordered by seq. NotFound if there is no such run.
   virtual absl::StatusOr<std::vector<v1::Sample>> ListSamples(uint64_t run_id) = 0;
 
   // Records the final outcome of (run_id, attempt) in one durable transaction: state
   // (DONE, FAILED or CANCELED), error, finished time and, if given, the result.
   // Idempotent: if the run is already final for that attempt, returns OK and changes
-  // nothing. FailedPrecondition if the run's current attempt is not `attempt`.
+  // nothing. FailedPrecondition if the run's current attempt is not `attempt`;
+  // InvalidArgument if `state` is not final; NotFound if there is no such run. A result
+  // replaces one recorded for an earlier attempt.
   virtual absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                                  const std::string& error, int64_t finished_unix_ms,
                                  const v1::RunResult* result) = 0;
 
   // Inserts or replaces an agent and its devices (keyed by agent_id; devices by path).
+  // The device list is replaced as a whole. running_run_ids is not stored (see
+  // ListAgents). InvalidArgument if agent_id is empty or a device path repeats.
   virtual absl::Status UpsertAgent(const v1::AgentInfo& agent) = 0;
+  // All agents ordered by agent_id, devices by path; running_run_ids are derived from
+  // the runs in RUN_ASSIGNED or RUN_RUNNING with that agent_id, ordered by id.
   virtual absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() = 0;
 };
 

@@ -1,0 +1,114 @@
+// Agent configuration parsing; see config.h.
+#include "agent/config.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "yaml-cpp/yaml.h"
+
+namespace blkbench {
+namespace {
+
+std::string Where(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return absl::StrCat(file, ":", m.line + 1, ":", m.column + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
+                                             const std::string& file_name) {
+  AgentConfig cfg;
+  std::vector<std::string> errors;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
+  }
+  if (!root.IsMap()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file_name, ": expected a map with controller, agent_id, state_dir, devices"));
+  }
+  auto scalar = [&](const YAML::Node& n, const std::string& key, std::string* out) {
+    if (!n.IsScalar() || n.Scalar().empty()) {
+      errors.push_back(absl::StrCat(Where(file_name, n), ": '", key, "': expected a string"));
+      return;
+    }
+    *out = n.Scalar();
+  };
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "controller") {
+      scalar(v, key, &cfg.controller);
+    } else if (key == "agent_id") {
+      scalar(v, key, &cfg.agent_id);
+    } else if (key == "state_dir") {
+      scalar(v, key, &cfg.state_dir);
+    } else if (key == "devices") {
+      if (!v.IsSequence()) {
+        errors.push_back(
+            absl::StrCat(Where(file_name, v), ": 'devices': expected a list of {path, class}"));
+        continue;
+      }
+      std::set<std::string> seen;
+      for (size_t i = 0; i < v.size(); ++i) {
+        const YAML::Node& d = v[i];
+        const std::string where = absl::StrCat(Where(file_name, d), ": devices[", i, "]");
+        if (!d.IsMap()) {
+          errors.push_back(absl::StrCat(where, ": expected a map with 'path' and 'class'"));
+          continue;
+        }
+        AllowedDevice dev;
+        for (const auto& dkv : d) {
+          const std::string dk = dkv.first.Scalar();
+          if (dk == "path") {
+            scalar(dkv.second, "path", &dev.path);
+          } else if (dk == "class") {
+            scalar(dkv.second, "class", &dev.device_class);
+          } else {
+            errors.push_back(absl::StrCat(Where(file_name, dkv.first), ": devices[", i,
+                                          "]: unknown key '", dk, "' (expected path, class)"));
+          }
+        }
+        if (dev.path.empty()) errors.push_back(absl::StrCat(where, ": 'path' is required"));
+        if (dev.device_class.empty())
+          errors.push_back(absl::StrCat(where, ": 'class' is required"));
+        if (!dev.path.empty() && dev.path[0] != '/') {
+          errors.push_back(absl::StrCat(where, ": 'path' must be absolute, got '", dev.path, "'"));
+        }
+        if (!seen.insert(dev.path).second) {
+          errors.push_back(absl::StrCat(where, ": '", dev.path, "' is listed twice"));
+        }
+        cfg.devices.push_back(dev);
+      }
+    } else {
+      errors.push_back(absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
+                                    "' (expected controller, agent_id, state_dir, devices)"));
+    }
+  }
+  if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  if (cfg.agent_id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof(host) - 1);
+    cfg.agent_id = host;
+  }
+  return cfg;
+}
+
+absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read agent config '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseAgentConfig(ss.str(), path);
+}
+
+}  // namespace blkbench

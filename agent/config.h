@@ -1,0 +1,32 @@
+// Agent configuration file (YAML): controller address, agent id, state directory and
+// the device allowlist. Only devices listed here are ever touched.
+#ifndef BLKBENCH_AGENT_CONFIG_H_
+#define BLKBENCH_AGENT_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace blkbench {
+
+struct AllowedDevice {
+  std::string path;          // block device (by-id paths welcome) or regular file
+  std::string device_class;  // null_blk, hdd, ssd, optane or a custom label
+};
+
+struct AgentConfig {
+  std::string controller = "127.0.0.1:7450";  // host:port or unix:/path
+  std::string agent_id;                       // default: the host name
+  std::string state_dir = "/var/lib/blkbench-agent";
+  std::vector<AllowedDevice> devices;
+};
+
+// Parses an agent config. Errors name the file, line and key, e.g.
+// "agent.yaml:4:5: devices[1]: 'class' is required".
+absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& file_name);
+absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_CONFIG_H_

@@ -1,0 +1,67 @@
+// Tests for the agent config parser: valid files and errors that name line and key.
+#include "agent/config.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(AgentConfigTest, ParsesAllKeys) {
+  auto cfg = ParseAgentConfig(R"(controller: unix:/run/bb.sock
+agent_id: lab-7
+state_dir: /tmp/state
+devices:
+  - {path: /dev/loop3, class: ssd}
+  - path: /dev/shm/f
+    class: file
+)",
+                              "agent.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->controller, "unix:/run/bb.sock");
+  EXPECT_EQ(cfg->agent_id, "lab-7");
+  EXPECT_EQ(cfg->state_dir, "/tmp/state");
+  ASSERT_EQ(cfg->devices.size(), 2u);
+  EXPECT_EQ(cfg->devices[1].path, "/dev/shm/f");
+  EXPECT_EQ(cfg->devices[1].device_class, "file");
+}
+
+TEST(AgentConfigTest, DefaultsAgentIdToHostName) {
+  auto cfg = ParseAgentConfig("devices: []\n", "a.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_FALSE(cfg->agent_id.empty());
+}
+
+TEST(AgentConfigTest, ErrorsNameFileLineAndKey) {
+  auto cfg = ParseAgentConfig(R"(controller: x:1
+devices:
+  - {path: /dev/loop3}
+  - {path: relative, class: ssd, colour: red}
+  - {path: /dev/loop3, class: hdd}
+stat_dir: /tmp
+)",
+                              "agent.yaml");
+  ASSERT_FALSE(cfg.ok());
+  const std::string msg(cfg.status().message());
+  EXPECT_THAT(msg, HasSubstr("agent.yaml:3:5: devices[0]: 'class' is required"));
+  EXPECT_THAT(msg, HasSubstr("agent.yaml:4:34: devices[1]: unknown key 'colour'"));
+  EXPECT_THAT(msg, HasSubstr("'path' must be absolute, got 'relative'"));
+  EXPECT_THAT(msg, HasSubstr("'/dev/loop3' is listed twice"));
+  EXPECT_THAT(msg, HasSubstr("agent.yaml:6:1: unknown key 'stat_dir'"));
+}
+
+TEST(AgentConfigTest, YamlSyntaxErrorHasLine) {
+  auto cfg = ParseAgentConfig("devices:\n  - {path: /dev/x, class: ssd\n", "bad.yaml");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_THAT(std::string(cfg.status().message()), HasSubstr("bad.yaml:"));
+}
+
+TEST(AgentConfigTest, MissingFileIsNotFound) {
+  auto cfg = LoadAgentConfig("/nonexistent/agent.yaml");
+  EXPECT_TRUE(absl::IsNotFound(cfg.status()));
+}
+
+}  // namespace
+}  // namespace blkbench

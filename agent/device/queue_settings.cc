@@ -1,0 +1,245 @@
+// Journaled application of sysfs queue settings; see queue_settings.h.
+#include "agent/device/queue_settings.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace blkbench {
+namespace {
+
+constexpr absl::string_view kEntryPrefix = "queue-";
+
+// Writes `value` to queue attribute `attr` unless it already holds it, then reads it back:
+// the kernel silently clamps some values (nr_requests below BLKDEV_MIN_RQ, max_sectors_kb
+// above the hardware limit in newer kernels), which must not pass as applied.
+absl::Status SetNumber(const std::string& disk, const std::string& queue, const char* attr,
+                       uint32_t value) {
+  const std::string path = absl::StrCat(queue, "/", attr);
+  absl::StatusOr<uint64_t> before = ReadUintAttribute(path);
+  if (!before.ok()) return before.status();
+  if (*before == value) return absl::OkStatus();
+  absl::Status written = WriteAttribute(path, absl::StrCat(value));
+  if (!written.ok()) {
+    return absl::Status(written.code(), absl::StrCat(disk, ": the kernel refused ", attr, "=",
+                                                     value, " (", written.message(), ")"));
+  }
+  absl::StatusOr<uint64_t> after = ReadUintAttribute(path);
+  if (!after.ok()) return after.status();
+  if (*after != value) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(disk, ": the kernel clamped ", attr, " ", value, " to ", *after));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SetScheduler(const std::string& disk, const std::string& queue,
+                          const std::string& current, const std::string& wanted) {
+  if (wanted == current) return absl::OkStatus();
+  const std::string path = queue + "/scheduler";
+  absl::Status written = WriteAttribute(path, wanted);
+  if (!written.ok()) {
+    return absl::Status(written.code(), absl::StrCat(disk, ": the kernel refused scheduler ",
+                                                     wanted, " (", written.message(), ")"));
+  }
+  absl::StatusOr<std::string> text = ReadAttribute(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<SchedulerList> now = ParseSchedulers(*text);
+  if (!now.ok()) return now.status();
+  if (now->current != wanted) {
+    return absl::InternalError(
+        absl::StrCat(disk, ": scheduler is \"", now->current, "\" after writing \"", wanted, "\""));
+  }
+  return absl::OkStatus();
+}
+
+// The scheduler's writable tunables (queue/iosched/*): switching elevators away and back
+// resets them to defaults, so an admin's tuning is saved too.
+std::vector<SavedValue> IoschedTunables(const std::string& queue) {
+  std::vector<SavedValue> tunables;
+  const std::string dir = queue + "/iosched";
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir);
+  if (!names.ok()) return tunables;
+  for (const std::string& name : *names) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & S_IWUSR) == 0) {
+      continue;
+    }
+    absl::StatusOr<std::string> value = ReadAttribute(path);
+    if (value.ok()) tunables.push_back({path, *value});
+  }
+  return tunables;
+}
+
+absl::Status ReadBack(const std::string& queue, v1::QueueSettings* applied) {
+  absl::StatusOr<std::string> text = ReadAttribute(queue + "/scheduler");
+  if (text.ok()) {
+    absl::StatusOr<SchedulerList> schedulers = ParseSchedulers(*text);
+    if (!schedulers.ok()) return schedulers.status();
+    applied->set_scheduler(schedulers->current);
+  }
+  absl::StatusOr<uint64_t> nr_requests = ReadUintAttribute(queue + "/nr_requests");
+  if (!nr_requests.ok()) return nr_requests.status();
+  applied->set_nr_requests(static_cast<uint32_t>(*nr_requests));
+  absl::StatusOr<uint64_t> max_sectors_kb = ReadUintAttribute(queue + "/max_sectors_kb");
+  if (!max_sectors_kb.ok()) return max_sectors_kb.status();
+  applied->set_max_sectors_kb(static_cast<uint32_t>(*max_sectors_kb));
+  return absl::OkStatus();
+}
+
+// Rejects wanted values that can be judged before anything is changed.
+absl::Status Validate(const std::string& disk, const std::string& queue,
+                      const SchedulerList& schedulers, const v1::QueueSettings& wanted) {
+  if (!wanted.scheduler().empty() &&
+      std::find(schedulers.available.begin(), schedulers.available.end(), wanted.scheduler()) ==
+          schedulers.available.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scheduler \"", wanted.scheduler(), "\" is not available on ", disk,
+                     " (available: ", absl::StrJoin(schedulers.available, ", "),
+                     "; a scheduler built as a module is listed once loaded, e.g. modprobe bfq)"));
+  }
+  if (wanted.max_sectors_kb() != 0) {
+    absl::StatusOr<uint64_t> max_hw = ReadUintAttribute(queue + "/max_hw_sectors_kb");
+    if (!max_hw.ok()) return max_hw.status();
+    const uint64_t page_kb = static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) / 1024;
+    if (wanted.max_sectors_kb() > *max_hw || wanted.max_sectors_kb() < page_kb) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("max_sectors_kb ", wanted.max_sectors_kb(), " is outside ", page_kb, "..",
+                       *max_hw, " for ", disk, " (page size .. max_hw_sectors_kb)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<QueueSettingsJournal>> QueueSettingsJournal::Open(
+    const std::string& state_dir, const SystemPaths& paths) {
+  SystemPaths canonical = paths;
+  // Journaled paths are canonical sysfs paths, so the allowed root must be canonical too.
+  if (char* resolved = realpath(paths.sysfs.c_str(), nullptr)) {
+    canonical.sysfs = resolved;
+    free(resolved);
+  }
+  absl::StatusOr<std::unique_ptr<SettingsJournal>> journal =
+      SettingsJournal::Open(state_dir, {canonical.sysfs}, canonical);
+  if (!journal.ok()) return journal.status();
+  return std::unique_ptr<QueueSettingsJournal>(
+      new QueueSettingsJournal(std::move(canonical), *std::move(journal)));
+}
+
+QueueSettingsJournal::QueueSettingsJournal(SystemPaths paths,
+                                           std::unique_ptr<SettingsJournal> journal)
+    : paths_(std::move(paths)), journal_(std::move(journal)) {}
+
+absl::StatusOr<std::string> QueueSettingsJournal::DiskDir(const std::string& kernel_name) const {
+  absl::StatusOr<std::string> dir = BlockSysfsDirByName(paths_, kernel_name);
+  if (!dir.ok()) return dir.status();
+  return QueueOwnerDir(*dir);
+}
+
+absl::StatusOr<std::string> QueueSettingsJournal::EntryName(const std::string& kernel_name) const {
+  absl::StatusOr<std::string> disk_dir = DiskDir(kernel_name);
+  if (!disk_dir.ok()) return disk_dir.status();
+  return absl::StrCat(kEntryPrefix, Basename(*disk_dir));
+}
+
+absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
+                                         const v1::QueueSettings& wanted,
+                                         v1::QueueSettings* applied) {
+  applied->Clear();
+  if (!dev.is_block()) return absl::OkStatus();
+  absl::StatusOr<std::string> disk_dir = DiskDir(dev.kernel_name());
+  if (!disk_dir.ok()) return disk_dir.status();
+  const std::string disk = Basename(*disk_dir);
+  const std::string queue = *disk_dir + "/queue";
+  const std::string name = absl::StrCat(kEntryPrefix, disk);
+
+  SchedulerList schedulers;
+  if (absl::StatusOr<std::string> text = ReadAttribute(queue + "/scheduler"); text.ok()) {
+    absl::StatusOr<SchedulerList> parsed = ParseSchedulers(*text);
+    if (!parsed.ok()) return parsed.status();
+    schedulers = *std::move(parsed);
+  }
+  // Checked first because it is the root cause: the originals it saved are the true ones.
+  if (journal_->Contains(name)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        disk, " still has queue settings from an earlier run that were not restored (journal ",
+        journal_->dir(), "/", name, ".journal)"));
+  }
+  if (absl::Status status = Validate(disk, queue, schedulers, wanted); !status.ok()) {
+    return status;
+  }
+  if (wanted.scheduler().empty() && wanted.nr_requests() == 0 && wanted.max_sectors_kb() == 0) {
+    return ReadBack(queue, applied);
+  }
+
+  JournalEntry entry;
+  entry.name = name;
+  absl::StatusOr<std::string> dev_number = ReadAttribute(*disk_dir + "/dev");
+  if (!dev_number.ok()) return dev_number.status();
+  entry.guards.push_back({*disk_dir + "/dev", *dev_number});
+  if (!schedulers.current.empty()) {
+    entry.originals.push_back({queue + "/scheduler", schedulers.current});
+  }
+  auto save = [&](const char* attr) -> absl::Status {
+    const std::string path = absl::StrCat(queue, "/", attr);
+    absl::StatusOr<std::string> value = ReadAttribute(path);
+    if (!value.ok()) return value.status();
+    entry.originals.push_back({path, *value});
+    return absl::OkStatus();
+  };
+  if (absl::Status status = save("nr_requests"); !status.ok()) return status;
+  // Tunables after nr_requests: a depth change recomputes some (mq-deadline's async_depth).
+  for (SavedValue& tunable : IoschedTunables(queue)) entry.originals.push_back(std::move(tunable));
+  if (absl::Status status = save("max_sectors_kb"); !status.ok()) return status;
+  if (absl::Status status = journal_->Record(entry); !status.ok()) {
+    if (absl::IsAlreadyExists(status)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          disk, " still has queue settings from an earlier run that were not restored (",
+          status.message(), ")"));
+    }
+    return status;
+  }
+
+  absl::Status status =
+      SetScheduler(disk, queue, schedulers.current,
+                   wanted.scheduler().empty() ? schedulers.current : wanted.scheduler());
+  if (status.ok() && wanted.nr_requests() != 0) {
+    status = SetNumber(disk, queue, "nr_requests", wanted.nr_requests());
+  }
+  if (status.ok() && wanted.max_sectors_kb() != 0) {
+    status = SetNumber(disk, queue, "max_sectors_kb", wanted.max_sectors_kb());
+  }
+  if (status.ok()) status = ReadBack(queue, applied);
+  if (!status.ok()) {
+    applied->Clear();
+    if (absl::Status rollback = journal_->Restore(name); !rollback.ok()) {
+      return absl::Status(
+          status.code(),
+          absl::StrCat(status.message(), "; rolling back failed too: ", rollback.message()));
+    }
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status QueueSettingsJournal::Restore(const std::string& kernel_name) {
+  absl::StatusOr<std::string> name = EntryName(kernel_name);
+  // A device that is gone can still have an entry; restoring finds it stale and drops it.
+  if (!name.ok()) {
+    if (!IsSafeKernelName(kernel_name)) return name.status();
+    name = absl::StrCat(kEntryPrefix, kernel_name);
+  }
+  return journal_->Restore(*name);
+}
+
+absl::StatusOr<RecoveryReport> QueueSettingsJournal::RecoverAll() { return journal_->RecoverAll(); }
+
+}  // namespace blkbench

@@ -1,0 +1,186 @@
+// IoExecutor::Run: plan → shared stats → launch jobs → start barrier → sample until all
+// jobs end (or fail / cancel) → result. fio backend.c run_threads() in miniature.
+#include "agent/executor/executor.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "agent/executor/job.h"
+#include "agent/executor/job_launcher.h"
+#include "agent/executor/job_plan.h"
+#include "agent/executor/run_stats.h"
+#include "agent/executor/shared_state.h"
+
+namespace blkbench {
+namespace {
+
+// How often the parent looks at ctx.cancel and at child processes when no job event
+// wakes it earlier; bounds the cancel latency.
+constexpr int64_t kPollNs = 10'000'000;  // 10 ms
+
+struct JobCounts {
+  uint32_t ready = 0, done = 0, failed = 0;
+  int first_failed = -1;
+};
+
+JobCounts CountStates(const SharedArea& area) {
+  JobCounts c;
+  for (uint32_t i = 0; i < area.num_jobs(); ++i) {
+    switch (area.job(i).state.load(std::memory_order_acquire)) {
+      case JobState::kReady:
+        ++c.ready;
+        break;
+      case JobState::kDone:
+        ++c.done;
+        break;
+      case JobState::kFailed:
+        ++c.failed;
+        if (c.first_failed < 0) c.first_failed = static_cast<int>(i);
+        break;
+      case JobState::kStarting:
+        break;
+    }
+  }
+  return c;
+}
+
+absl::Status JobError(const SharedArea& area, uint32_t job) {
+  const JobShared& s = area.job(job);
+  return absl::Status(static_cast<absl::StatusCode>(s.status_code.load(std::memory_order_relaxed)),
+                      s.error);
+}
+
+// Owns the launched jobs of one run and tears them down on every exit path.
+class RunGuard {
+ public:
+  RunGuard(SharedArea& area, bool threads) : area_(area), launcher_(threads) {}
+  ~RunGuard() { Stop(/*kill=*/true); }
+  JobLauncher& launcher() { return launcher_; }
+  // Tells jobs to stop (also releasing ones still waiting for go), optionally SIGKILLs
+  // process jobs, and waits for all of them.
+  void Stop(bool kill) {
+    Control& ctl = area_.control();
+    ctl.stop.store(1, std::memory_order_relaxed);
+    uint32_t expected = kGoWait;
+    ctl.go.compare_exchange_strong(expected, kGoAbort, std::memory_order_release);
+    FutexWakeAll(ctl.go);
+    if (kill) launcher_.KillAll();
+    launcher_.JoinAll();
+  }
+
+ private:
+  SharedArea& area_;
+  JobLauncher launcher_;
+};
+
+bool Cancelled(const RunContext& ctx) {
+  return ctx.cancel != nullptr && ctx.cancel->load(std::memory_order_relaxed);
+}
+
+// Sleeps until a job changes state, at most timeout_ns.
+void WaitForEvent(Control& ctl, uint32_t seen, int64_t timeout_ns) {
+  if (ctl.events.load(std::memory_order_acquire) == seen) {
+    FutexWait(ctl.events, seen, std::max<int64_t>(timeout_ns, 0));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
+  absl::StatusOr<RunPlan> planned = BuildRunPlan(ctx);
+  if (!planned.ok()) return planned.status();
+  RunPlan& plan = *planned;
+  const uint32_t n = static_cast<uint32_t>(plan.jobs.size());
+  absl::StatusOr<std::unique_ptr<SharedArea>> created =
+      SharedArea::Create(n, options_.trace_ios_per_job);
+  if (!created.ok()) return created.status();
+  SharedArea& area = **created;
+  Control& ctl = area.control();
+  for (uint32_t i = 0; i < n; ++i) {
+    plan.jobs[i].path = plan.path.c_str();
+    plan.jobs[i].trace = area.trace(i);
+    plan.jobs[i].trace_capacity = options_.trace_ios_per_job;
+  }
+  if (Cancelled(ctx)) return absl::CancelledError("run cancelled before start");
+
+  RunGuard guard(area, plan.thread_mode);
+  for (uint32_t i = 0; i < n; ++i) {
+    const JobPlan* job = &plan.jobs[i];
+    JobShared* out = &area.job(i);
+    absl::Status s = guard.launcher().Start(i, [job, &ctl, out] { RunJob(*job, ctl, *out); });
+    if (!s.ok()) return s;
+  }
+
+  // Start barrier: every job opened the target and set up its ring before the clock
+  // starts, so setup errors (e.g. an unsupported ring flag) surface before any I/O.
+  for (;;) {
+    const uint32_t seen = ctl.events.load(std::memory_order_acquire);
+    const JobCounts c = CountStates(area);
+    if (c.failed > 0) {
+      guard.Stop(/*kill=*/false);
+      return JobError(area, static_cast<uint32_t>(c.first_failed));
+    }
+    if (c.ready == n) break;
+    if (Cancelled(ctx)) return absl::CancelledError("run cancelled during job setup");
+    if (absl::Status s = guard.launcher().CheckChildren(area); !s.ok()) return s;
+    WaitForEvent(ctl, seen, kPollNs);
+  }
+
+  const uint64_t t0 = MonotonicNs();
+  const uint64_t measure_start = t0 + plan.ramp_ns;
+  ctl.measure_start_ns.store(measure_start, std::memory_order_relaxed);
+  ctl.deadline_ns.store(plan.runtime_ns ? measure_start + plan.runtime_ns : 0,
+                        std::memory_order_relaxed);
+  ctl.go.store(kGoRun, std::memory_order_release);
+  FutexWakeAll(ctl.go);
+
+  auto sampler = std::make_unique<Sampler>(area, ctx.on_sample, measure_start);
+  const int64_t interval = ctx.sample_interval.count();
+  uint64_t next_sample = interval > 0 ? measure_start + static_cast<uint64_t>(interval) : UINT64_MAX;
+  for (;;) {
+    const uint32_t seen = ctl.events.load(std::memory_order_acquire);
+    const JobCounts c = CountStates(area);
+    if (c.failed > 0) {
+      guard.Stop(/*kill=*/false);  // let the others drain, like fio does on td error
+      return JobError(area, static_cast<uint32_t>(c.first_failed));
+    }
+    if (c.done == n) break;
+    if (Cancelled(ctx)) {
+      guard.Stop(/*kill=*/true);
+      return absl::CancelledError("run cancelled");
+    }
+    if (absl::Status s = guard.launcher().CheckChildren(area); !s.ok()) return s;
+    uint64_t now = MonotonicNs();
+    if (now >= next_sample) {
+      sampler->Emit(now);
+      next_sample += static_cast<uint64_t>(interval);
+      if (next_sample <= now) next_sample = now + static_cast<uint64_t>(interval);  // overran
+      now = MonotonicNs();
+    }
+    const uint64_t until_sample = next_sample > now ? next_sample - now : 0;
+    WaitForEvent(ctl, seen, static_cast<int64_t>(std::min<uint64_t>(until_sample, kPollNs)));
+  }
+  guard.launcher().JoinAll();
+
+  absl::StatusOr<v1::RunResult> result =
+      BuildResult(area, measure_start, plan.engine == Engine::kIoUring ? "io_uring" : "psync");
+  if (!result.ok()) return result.status();
+  sampler->EmitFinal(result->duration_ns());
+  if (options_.on_trace) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const size_t len = area.job(i).trace_len.load(std::memory_order_relaxed);
+      options_.on_trace(i, std::span<const IoTrace>(area.trace(i), len));
+    }
+  }
+  return result;
+}
+
+std::unique_ptr<Runner> NewIoExecutor(ExecutorOptions options) {
+  return std::make_unique<IoExecutor>(std::move(options));
+}
+
+}  // namespace blkbench

@@ -1,0 +1,55 @@
+// IoExecutor: the Runner for real block devices and files. Runs a JobSpec with fio's
+// semantics on io_uring or psync, jobs as threads or processes, and streams samples.
+#ifndef BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_
+#define BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "agent/executor/io_trace.h"
+#include "agent/runner.h"
+
+namespace blkbench {
+
+struct ExecutorOptions {
+  // Test seam: each job records its first `trace_ios_per_job` issued I/Os (in issue
+  // order, ramp included) in shared memory, so it works for thread and process jobs
+  // alike; Run() hands them to `on_trace` once per job after all jobs ended.
+  uint32_t trace_ios_per_job = 0;
+  std::function<void(uint32_t job, std::span<const IoTrace> ios)> on_trace;
+};
+
+// What a run does (fio semantics; see job_plan.h for defaults and validation):
+//  - numjobs jobs; each owns an io_uring ring of iodepth entries (ioengine=io_uring) or
+//    does pread/pwrite at depth 1 (psync). thread=true: std::threads; false (fio's
+//    default): fork()ed processes. Each job opens the target itself: O_RDONLY or O_RDWR
+//    (writes), O_DIRECT when direct; never O_CREAT, O_TRUNC or O_EXCL.
+//  - Job i works in [offset + i*offset_increment, +size) (size 0: to the end of the
+//    target). Random offsets: uniform bs-aligned blocks, with replacement (fio
+//    norandommap), seeded by randseed + i. Sequential: from region start, wrapping.
+//  - Stops at runtime when time_based; otherwise after io_size (default: the region)
+//    bytes per job or at runtime, whichever comes first. Nothing is counted during
+//    ramp_time (stats, samples, CPU, io_size and runtime all start after it).
+//  - Latency = from the start of preparing an I/O's submit batch to the reap of its
+//    completion batch (fio "lat"; one clock read per batch as in fio ios_completed).
+//  - Samples every ctx.sample_interval after the ramp, plus a final partial one; their
+//    counts and histogram buckets add up exactly to the result's.
+//  - On ctx.cancel: stop issuing; process jobs are SIGKILLed; returns Cancelled within
+//    ~10 ms plus the time thread jobs need to reap their in-flight I/O.
+// Thread-safe: concurrent Run() calls share nothing.
+class IoExecutor final : public Runner {
+ public:
+  explicit IoExecutor(ExecutorOptions options = {}) : options_(std::move(options)) {}
+  absl::StatusOr<v1::RunResult> Run(const RunContext& ctx) override;
+
+ private:
+  ExecutorOptions options_;
+};
+
+std::unique_ptr<Runner> NewIoExecutor(ExecutorOptions options = {});
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_

@@ -1,0 +1,435 @@
+// IoExecutor against real targets: a file in /dev/shm and a loop device the test
+// attaches itself. Counts, regions, queue depth, batching, modes, ramp, samples, cancel.
+#include "agent/executor/executor.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "agent/executor/test_target.h"
+#include "common/histogram.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+using H = LatencyHistogram;
+constexpr uint64_t kMiB = 1 << 20;
+constexpr uint64_t kMs = 1'000'000;
+
+v1::JobSpec Job(v1::RwMode rw, v1::IoEngine engine, bool thread) {
+  v1::JobSpec j;
+  j.set_rw(rw);
+  j.set_ioengine(engine);
+  j.set_bs(4096);
+  j.set_iodepth(8);
+  j.set_numjobs(1);
+  j.set_iodepth_batch_submit(1);
+  j.set_iodepth_batch_complete_min(1);
+  j.set_rwmixread(50);
+  j.set_randseed(0x89);
+  j.set_thread(thread);
+  return j;
+}
+
+struct Outcome {
+  absl::StatusOr<v1::RunResult> result;
+  std::vector<v1::Sample> samples;
+  std::map<uint32_t, std::vector<IoTrace>> traces;
+  std::chrono::nanoseconds wall;
+};
+
+Outcome Execute(const std::string& path, uint64_t size, const v1::JobSpec& spec,
+            uint32_t trace_per_job = 0, std::chrono::nanoseconds interval = std::chrono::seconds(1),
+            std::atomic<bool>* cancel = nullptr, bool cancel_on_first_sample = false) {
+  Outcome run;
+  ExecutorOptions opts;
+  opts.trace_ios_per_job = trace_per_job;
+  opts.on_trace = [&run](uint32_t job, std::span<const IoTrace> ios) {
+    run.traces[job].assign(ios.begin(), ios.end());
+  };
+  RunContext ctx;
+  *ctx.cell.mutable_job() = spec;
+  ctx.target_path = path;
+  ctx.target_size = size;
+  ctx.sample_interval = interval;
+  ctx.cancel = cancel;
+  ctx.on_sample = [&](const v1::Sample& s) {
+    run.samples.push_back(s);
+    if (cancel_on_first_sample) cancel->store(true);
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  run.result = NewIoExecutor(std::move(opts))->Run(ctx);
+  run.wall = std::chrono::steady_clock::now() - t0;
+  return run;
+}
+
+std::vector<std::pair<uint32_t, uint64_t>> Buckets(const v1::Histogram& h) {
+  std::vector<std::pair<uint32_t, uint64_t>> v;
+  for (int i = 0; i < h.bucket_index_size(); ++i) v.emplace_back(h.bucket_index(i), h.bucket_count(i));
+  return v;
+}
+
+// Samples are numbered 1..n, tile the measured time and add up to the result exactly
+// (counts, buckets) or within bucket accuracy (latency sum).
+void ExpectSamplesAddUp(const Outcome& run) {
+  ASSERT_TRUE(run.result.ok());
+  const v1::RunResult& r = *run.result;
+  ASSERT_FALSE(run.samples.empty());
+  H merged;
+  v1::IoCounters io;
+  uint64_t elapsed = 0;
+  for (size_t i = 0; i < run.samples.size(); ++i) {
+    const v1::Sample& s = run.samples[i];
+    EXPECT_EQ(s.seq(), i + 1);
+    elapsed += s.interval_ns();
+    EXPECT_EQ(s.offset_ns(), elapsed);
+    absl::StatusOr<H> h = H::FromProto(s.lat());
+    ASSERT_TRUE(h.ok()) << "sample " << s.seq() << ": " << h.status();
+    merged.Merge(*h);
+    io.set_read_ios(io.read_ios() + s.io().read_ios());
+    io.set_write_ios(io.write_ios() + s.io().write_ios());
+    io.set_read_bytes(io.read_bytes() + s.io().read_bytes());
+    io.set_write_bytes(io.write_bytes() + s.io().write_bytes());
+  }
+  EXPECT_EQ(elapsed, r.duration_ns());
+  EXPECT_EQ(io.SerializeAsString(), r.io().SerializeAsString());
+  v1::Histogram m;
+  merged.ToProto(&m);
+  EXPECT_EQ(Buckets(m), Buckets(r.lat()));
+  EXPECT_EQ(m.count(), r.lat().count());
+  EXPECT_NEAR(m.sum_ns(), r.lat().sum_ns(), r.lat().sum_ns() / 128 + 1);
+}
+
+double Internal(const v1::RunResult& r, const char* key) {
+  auto it = r.internals().find(key);
+  return it == r.internals().end() ? -1 : it->second;
+}
+
+std::string ModeName(const ::testing::TestParamInfo<bool>& p) {
+  return p.param ? "threads" : "processes";
+}
+
+// ---- Regular file in /dev/shm ---------------------------------------------------
+
+class FileTest : public ::testing::TestWithParam<bool /*thread*/> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<TempFile>> f = TempFile::Create(64 * kMiB);
+    ASSERT_TRUE(f.ok()) << f.status();
+    file_ = std::move(*f);
+  }
+  Outcome Go(const v1::JobSpec& j, uint32_t trace = 0,
+         std::chrono::nanoseconds interval = std::chrono::seconds(1)) {
+    return Execute(file_->path(), file_->size(), j, trace, interval);
+  }
+  std::unique_ptr<TempFile> file_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Modes, FileTest, ::testing::Values(true, false), ModeName);
+
+TEST_P(FileTest, SequentialReadCountsBytesAndSamples) {
+  for (v1::IoEngine engine : {v1::IO_URING, v1::PSYNC}) {
+    v1::JobSpec j = Job(v1::READ, engine, GetParam());
+    j.set_size(8 * kMiB);
+    Outcome run = Go(j, 0, std::chrono::milliseconds(5));
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    const v1::RunResult& r = *run.result;
+    EXPECT_EQ(r.runner(), engine == v1::IO_URING ? "io_uring" : "psync");
+    EXPECT_EQ(r.io().read_ios(), 2048u);
+    EXPECT_EQ(r.io().read_bytes(), 8 * kMiB);
+    EXPECT_EQ(r.io().write_ios(), 0u);
+    EXPECT_EQ(r.lat().count(), 2048u);
+    EXPECT_EQ(r.read_lat().count(), 2048u);
+    EXPECT_EQ(r.write_lat().count(), 0u);
+    EXPECT_GT(r.duration_ns(), 0u);
+    EXPECT_NEAR(r.iops(), 2048 / (r.duration_ns() / 1e9), 1e-6 * r.iops());
+    EXPECT_GT(r.lat_summary().min_ns(), 0u);
+    EXPECT_LE(r.lat_summary().p50_ns(), r.lat_summary().max_ns());
+    EXPECT_LE(Internal(r, "executor.max_inflight"), engine == v1::IO_URING ? 8 : 1);
+    ExpectSamplesAddUp(run);
+  }
+}
+
+TEST_P(FileTest, RandomOffsetsStayInsideEachJobsRegionAndAreDeterministic) {
+  v1::JobSpec j = Job(v1::RANDRW, v1::IO_URING, GetParam());
+  j.set_numjobs(3);
+  j.set_offset(kMiB);
+  j.set_offset_increment(8 * kMiB);
+  j.set_size(4 * kMiB);
+  j.set_io_size(kMiB);  // 256 I/Os per job
+  j.set_rwmixread(60);
+  j.set_iodepth(4);
+  Outcome run = Go(j, 1000);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  uint64_t reads = 0, writes = 0;
+  ASSERT_EQ(run.traces.size(), 3u);
+  for (const auto& [job, ios] : run.traces) {
+    const uint64_t start = kMiB + job * 8 * kMiB;
+    ASSERT_EQ(ios.size(), 256u) << job;
+    uint64_t job_writes = 0;
+    for (const IoTrace& io : ios) {
+      ASSERT_GE(io.offset, start);
+      ASSERT_LE(io.offset + io.len, start + 4 * kMiB);
+      ASSERT_EQ((io.offset - start) % 4096, 0u);
+      ASSERT_EQ(io.len, 4096u);
+      job_writes += io.write;
+    }
+    EXPECT_GT(job_writes, 256u * 25 / 100) << job;  // 40 % writes expected
+    EXPECT_LT(job_writes, 256u * 55 / 100) << job;
+    writes += job_writes;
+    reads += ios.size() - job_writes;
+  }
+  EXPECT_EQ(run.result->io().read_ios(), reads);
+  EXPECT_EQ(run.result->io().write_ios(), writes);
+
+  Outcome again = Go(j, 1000);
+  ASSERT_TRUE(again.result.ok());
+  for (uint32_t job = 0; job < 3; ++job) {
+    ASSERT_EQ(again.traces[job].size(), run.traces[job].size());
+    for (size_t i = 0; i < run.traces[job].size(); ++i) {
+      ASSERT_EQ(again.traces[job][i].offset, run.traces[job][i].offset);
+      ASSERT_EQ(again.traces[job][i].write, run.traces[job][i].write);
+    }
+  }
+}
+
+TEST_P(FileTest, WritesLandOnlyInsideTheRegion) {
+  for (v1::IoEngine engine : {v1::PSYNC, v1::IO_URING}) {
+    SetUp();  // a fresh zero file per engine
+    v1::JobSpec j = Job(v1::RANDWRITE, engine, GetParam());
+    j.set_offset(4 * kMiB);
+    j.set_size(2 * kMiB);
+    Outcome run = Go(j);
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    EXPECT_EQ(run.result->io().write_bytes(), 2 * kMiB);
+    absl::StatusOr<std::string> data = file_->Contents();
+    ASSERT_TRUE(data.ok());
+    uint64_t written_blocks = 0;
+    for (uint64_t off = 0; off < data->size(); off += 4096) {
+      const bool nonzero = data->compare(off, 4096, std::string(4096, '\0')) != 0;
+      if (off < 4 * kMiB || off >= 6 * kMiB) {
+        ASSERT_FALSE(nonzero) << "write outside the region at " << off;
+      }
+      written_blocks += nonzero;
+    }
+    // 512 random writes with replacement into 512 blocks hit ~63 % of them.
+    EXPECT_GT(written_blocks, 250u);
+  }
+}
+
+TEST_P(FileTest, SequentialWrapsAroundTheRegion) {
+  v1::JobSpec j = Job(v1::READ, v1::PSYNC, GetParam());
+  j.set_offset(kMiB);
+  j.set_size(64 * 1024);  // 16 blocks
+  j.set_io_size(40 * 4096);
+  Outcome run = Go(j, 100);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  ASSERT_EQ(run.traces[0].size(), 40u);
+  for (size_t i = 0; i < 40; ++i) EXPECT_EQ(run.traces[0][i].offset, kMiB + (i % 16) * 4096);
+}
+
+TEST_P(FileTest, QueueDepthAndBatchSemantics) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_iodepth(16);
+  j.set_iodepth_batch_submit(4);
+  j.set_iodepth_batch_complete_min(4);
+  j.set_iodepth_batch_complete_max(4);
+  j.set_io_size(16 * kMiB);
+  Outcome run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  const v1::RunResult& r = *run.result;
+  EXPECT_EQ(r.io().read_ios(), 4096u);
+  EXPECT_EQ(Internal(r, "executor.max_inflight"), 16);
+  EXPECT_EQ(Internal(r, "executor.max_submit_batch"), 4);
+  EXPECT_EQ(Internal(r, "executor.max_reap_batch"), 4);
+  EXPECT_EQ(Internal(r, "executor.short_reaps"), 0);
+  EXPECT_EQ(Internal(r, "executor.submitted"), 4096);
+  EXPECT_GE(4096 / Internal(r, "executor.submit_calls"), 3.9);
+  EXPECT_GE(4096 / Internal(r, "executor.reap_calls"), 3.9);
+
+  j.set_iodepth_batch_complete_min(1);
+  j.set_iodepth_batch_complete_max(1);  // fio's default: reap one at a time
+  run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(Internal(*run.result, "executor.max_reap_batch"), 1);
+  EXPECT_EQ(Internal(*run.result, "executor.reap_calls"), 4096);
+}
+
+TEST_P(FileTest, RegisteredFilesFixedBuffersAndSqpoll) {
+  v1::JobSpec j = Job(v1::RANDRW, v1::IO_URING, GetParam());
+  j.set_iodepth(8);
+  j.set_io_size(4 * kMiB);
+  j.set_fixedbufs(true);
+  j.set_registerfiles(true);
+  Outcome run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(run.result->io().read_ios() + run.result->io().write_ios(), 1024u);
+  j.set_sqthread_poll(true);
+  run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(run.result->io().read_ios() + run.result->io().write_ios(), 1024u);
+  const uint64_t flags = static_cast<uint64_t>(Internal(*run.result, "executor.ring_flags"));
+  EXPECT_NE(flags & 2 /* IORING_SETUP_SQPOLL */, 0u);
+}
+
+TEST_P(FileTest, TimeBasedRuntimeRampAndCpu) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_numjobs(2);
+  j.set_time_based(true);
+  j.set_runtime_ns(300 * kMs);
+  j.set_ramp_time_ns(200 * kMs);
+  j.set_cpus_allowed("0");
+  Outcome run = Go(j, 0, std::chrono::milliseconds(50));
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  const v1::RunResult& r = *run.result;
+  EXPECT_GE(r.duration_ns(), 300 * kMs);
+  EXPECT_LT(r.duration_ns(), 400 * kMs);
+  EXPECT_GE(run.wall, std::chrono::milliseconds(500));  // ramp + runtime
+  EXPECT_GT(r.io().read_ios(), 1000u);
+  EXPECT_GT(r.usr_cpu_ns() + r.sys_cpu_ns(), 0u);
+  ASSERT_GE(run.samples.size(), 5u);
+  EXPECT_GE(run.samples[0].offset_ns(), 50 * kMs);  // no sample during the ramp
+  ExpectSamplesAddUp(run);
+}
+
+TEST_P(FileTest, RampIoIsNotCounted) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::PSYNC, GetParam());
+  j.set_ramp_time_ns(50 * kMs);
+  j.set_io_size(4 * kMiB);
+  Outcome run = Go(j, 4096);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(run.result->io().read_ios(), 1024u);  // io_size counts after the ramp only
+  EXPECT_GT(run.traces[0].size(), 1024u);         // but I/O did run during the ramp
+}
+
+TEST_P(FileTest, CancelStopsPromptly) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_numjobs(2);
+  j.set_time_based(true);
+  j.set_runtime_ns(60'000 * kMs);
+  std::atomic<bool> cancel{false};
+  Outcome run = Execute(file_->path(), file_->size(), j, 0, std::chrono::milliseconds(20), &cancel,
+                    /*cancel_on_first_sample=*/true);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+  EXPECT_LT(run.wall, std::chrono::seconds(3));
+  EXPECT_EQ(run.samples.size(), 1u);
+}
+
+TEST_P(FileTest, SetupErrorsNameTheCause) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_numjobs(2);
+  Outcome run = Execute("/dev/shm/blkbench-no-such-file", 64 * kMiB, j);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("open("));
+  // Polled I/O on tmpfs: a clear error naming hipri and the errno, not a hang.
+  j.set_direct(true);
+  j.set_hipri(true);
+  run = Go(j);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument)
+      << run.result.status();
+  EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("hipri"));
+  EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("errno"));
+}
+
+// ---- Loop device ----------------------------------------------------------------
+
+class LoopTest : public ::testing::TestWithParam<bool /*thread*/> {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::unique_ptr<LoopDevice>> d = LoopDevice::Attach(64 * kMiB);
+    if (d.ok()) loop_ = d->release();
+  }
+  static void TearDownTestSuite() {
+    delete loop_;  // detaches
+    loop_ = nullptr;
+  }
+  void SetUp() override {
+    if (loop_ == nullptr) GTEST_SKIP() << "losetup unavailable (needs root and loop support)";
+  }
+  Outcome Go(const v1::JobSpec& j, std::chrono::nanoseconds interval = std::chrono::seconds(1)) {
+    return Execute(loop_->path(), loop_->size(), j, 0, interval);
+  }
+  static LoopDevice* loop_;
+};
+LoopDevice* LoopTest::loop_ = nullptr;
+
+INSTANTIATE_TEST_SUITE_P(Modes, LoopTest, ::testing::Values(true, false), ModeName);
+
+TEST_P(LoopTest, DirectRandomReadsAtDepth) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_direct(true);
+  j.set_iodepth(32);
+  j.set_numjobs(2);
+  j.set_offset_increment(32 * kMiB);
+  j.set_size(32 * kMiB);
+  j.set_io_size(8 * kMiB);
+  Outcome run = Go(j, std::chrono::milliseconds(10));
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(run.result->io().read_ios(), 2 * 2048u);
+  EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 32);
+  ExpectSamplesAddUp(run);
+}
+
+TEST_P(LoopTest, BatchesOnARealQueue) {
+  v1::JobSpec j = Job(v1::RANDRW, v1::IO_URING, GetParam());
+  j.set_direct(true);
+  j.set_iodepth(16);
+  j.set_iodepth_batch_submit(8);
+  j.set_iodepth_batch_complete_min(2);
+  j.set_iodepth_batch_complete_max(8);
+  j.set_io_size(8 * kMiB);
+  Outcome run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  const v1::RunResult& r = *run.result;
+  EXPECT_EQ(r.io().read_ios() + r.io().write_ios(), 2048u);
+  EXPECT_LE(Internal(r, "executor.max_inflight"), 16);
+  EXPECT_LE(Internal(r, "executor.max_submit_batch"), 8);
+  EXPECT_LE(Internal(r, "executor.max_reap_batch"), 8);
+  EXPECT_EQ(Internal(r, "executor.short_reaps"), 0);
+}
+
+TEST_P(LoopTest, PsyncDirectWithCpu) {
+  v1::JobSpec j = Job(v1::RANDWRITE, v1::PSYNC, GetParam());
+  j.set_direct(true);
+  j.set_time_based(true);
+  j.set_runtime_ns(200 * kMs);
+  Outcome run = Go(j, std::chrono::milliseconds(50));
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_GT(run.result->io().write_ios(), 100u);
+  EXPECT_GT(run.result->usr_cpu_ns() + run.result->sys_cpu_ns(), 0u);
+  ExpectSamplesAddUp(run);
+}
+
+TEST_P(LoopTest, HipriOnALoopDeviceFailsClearly) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_direct(true);
+  j.set_hipri(true);
+  j.set_time_based(true);
+  j.set_runtime_ns(5'000 * kMs);
+  Outcome run = Go(j);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument)
+      << run.result.status();
+  EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("hipri"));
+  EXPECT_LT(run.wall, std::chrono::seconds(3));
+}
+
+TEST_P(LoopTest, CancelStopsPromptly) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  j.set_direct(true);
+  j.set_iodepth(32);
+  j.set_time_based(true);
+  j.set_runtime_ns(60'000 * kMs);
+  std::atomic<bool> cancel{false};
+  Outcome run = Execute(loop_->path(), loop_->size(), j, 0, std::chrono::milliseconds(20), &cancel,
+                    /*cancel_on_first_sample=*/true);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+  EXPECT_LT(run.wall, std::chrono::seconds(3));
+}
+
+}  // namespace
+}  // namespace blkbench

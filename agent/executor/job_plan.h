@@ -1,0 +1,71 @@
+// Validated, fully resolved per-job parameters derived from a RunContext: what each fio
+// job does (fio fixup_options + the region math of fio's offset/offset_increment/size).
+#ifndef BLKBENCH_AGENT_EXECUTOR_JOB_PLAN_H_
+#define BLKBENCH_AGENT_EXECUTOR_JOB_PLAN_H_
+
+#include <sched.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent/executor/io_trace.h"
+#include "agent/executor/offsets.h"
+#include "agent/runner.h"
+
+namespace blkbench {
+
+enum class Engine { kIoUring, kPsync };
+
+// Plain data only: a job reads its plan after fork() in a child process, where nothing
+// may allocate or take locks a parent thread might have held.
+struct JobPlan {
+  uint32_t index = 0;
+  const char* path = nullptr;  // RunPlan::path; set by the executor once the plan has settled
+  Engine engine = Engine::kPsync;
+  bool open_for_write = false;  // O_RDWR only when the job writes, else O_RDONLY
+  bool direct = false;
+  IoGeneratorConfig io;
+  // Bytes to issue in the measured phase before stopping (fio io_size, default the
+  // region); UINT64_MAX for time_based jobs.
+  uint64_t io_budget = 0;
+  uint32_t iodepth = 1;
+  uint32_t batch_submit = 1;  // fio iodepth_batch_submit after fixup (1..iodepth)
+  uint32_t complete_min = 1;  // fio iodepth_batch_complete_min (0..iodepth)
+  uint32_t complete_max = 1;  // fio iodepth_batch_complete_max after fixup (>= 1, >= min)
+  bool hipri = false;
+  bool fixedbufs = false;
+  bool registerfiles = false;
+  bool sqthread_poll = false;
+  bool thread_mode = false;  // CPU time via RUSAGE_THREAD (thread) or RUSAGE_SELF (process)
+  bool has_affinity = false;
+  cpu_set_t cpus{};
+  IoTrace* trace = nullptr;  // test seam: first trace_capacity issued I/Os, or null
+  uint32_t trace_capacity = 0;
+};
+
+struct RunPlan {
+  std::string path;
+  std::vector<JobPlan> jobs;
+  Engine engine = Engine::kPsync;
+  bool thread_mode = false;
+  uint64_t ramp_ns = 0;
+  uint64_t runtime_ns = 0;  // measured-phase limit; 0 = none (stop on io_budget)
+};
+
+// The largest io_uring ring (kernel IORING_MAX_ENTRIES); iodepth is the ring size.
+inline constexpr uint32_t kMaxUringDepth = 32768;
+
+// Resolves and validates ctx.cell.job for ctx.target_path / target_size. Zero values of
+// options that fio never accepts as zero take fio's default (bs 4k, iodepth 1,
+// numjobs 1); iodepth_batch_submit 0 means iodepth and iodepth_batch_complete_max 0
+// means max(1, complete_min), as in fio. Unspecified ioengine is psync (fio's default).
+// InvalidArgument names the option for anything the executor cannot run: unknown rw,
+// region outside the target, misaligned bs/offset for direct I/O, io_uring-only
+// options with psync, hipri without direct, time_based without runtime, bad cpu list.
+absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_EXECUTOR_JOB_PLAN_H_

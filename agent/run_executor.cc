@@ -1,0 +1,100 @@
+// RunExecutor: one run on one device, with the host left as found; see run_executor.h.
+#include "agent/run_executor.h"
+
+#include "absl/strings/str_cat.h"
+#include "agent/device/device_facts.h"
+#include "agent/device/host_facts.h"
+#include "agent/device/safety.h"
+
+namespace blkbench {
+namespace {
+
+v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
+                       const std::string& error) {
+  v1::RunFinished f;
+  f.set_run_id(a.run_id());
+  f.set_attempt(a.attempt());
+  f.set_lease_id(a.lease_id());
+  f.set_outcome(outcome);
+  f.set_error(error);
+  return f;
+}
+
+}  // namespace
+
+v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
+                                     const std::function<void(const v1::Sample&)>& on_sample) {
+  // 1. The device must be on the allowlist, re-resolved now (symlinks may have moved).
+  const AllowedDevice* allowed = nullptr;
+  for (const AllowedDevice& d : config_.devices) {
+    if (d.path == a.device_path()) allowed = &d;
+  }
+  if (allowed == nullptr) {
+    return Failed(
+        a, v1::RUN_OUTCOME_FAILED,
+        absl::StrCat("refused: '", a.device_path(), "' is not on this agent's allowlist"));
+  }
+  std::vector<AllowlistEntry> entries;
+  for (const AllowedDevice& d : config_.devices) entries.push_back({d.path, d.device_class});
+  auto resolved = ResolveAllowlisted(entries, a.device_path());
+  if (!resolved.ok())
+    return Failed(a, v1::RUN_OUTCOME_FAILED, std::string(resolved.status().message()));
+
+  auto runner = factory_(allowed->device_class);
+  if (runner == nullptr) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("no runner for device class '", allowed->device_class, "'"));
+  }
+
+  // 2. Wrong-disk protection before the first write, then hold the device exclusively.
+  if (absl::Status s = CheckSafeToWrite(*resolved); !s.ok()) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED, absl::StrCat("refused: ", s.message()));
+  }
+  auto hold = HoldExclusive(*resolved);
+  if (!hold.ok())
+    return Failed(a, v1::RUN_OUTCOME_FAILED, absl::StrCat("refused: ", hold.status().message()));
+
+  auto facts = ReadDeviceFacts(*resolved, allowed->device_class);
+  if (!facts.ok()) return Failed(a, v1::RUN_OUTCOME_FAILED, std::string(facts.status().message()));
+  facts->set_path(a.device_path());
+
+  // 3. Queue settings: originals journaled durably first, restored below.
+  v1::QueueSettings applied;
+  if (absl::Status s = journal_.Apply(*facts, a.cell().queue(), &applied); !s.ok()) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("applying queue settings: ", s.message()));
+  }
+
+  RunContext ctx;
+  ctx.cell = a.cell();
+  ctx.target_path = *resolved;
+  ctx.target_size = facts->size_bytes();
+  ctx.logical_block_size = facts->logical_block_size() ? facts->logical_block_size() : 512;
+  ctx.sample_interval =
+      std::chrono::milliseconds(a.sample_interval_ms() ? a.sample_interval_ms() : 1000);
+  ctx.on_sample = on_sample;
+  ctx.cancel = &cancel;
+  auto result = runner->Run(ctx);
+
+  absl::Status restored = journal_.Restore(facts->kernel_name());
+  if (!result.ok()) {
+    const v1::RunOutcome outcome =
+        absl::IsCancelled(result.status()) ? v1::RUN_OUTCOME_CANCELED : v1::RUN_OUTCOME_FAILED;
+    std::string error(result.status().message());
+    if (!restored.ok()) absl::StrAppend(&error, "; restoring queue settings: ", restored.message());
+    return Failed(a, outcome, error);
+  }
+  if (!restored.ok()) {
+    return Failed(
+        a, v1::RUN_OUTCOME_FAILED,
+        absl::StrCat("run completed but restoring queue settings failed: ", restored.message()));
+  }
+  v1::RunFinished f = Failed(a, v1::RUN_OUTCOME_SUCCEEDED, "");
+  *f.mutable_result() = std::move(*result);
+  *f.mutable_result()->mutable_host() = ReadHostFacts();
+  *f.mutable_result()->mutable_device() = *facts;
+  *f.mutable_result()->mutable_applied() = applied;
+  return f;
+}
+
+}  // namespace blkbench

@@ -1,0 +1,43 @@
+// RunExecutor: carries out one run assignment on one allowlisted device — safety
+// checks, exclusive hold, queue settings applied and journaled, the Runner, and the
+// host restored — without knowing anything about the controller connection.
+#ifndef BLKBENCH_AGENT_RUN_EXECUTOR_H_
+#define BLKBENCH_AGENT_RUN_EXECUTOR_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/config.h"
+#include "agent/device/queue_settings.h"
+#include "agent/runner.h"
+#include "blkbench/v1/agent.pb.h"
+
+namespace blkbench {
+
+// Chooses the runner for a device class: the io_uring executor for real devices, the
+// scheduler engine for "sim:" classes. Returns null for a class it cannot run.
+using RunnerFactory = std::function<std::unique_ptr<Runner>(const std::string& device_class)>;
+
+class RunExecutor {
+ public:
+  RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal, RunnerFactory factory)
+      : config_(config), journal_(journal), factory_(std::move(factory)) {}
+
+  // Runs the assignment to its end and returns the message to send to the controller:
+  // outcome SUCCEEDED with the result (host, device facts and the exact queue settings
+  // used attached), FAILED with the reason (nothing is written to a refused device), or
+  // CANCELED. Queue settings are restored before it returns, whatever happened.
+  v1::RunFinished Execute(const v1::RunAssignment& assignment, const std::atomic<bool>& cancel,
+                          const std::function<void(const v1::Sample&)>& on_sample);
+
+ private:
+  const AgentConfig& config_;
+  QueueSettingsJournal& journal_;
+  RunnerFactory factory_;
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_RUN_EXECUTOR_H_

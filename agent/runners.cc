@@ -1,0 +1,15 @@
+// The agent's runner choice; see runners.h.
+#include "agent/runners.h"
+
+#include "agent/executor/executor.h"
+
+namespace blkbench {
+
+RunnerFactory DefaultRunnerFactory() {
+  return [](const std::string& device_class) -> std::unique_ptr<Runner> {
+    if (device_class.rfind("sim:", 0) == 0) return nullptr;  // engine: not yet built
+    return NewIoExecutor();
+  };
+}
+
+}  // namespace blkbench

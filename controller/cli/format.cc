@@ -1,0 +1,115 @@
+// Text formatting for the CLI; see format.h.
+#include "controller/cli/format.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace blkbench {
+namespace {
+
+bool LooksNumeric(const std::string& s) {
+  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') && s != "-";
+}
+
+std::string Fixed(double v, int decimals) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string TextTable::ToString() const {
+  std::vector<size_t> width(header_.size(), 0);
+  for (size_t i = 0; i < header_.size(); ++i) width[i] = header_[i].size();
+  for (const auto& row : rows_) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      width[i] = std::max(width[i], row[i].size());
+    }
+  }
+  auto line = [&](const std::vector<std::string>& row, bool header) {
+    std::string out;
+    for (size_t i = 0; i < width.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      const std::string pad(width[i] - std::min(width[i], cell.size()), ' ');
+      if (i) out += "  ";
+      out += (!header && LooksNumeric(cell)) ? pad + cell : cell + pad;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header_, true);
+  for (const auto& row : rows_) out += line(row, false);
+  return out;
+}
+
+std::string TextTable::ToCsv() const {
+  auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::string out;
+  std::vector<std::string> cells;
+  for (const auto& h : header_) cells.push_back(quote(h));
+  out += absl::StrJoin(cells, ",") + "\n";
+  for (const auto& row : rows_) {
+    cells.clear();
+    for (const auto& c : row) cells.push_back(quote(c));
+    out += absl::StrJoin(cells, ",") + "\n";
+  }
+  return out;
+}
+
+std::string FormatIops(double iops) {
+  if (iops >= 1e6) return Fixed(iops / 1e6, 2) + "M";
+  if (iops >= 1e3) return Fixed(iops / 1e3, 1) + "k";
+  return Fixed(iops, 0);
+}
+
+std::string FormatBandwidth(double bps) {
+  if (bps >= 1024.0 * 1024 * 1024) return Fixed(bps / (1024.0 * 1024 * 1024), 2) + " GiB/s";
+  if (bps >= 1024.0 * 1024) return Fixed(bps / (1024.0 * 1024), 1) + " MiB/s";
+  return Fixed(bps / 1024.0, 1) + " KiB/s";
+}
+
+std::string FormatLatency(uint64_t ns) {
+  if (ns >= 1'000'000'000) return Fixed(ns / 1e9, 2) + "s";
+  if (ns >= 1'000'000) return Fixed(ns / 1e6, 2) + "ms";
+  if (ns >= 1'000) return Fixed(ns / 1e3, 1) + "us";
+  return absl::StrCat(ns, "ns");
+}
+
+std::string FormatDuration(int64_t ms) {
+  if (ms < 0) ms = 0;
+  const int64_t s = (ms + 999) / 1000;
+  if (s >= 3600)
+    return absl::StrCat(s / 3600, "h", (s % 3600) / 60 < 10 ? "0" : "", (s % 3600) / 60, "m");
+  if (s >= 60) return absl::StrCat(s / 60, "m", s % 60 < 10 ? "0" : "", s % 60, "s");
+  return absl::StrCat(s, "s");
+}
+
+std::string ProgressBar(uint32_t done, uint32_t total, int width) {
+  const int filled = total ? static_cast<int>(static_cast<uint64_t>(done) * width / total) : 0;
+  return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
+}
+
+std::string RunStateName(v1::RunState s) {
+  std::string name = v1::RunState_Name(s);
+  if (name.rfind("RUN_", 0) == 0) name = name.substr(4);
+  return absl::AsciiStrToLower(name);
+}
+
+std::string ExperimentStateName(v1::ExperimentState s) {
+  std::string name = v1::ExperimentState_Name(s);
+  if (name.rfind("EXPERIMENT_", 0) == 0) name = name.substr(11);
+  return absl::AsciiStrToLower(name);
+}
+
+}  // namespace blkbench

@@ -1,0 +1,126 @@
+// The controller's domain object: experiments, run placement on agents' devices, leases
+// and results. It includes no gRPC headers; controller_service.cc and agent_service.cc
+// translate RPCs into calls on it.
+#ifndef BLKBENCH_CONTROLLER_CONTROLLER_H_
+#define BLKBENCH_CONTROLLER_CONTROLLER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "blkbench/v1/agent.pb.h"
+#include "blkbench/v1/controller.pb.h"
+#include "common/clock.h"
+#include "controller/store/store.h"
+
+namespace blkbench {
+
+// How the controller reaches one connected agent. Thread-safe. Send returns false once
+// the link is closed; the controller then treats the agent as disconnected.
+class AgentLink {
+ public:
+  virtual ~AgentLink() = default;
+  virtual bool Send(const v1::ControllerMessage& msg) = 0;
+};
+
+struct ControllerOptions {
+  int64_t heartbeat_interval_ms = 5'000;
+  int64_t lease_ttl_ms = 30'000;  // a run whose agent is silent this long is re-queued
+  uint32_t max_attempts = 3;      // lease losses before a run fails
+  uint32_t sample_interval_ms = 1'000;
+};
+
+// Thread-safe. Every public method may be called from any thread.
+class Controller {
+ public:
+  Controller(Store& store, Clock& clock, ControllerOptions options);
+
+  // Re-arms leases of runs that were active when the controller last stopped: each
+  // gets a full TTL for its agent to reconnect (calm restarts).
+  absl::Status Start();
+
+  // --- CLI side ---
+  // Parses and validates the matrix (InvalidArgument naming file, line and key on bad
+  // input; nothing is stored then), stores the experiment and its runs, places runs.
+  absl::StatusOr<v1::Experiment> Submit(const std::string& file_name,
+                                        const std::string& matrix_text);
+  absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results);
+  absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit);
+  // Cancels queued runs now and asks agents to stop running ones.
+  absl::StatusOr<v1::Experiment> Cancel(uint64_t id);
+  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
+  absl::StatusOr<v1::GetResultsResponse> GetResults(uint64_t id, bool with_samples);
+
+  // Blocks until something changed after `seen` or `timeout` passed; returns the
+  // current change counter. Watchers poll the experiment after each wake-up.
+  uint64_t WaitForChange(uint64_t seen, absl::Duration timeout);
+
+  // --- agent side ---
+  // An agent (re)connected. Its reply (Registered) and any assignment go out on `link`.
+  absl::Status OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link);
+  void OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& hb);
+  // Stores the sample and acknowledges it, or rejects it when the lease is stale.
+  void OnSample(const std::string& agent_id, const v1::RunSample& sample);
+  // Stores the final outcome durably, then acknowledges it.
+  void OnFinished(const std::string& agent_id, const v1::RunFinished& finished);
+  // The agent's stream ended. Its leases stay until they expire.
+  void OnDisconnect(const std::string& agent_id, const AgentLink* link);
+
+  // Expires leases whose agent has been silent for the TTL, re-queues their runs and
+  // places queued runs. Called periodically by the server (and by tests).
+  void Tick();
+
+ private:
+  struct Lease {
+    std::string agent_id;
+    std::string device_path;
+    std::string lease_id;
+    uint32_t attempt = 0;
+    int64_t expires_ms = 0;
+  };
+  struct AgentState {
+    v1::AgentInfo info;
+    std::shared_ptr<AgentLink> link;  // null while disconnected
+  };
+  using Outbox = std::vector<std::pair<std::shared_ptr<AgentLink>, v1::ControllerMessage>>;
+
+  absl::StatusOr<const std::vector<v1::CellSpec>*> CellsOf(uint64_t experiment_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool DeviceBusy(const std::string& agent_id, const std::string& path) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A run stops being active: requeue it (lease lost) or fail it after max_attempts.
+  void LoseLease(uint64_t run_id, const std::string& why, Outbox& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks the experiment done/failed/canceled once every run is final.
+  void MaybeFinishExperiment(uint64_t experiment_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool LeaseMatches(const std::string& agent_id, uint64_t run_id, uint32_t attempt,
+                    const std::string& lease_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Changed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void Flush(Outbox& out);
+
+  Store& store_;
+  Clock& clock_;
+  const ControllerOptions options_;
+
+  absl::Mutex mu_;
+  absl::CondVar changed_cv_;
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t lease_counter_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, AgentState> agents_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);  // by run id
+  std::map<uint64_t, std::vector<v1::CellSpec>> cells_ ABSL_GUARDED_BY(mu_);
+  std::map<uint64_t, bool> canceled_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_CONTROLLER_H_

@@ -1,0 +1,315 @@
+// Tests for Controller: placement, leases, acknowledgements, cancel and restart, on a
+// real SQLite store with a fake clock and fake agent links.
+#include "controller/controller.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "controller/store/sqlite_store.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kMatrix[] = R"(name: t
+repeats: 2
+job: {rw: randread, bs: 4k, iodepth: 4, ioengine: io_uring, runtime: 1s, time_based: 1}
+matrix:
+  scheduler: [none, mq-deadline]
+target: {device_class: ssd}
+)";
+
+// Records everything the controller sends to one agent.
+class FakeLink final : public AgentLink {
+ public:
+  bool Send(const v1::ControllerMessage& msg) override {
+    absl::MutexLock lock(&mu_);
+    sent_.push_back(msg);
+    return true;
+  }
+  std::vector<v1::ControllerMessage> Take() {
+    absl::MutexLock lock(&mu_);
+    return std::exchange(sent_, {});
+  }
+  static std::vector<v1::RunAssignment> Assignments(const std::vector<v1::ControllerMessage>& m) {
+    std::vector<v1::RunAssignment> out;
+    for (const auto& x : m) {
+      if (x.has_assign()) out.push_back(x.assign());
+    }
+    return out;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<v1::ControllerMessage> sent_;
+};
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("controller_test." + std::to_string(getpid()) + "." +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    Reopen();
+  }
+  void TearDown() override {
+    controller_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    controller_.reset();
+    store_.reset();
+    auto s = SqliteStore::Open((dir_ / "db.sqlite").string());
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = std::move(*s);
+    options_.lease_ttl_ms = 30'000;
+    options_.max_attempts = 2;
+    controller_ = std::make_unique<Controller>(*store_, clock_, options_);
+    ASSERT_TRUE(controller_->Start().ok());
+  }
+  v1::Register Reg(const std::string& id, std::vector<std::string> paths,
+                   const std::string& cls = "ssd", const std::string& kernel = "6.1.0-test") {
+    v1::Register r;
+    r.set_agent_id(id);
+    r.mutable_host()->set_kernel_release(kernel);
+    for (const auto& p : paths) {
+      auto* d = r.add_devices();
+      d->set_path(p);
+      d->set_device_class(cls);
+    }
+    return r;
+  }
+  v1::RunFinished Done(const v1::RunAssignment& a, double iops = 1000) {
+    v1::RunFinished f;
+    f.set_run_id(a.run_id());
+    f.set_attempt(a.attempt());
+    f.set_lease_id(a.lease_id());
+    f.set_outcome(v1::RUN_OUTCOME_SUCCEEDED);
+    f.mutable_result()->set_iops(iops);
+    return f;
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  ControllerOptions options_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(ControllerTest, SubmitCreatesRunsAndPlacesOnePerDevice) {
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  EXPECT_EQ(exp->runs_size(), 4);
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x", "/dev/y"}), link).ok());
+  auto msgs = link->Take();
+  ASSERT_FALSE(msgs.empty());
+  EXPECT_TRUE(msgs[0].has_registered());
+  auto assigned = FakeLink::Assignments(msgs);
+  ASSERT_EQ(assigned.size(), 2u);  // two devices, one run each
+  EXPECT_NE(assigned[0].device_path(), assigned[1].device_path());
+  EXPECT_EQ(assigned[0].attempt(), 1u);
+  EXPECT_EQ(assigned[0].cell().target().device_class(), "ssd");
+  auto got = controller_->GetExperiment(exp->id(), false);
+  EXPECT_EQ(got->state(), v1::EXPERIMENT_RUNNING);
+}
+
+TEST_F(ControllerTest, BadMatrixIsRejectedAndNothingStored) {
+  auto exp =
+      controller_->Submit("bad.yaml", "name: x\njob: {iodepth: 0}\ntarget: {device_class: ssd}\n");
+  ASSERT_FALSE(exp.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(exp.status()));
+  EXPECT_THAT(std::string(exp.status().message()), HasSubstr("bad.yaml:2"));
+  EXPECT_TRUE(controller_->ListExperiments(0)->empty());
+}
+
+TEST_F(ControllerTest, KernelGlobAndClassMustMatch) {
+  std::string m = kMatrix;
+  m.replace(m.find("{device_class: ssd}"), 19, "{device_class: ssd, kernel: \"6.10*\"}");
+  ASSERT_TRUE(controller_->Submit("m.yaml", m).ok());
+  auto old_kernel = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("old", {"/dev/x"}), old_kernel).ok());
+  auto hdd = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("hdd", {"/dev/x"}, "hdd", "6.10.3"), hdd).ok());
+  EXPECT_TRUE(FakeLink::Assignments(old_kernel->Take()).empty());
+  EXPECT_TRUE(FakeLink::Assignments(hdd->Take()).empty());
+  auto good = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("new", {"/dev/x"}, "ssd", "6.10.3"), good).ok());
+  EXPECT_EQ(FakeLink::Assignments(good->Take()).size(), 1u);
+}
+
+TEST_F(ControllerTest, SamplesAckedResultsStoredOnceAndNextRunPlaced) {
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+
+  v1::RunSample rs;
+  rs.set_run_id(a.run_id());
+  rs.set_attempt(a.attempt());
+  rs.set_lease_id(a.lease_id());
+  rs.mutable_sample()->set_seq(1);
+  rs.mutable_sample()->set_interval_ns(1'000'000'000);
+  controller_->OnSample("a1", rs);
+  controller_->OnSample("a1", rs);  // resent after a lost ack: stored once
+  auto acks = link->Take();
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[0].ack().sample_seq(), 1u);
+  EXPECT_TRUE(acks[0].ack().error().empty());
+  EXPECT_EQ(store_->ListSamples(a.run_id())->size(), 1u);
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_RUNNING);
+
+  controller_->OnFinished("a1", Done(a, 1234));
+  auto after = link->Take();
+  ASSERT_GE(after.size(), 2u);
+  EXPECT_TRUE(after[0].ack().finished());
+  EXPECT_EQ(FakeLink::Assignments(after).size(), 1u);  // the device is free again
+  controller_->OnFinished("a1", Done(a, 999));         // duplicate: acked, not re-stored
+  EXPECT_TRUE(link->Take().at(0).ack().finished());
+  auto run = controller_->GetExperiment(exp->id(), true)->runs(0);
+  EXPECT_EQ(run.state(), v1::RUN_DONE);
+  EXPECT_EQ(run.result().iops(), 1234);
+}
+
+TEST_F(ControllerTest, StaleLeaseIsRejected) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+  v1::RunFinished f = Done(a);
+  f.set_lease_id("not-the-lease");
+  controller_->OnFinished("a1", f);
+  auto msgs = link->Take();
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_THAT(msgs[0].ack().error(), HasSubstr("stale lease"));
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_ASSIGNED);
+}
+
+TEST_F(ControllerTest, ExpiredLeaseRequeuesThenFailsAfterMaxAttempts) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+  controller_->OnDisconnect("a1", link.get());
+
+  clock_.AdvanceMs(options_.lease_ttl_ms - 1);
+  controller_->Tick();
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_ASSIGNED);  // not before TTL
+  clock_.AdvanceMs(1);
+  controller_->Tick();
+  auto run = store_->GetRun(a.run_id());
+  EXPECT_EQ(run->state(), v1::RUN_QUEUED);
+  EXPECT_THAT(run->error(), HasSubstr("lease expired"));
+
+  // A result from the old lease is refused once the agent is back.
+  auto link2 = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link2).ok());
+  auto a2 = FakeLink::Assignments(link2->Take()).at(0);
+  EXPECT_EQ(a2.run_id(), a.run_id());
+  EXPECT_EQ(a2.attempt(), 2u);
+  controller_->OnFinished("a1", Done(a));
+  EXPECT_THAT(link2->Take().at(0).ack().error(), HasSubstr("stale"));
+
+  controller_->OnDisconnect("a1", link2.get());
+  clock_.AdvanceMs(options_.lease_ttl_ms);
+  controller_->Tick();
+  run = store_->GetRun(a.run_id());
+  EXPECT_EQ(run->state(), v1::RUN_FAILED);
+  EXPECT_THAT(run->error(), HasSubstr("attempt 2 of 2"));
+}
+
+TEST_F(ControllerTest, HeartbeatKeepsLeaseAlive) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+  v1::Heartbeat hb;
+  auto* ar = hb.add_active_runs();
+  ar->set_run_id(a.run_id());
+  ar->set_attempt(a.attempt());
+  ar->set_lease_id(a.lease_id());
+  for (int i = 0; i < 10; ++i) {
+    clock_.AdvanceMs(options_.lease_ttl_ms / 2);
+    controller_->OnHeartbeat("a1", hb);
+    controller_->Tick();
+  }
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_ASSIGNED);
+}
+
+TEST_F(ControllerTest, RestartKeepsLeasesForReconnectingAgents) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+
+  Reopen();  // controller restart on the same database
+  clock_.AdvanceMs(options_.lease_ttl_ms - 1);
+  controller_->Tick();
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_ASSIGNED);  // a full TTL to return
+  v1::Register reg = Reg("a1", {"/dev/x"});
+  auto* ar = reg.add_active_runs();
+  ar->set_run_id(a.run_id());
+  ar->set_attempt(a.attempt());
+  ar->set_lease_id(a.lease_id());
+  auto link2 = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(reg, link2).ok());
+  EXPECT_TRUE(FakeLink::Assignments(link2->Take()).empty());  // device still leased
+  controller_->OnFinished("a1", Done(a, 77));
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_DONE);
+}
+
+TEST_F(ControllerTest, AgentRestartWithoutRunRequeuesAtOnce) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+  auto link2 = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link2).ok());
+  auto again = FakeLink::Assignments(link2->Take());
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].attempt(), 2u);
+}
+
+TEST_F(ControllerTest, CancelStopsQueuedAndAsksAgentsToStop) {
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+  ASSERT_TRUE(controller_->Cancel(exp->id()).ok());
+  auto msgs = link->Take();
+  ASSERT_EQ(msgs.size(), 1u);
+  EXPECT_EQ(msgs[0].cancel().run_id(), a.run_id());
+  EXPECT_EQ(controller_->GetExperiment(exp->id(), false)->state(), v1::EXPERIMENT_RUNNING);
+  v1::RunFinished f = Done(a);
+  f.set_outcome(v1::RUN_OUTCOME_CANCELED);
+  controller_->OnFinished("a1", f);
+  auto e = controller_->GetExperiment(exp->id(), false);
+  EXPECT_EQ(e->state(), v1::EXPERIMENT_CANCELED);
+  for (const auto& r : e->runs()) EXPECT_EQ(r.state(), v1::RUN_CANCELED);
+  EXPECT_TRUE(FakeLink::Assignments(link->Take()).empty());
+  EXPECT_FALSE(controller_->Cancel(exp->id()).ok());
+}
+
+TEST_F(ControllerTest, ExperimentDoneWhenAllRunsDone) {
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  for (int i = 0; i < 4; ++i) {
+    auto as = FakeLink::Assignments(link->Take());
+    ASSERT_EQ(as.size(), 1u) << "run " << i;
+    controller_->OnFinished("a1", Done(as[0]));
+  }
+  auto e = controller_->GetExperiment(exp->id(), true);
+  EXPECT_EQ(e->state(), v1::EXPERIMENT_DONE);
+  EXPECT_GT(e->finished_unix_ms(), 0);
+}
+
+}  // namespace
+}  // namespace blkbench

@@ -1,0 +1,57 @@
+// blkbench-controller: the controller daemon (gRPC on TCP and/or a Unix socket, SQLite).
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "controller/server.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
+          "TCP address to serve on (host:port), '' for none");
+ABSL_FLAG(std::string, socket, "", "Unix socket path to serve on, '' for none");
+ABSL_FLAG(std::string, db, "blkbench.db", "SQLite database file");
+ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "re-queue a run whose agent is silent this long");
+ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
+ABSL_FLAG(uint32_t, sample_interval_ms, 1000, "interval of live samples from agents");
+ABSL_FLAG(uint32_t, max_attempts, 3, "lease losses before a run fails");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE]");
+  absl::ParseCommandLine(argc, argv);
+  blkbench::ServerOptions opts;
+  opts.listen = absl::GetFlag(FLAGS_listen);
+  opts.unix_socket = absl::GetFlag(FLAGS_socket);
+  opts.db_path = absl::GetFlag(FLAGS_db);
+  opts.controller.lease_ttl_ms = absl::GetFlag(FLAGS_lease_ttl_ms);
+  opts.controller.heartbeat_interval_ms = absl::GetFlag(FLAGS_heartbeat_ms);
+  opts.controller.sample_interval_ms = absl::GetFlag(FLAGS_sample_interval_ms);
+  opts.controller.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+
+  // Block SIGINT/SIGTERM in every thread; main waits for them with sigwait.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  blkbench::SystemClock clock;
+  auto server = blkbench::ControllerServer::Start(opts, clock);
+  if (!server.ok()) {
+    fprintf(stderr, "blkbench-controller: %s\n", server.status().ToString().c_str());
+    return 1;
+  }
+  fprintf(stderr,
+          "blkbench-controller: serving on %s%s%s (db %s)\n"
+          "blkbench-controller: WARNING: no TLS and no authentication — local/lab-network "
+          "use only\n",
+          opts.listen.empty() ? "" : ("127.0.0.1:" + std::to_string((*server)->port())).c_str(),
+          opts.unix_socket.empty() ? "" : " unix:", opts.unix_socket.c_str(), opts.db_path.c_str());
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  fprintf(stderr, "blkbench-controller: shutting down\n");
+  (*server)->Shutdown();
+  return 0;
+}

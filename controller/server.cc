@@ -1,0 +1,78 @@
+// ControllerServer: assembles store, controller, gRPC services and the ticker.
+#include "controller/server.h"
+
+#include "absl/strings/str_cat.h"
+#include "controller/store/sqlite_store.h"
+
+namespace blkbench {
+
+// Explicit message limits (RELIABILITY 10): larger requests get RESOURCE_EXHAUSTED.
+constexpr int kMaxMessageBytes = 64 << 20;
+
+absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
+    const ServerOptions& options, Clock& clock) {
+  if (options.db_path.empty()) return absl::InvalidArgumentError("controller: --db is required");
+  if (options.listen.empty() && options.unix_socket.empty()) {
+    return absl::InvalidArgumentError("controller: give --listen or --socket");
+  }
+  std::unique_ptr<ControllerServer> s(new ControllerServer());
+  auto store = SqliteStore::Open(options.db_path);
+  if (!store.ok()) return store.status();
+  s->store_ = std::move(*store);
+  s->controller_ = std::make_unique<Controller>(*s->store_, clock, options.controller);
+  if (absl::Status st = s->controller_->Start(); !st.ok()) return st;
+  s->cli_service_ = std::make_unique<ControllerServiceImpl>(*s->controller_);
+  s->agent_service_ = std::make_unique<AgentServiceImpl>(*s->controller_);
+
+  grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  // Notice dead agents' streams without waiting for TCP timeouts.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  if (!options.listen.empty()) {
+    builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+  }
+  if (!options.unix_socket.empty()) {
+    ::unlink(options.unix_socket.c_str());
+    builder.AddListeningPort(absl::StrCat("unix:", options.unix_socket),
+                             grpc::InsecureServerCredentials());
+  }
+  builder.RegisterService(s->cli_service_.get());
+  builder.RegisterService(s->agent_service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || (!options.listen.empty() && s->port_ == 0)) {
+    return absl::UnavailableError(absl::StrCat("controller: cannot listen on '", options.listen,
+                                               "' / '", options.unix_socket,
+                                               "' (address in use or not permitted?)"));
+  }
+  s->tick_ms_ = options.tick_ms;
+  ControllerServer* raw = s.get();
+  s->ticker_ = std::thread([raw] {
+    while (!raw->stop_.WaitForNotificationWithTimeout(absl::Milliseconds(raw->tick_ms_))) {
+      raw->controller_->Tick();
+    }
+  });
+  return s;
+}
+
+ControllerServer::~ControllerServer() { Shutdown(); }
+
+std::shared_ptr<grpc::Channel> ControllerServer::InProcessChannel() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  return server_->InProcessChannel(args);
+}
+
+void ControllerServer::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  stop_.Notify();
+  if (ticker_.joinable()) ticker_.join();
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
+}  // namespace blkbench

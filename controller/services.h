@@ -1,0 +1,56 @@
+// gRPC transport for the controller: ControllerService (CLI) and AgentService (agents).
+// Thin: each RPC converts protobuf to calls on Controller and absl::Status to
+// grpc::Status, in one place (ToGrpc).
+#ifndef BLKBENCH_CONTROLLER_SERVICES_H_
+#define BLKBENCH_CONTROLLER_SERVICES_H_
+
+#include <atomic>
+
+#include "absl/status/status.h"
+#include "blkbench/v1/agent.grpc.pb.h"
+#include "blkbench/v1/controller.grpc.pb.h"
+#include "controller/controller.h"
+#include "grpcpp/grpcpp.h"
+
+namespace blkbench {
+
+grpc::Status ToGrpc(const absl::Status& s);
+
+class ControllerServiceImpl final : public v1::ControllerService::Service {
+ public:
+  explicit ControllerServiceImpl(Controller& controller) : controller_(controller) {}
+
+  grpc::Status SubmitExperiment(grpc::ServerContext*, const v1::SubmitExperimentRequest* req,
+                                v1::Experiment* resp) override;
+  grpc::Status GetExperiment(grpc::ServerContext*, const v1::GetExperimentRequest* req,
+                             v1::Experiment* resp) override;
+  grpc::Status ListExperiments(grpc::ServerContext*, const v1::ListExperimentsRequest* req,
+                               v1::ListExperimentsResponse* resp) override;
+  grpc::Status WatchExperiment(grpc::ServerContext* ctx, const v1::WatchExperimentRequest* req,
+                               grpc::ServerWriter<v1::WatchEvent>* writer) override;
+  grpc::Status CancelExperiment(grpc::ServerContext*, const v1::CancelExperimentRequest* req,
+                                v1::Experiment* resp) override;
+  grpc::Status ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest* req,
+                          v1::ListAgentsResponse* resp) override;
+  grpc::Status GetResults(grpc::ServerContext*, const v1::GetResultsRequest* req,
+                          v1::GetResultsResponse* resp) override;
+
+ private:
+  Controller& controller_;
+};
+
+class AgentServiceImpl final : public v1::AgentService::Service {
+ public:
+  explicit AgentServiceImpl(Controller& controller) : controller_(controller) {}
+
+  grpc::Status Connect(
+      grpc::ServerContext* ctx,
+      grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream) override;
+
+ private:
+  Controller& controller_;
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_SERVICES_H_

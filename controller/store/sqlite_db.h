@@ -1,0 +1,156 @@
+// A thin RAII layer over the SQLite C API for the store: a connection, prepared
+// statements with positional binding, a transaction guard, and sqlite codes → absl::Status.
+#ifndef BLKBENCH_CONTROLLER_STORE_SQLITE_DB_H_
+#define BLKBENCH_CONTROLLER_STORE_SQLITE_DB_H_
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace blkbench::sqlite {
+
+// Maps a SQLite result code to a status naming `op` and SQLite's message:
+// SQLITE_FULL/NOMEM → ResourceExhausted, BUSY/LOCKED → Unavailable, CONSTRAINT/TOOBIG →
+// InvalidArgument, CORRUPT/NOTADB → DataLoss, READONLY/CANTOPEN/PERM → FailedPrecondition,
+// anything else → Internal. `db` may be null (then only sqlite3_errstr is used).
+absl::Status ErrorStatus(sqlite3* db, int rc, absl::string_view op);
+
+// Marks a statement argument as a BLOB (strings bind as TEXT).
+struct BlobArg {
+  absl::string_view bytes;
+};
+
+// A prepared statement. Parameters are bound positionally in call order (?1, ?2, ...);
+// the first bind error is remembered and returned by the next Step/Run, so call sites
+// stay short and no return code goes unchecked. Not thread-safe; owned by one Db user.
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt, std::string op);
+  Statement(Statement&&) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  ~Statement();
+
+  Statement& BindInt(int64_t value);
+  // uint64 is stored as its two's-complement int64 and read back bit-exact by U64().
+  Statement& BindU64(uint64_t value) { return BindInt(static_cast<int64_t>(value)); }
+  Statement& BindDouble(double value);
+  Statement& BindText(absl::string_view value);
+  Statement& BindBlob(absl::string_view bytes);
+  // Binds each argument by type: integers and bool as INTEGER, floating point as REAL,
+  // BlobArg as BLOB, anything convertible to absl::string_view as TEXT.
+  template <typename... Args>
+  Statement& BindAll(const Args&... args) {
+    (BindOne(args), ...);
+    return *this;
+  }
+
+  // Advances: true when a row is available, false when done.
+  absl::StatusOr<bool> Step();
+  // Steps to completion, ignoring any rows (for INSERT/UPDATE/DELETE).
+  absl::Status Run();
+  // Resets for re-execution with new bindings.
+  absl::Status Reset();
+
+  // Column accessors for the current row (0-based). NULL reads as 0 / "".
+  int64_t Int(int col) const;
+  uint64_t U64(int col) const { return static_cast<uint64_t>(Int(col)); }
+  double Double(int col) const;
+  bool IsNull(int col) const;
+  std::string Text(int col) const;
+  std::string Blob(int col) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  std::string op_;
+  int next_param_ = 1;
+  absl::Status bind_status_;
+
+  void CheckBind(int rc);
+  template <typename T>
+  void BindOne(const T& value) {
+    if constexpr (std::is_same_v<T, BlobArg>) {
+      BindBlob(value.bytes);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      BindInt(value ? 1 : 0);
+    } else if constexpr (std::is_integral_v<T>) {
+      BindInt(static_cast<int64_t>(value));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      BindDouble(value);
+    } else {
+      BindText(absl::string_view(value));
+    }
+  }
+};
+
+// One open connection. Not thread-safe: the owner serializes access (SqliteStore holds
+// a mutex around it).
+class Db {
+ public:
+  // Opens (creating if missing) the database file at `path`.
+  static absl::StatusOr<std::unique_ptr<Db>> Open(const std::string& path);
+  ~Db();
+  Db(const Db&) = delete;
+  Db& operator=(const Db&) = delete;
+
+  // Prepares one SQL statement; `op` names the operation in error messages.
+  absl::StatusOr<Statement> Prepare(absl::string_view op, absl::string_view sql);
+  // Prepares, binds `args` (see Statement::BindAll) and runs one statement to completion.
+  template <typename... Args>
+  absl::Status Execute(absl::string_view op, absl::string_view sql, const Args&... args) {
+    absl::StatusOr<Statement> stmt = Prepare(op, sql);
+    if (!stmt.ok()) return stmt.status();
+    return stmt->BindAll(args...).Run();
+  }
+  // Runs a script of statements without parameters (schema, pragmas, BEGIN/COMMIT).
+  absl::Status Exec(absl::string_view op, const std::string& sql);
+  // Runs a single-row, single-integer query such as "PRAGMA user_version".
+  absl::StatusOr<int64_t> QueryInt(absl::string_view op, absl::string_view sql);
+
+  int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
+  // Rows changed by the most recent INSERT/UPDATE/DELETE.
+  int64_t Changes() const { return sqlite3_changes64(db_); }
+  bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
+
+  sqlite3* raw() const { return db_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  Db(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_;
+  std::string path_;
+};
+
+// Scope guard for one transaction: rolls back on destruction unless Commit() succeeded.
+// SQLite rolls a transaction back by itself after some errors (SQLITE_FULL, IOERR,
+// NOMEM); the guard then has nothing left to undo and does not issue ROLLBACK.
+class Transaction {
+ public:
+  enum class Mode {
+    kRead,   // BEGIN DEFERRED: a consistent snapshot for multi-query reads
+    kWrite,  // BEGIN IMMEDIATE: takes the write lock up front, so no mid-transaction BUSY
+  };
+  static absl::StatusOr<Transaction> Begin(Db& db, Mode mode);
+  Transaction(Transaction&& other) noexcept;
+  Transaction& operator=(Transaction&&) = delete;
+  ~Transaction();
+
+  // Commits; with synchronous=FULL the commit is on disk when this returns OK. On error
+  // the transaction is rolled back (here or by SQLite) and nothing is stored.
+  absl::Status Commit();
+
+ private:
+  explicit Transaction(Db* db) : db_(db) {}
+  Db* db_;  // null once committed, rolled back or moved from
+};
+
+}  // namespace blkbench::sqlite
+
+#endif  // BLKBENCH_CONTROLLER_STORE_SQLITE_DB_H_

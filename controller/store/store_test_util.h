@@ -1,0 +1,134 @@
+// Test helpers for the store tests: a fresh temporary directory per test and builders
+// for experiments, samples and results.
+#ifndef BLKBENCH_CONTROLLER_STORE_STORE_TEST_UTIL_H_
+#define BLKBENCH_CONTROLLER_STORE_STORE_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "blkbench/v1/controller.pb.h"
+#include "blkbench/v1/metrics.pb.h"
+#include "google/protobuf/util/message_differencer.h"
+
+namespace blkbench::testing {
+
+// A test whose files live in a directory created for it and removed afterwards.
+class TempDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::path(::testing::TempDir()) / "store_test.XXXXXX");
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string DbPath() const { return (dir_ / "blkbench.db").string(); }
+
+  std::filesystem::path dir_;
+};
+
+inline ::testing::AssertionResult ProtoEq(const google::protobuf::Message& a,
+                                          const google::protobuf::Message& b) {
+  if (google::protobuf::util::MessageDifferencer::Equals(a, b)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure() << "\n"
+                                       << a.DebugString() << "differs from\n"
+                                       << b.DebugString();
+}
+
+// An experiment of `cells` cells (axis scheduler=s<i>) repeated `repeats` times.
+inline v1::Experiment MakeExperiment(const std::string& name, int cells, uint32_t repeats) {
+  v1::Experiment e;
+  e.set_name(name);
+  e.set_file_name(name + ".yaml");
+  e.set_matrix_text(absl::StrCat("name: ", name, "\n"));
+  e.set_repeats(repeats);
+  e.set_created_unix_ms(1700000000000);
+  for (int i = 0; i < cells; ++i) {
+    v1::CellSpec& cell = *e.add_cells();
+    cell.set_index(static_cast<uint32_t>(i));
+    v1::AxisValue& axis = *cell.add_axes();
+    axis.set_key("scheduler");
+    axis.set_value(absl::StrCat("s", i));
+    cell.mutable_job()->set_rw(v1::RANDWRITE);
+    cell.mutable_job()->set_bs(4096);
+    cell.mutable_job()->set_iodepth(32);
+    cell.mutable_target()->set_device_class("sim:null_blk");
+    (*cell.mutable_device_params())["submit_queues"] = "128";
+  }
+  return e;
+}
+
+inline v1::Histogram MakeHistogram(uint64_t seed, int buckets = 3) {
+  v1::Histogram h;
+  for (int i = 0; i < buckets; ++i) {
+    h.add_bucket_index(static_cast<uint32_t>(seed + 7 * static_cast<uint64_t>(i)));
+    h.add_bucket_count(seed + static_cast<uint64_t>(i) + 1);
+    h.set_count(h.count() + seed + static_cast<uint64_t>(i) + 1);
+  }
+  h.set_min_ns(1000 + seed);
+  h.set_max_ns(900000 + seed);
+  h.set_sum_ns(12345.5 * static_cast<double>(seed + 1));
+  return h;
+}
+
+inline v1::Sample MakeSample(uint64_t seq, uint64_t salt = 0) {
+  v1::Sample s;
+  s.set_seq(seq);
+  s.set_offset_ns(seq * 1000000000);
+  s.set_interval_ns(1000000000);
+  s.mutable_io()->set_write_ios(1000 * seq + salt);
+  s.mutable_io()->set_write_bytes(4096 * (1000 * seq + salt));
+  *s.mutable_lat() = MakeHistogram(seq + salt);
+  return s;
+}
+
+inline v1::RunResult MakeResult(double iops) {
+  v1::RunResult r;
+  r.set_duration_ns(30000000000);
+  r.mutable_io()->set_write_ios(static_cast<uint64_t>(iops) * 30);
+  r.set_iops(iops);
+  r.set_bw_bytes_per_sec(iops * 4096);
+  *r.mutable_lat() = MakeHistogram(5, 10);
+  *r.mutable_write_lat() = MakeHistogram(6, 4);
+  r.mutable_lat_summary()->set_p50_ns(20000);
+  r.mutable_lat_summary()->set_p99_ns(80000);
+  r.mutable_lat_summary()->set_p999_ns(150000);
+  r.mutable_lat_summary()->set_mean_ns(23000.5);
+  r.set_runner("engine");
+  (*r.mutable_internals())["tag_waits"] = 12;
+  r.mutable_applied()->set_scheduler("mq-deadline");
+  return r;
+}
+
+// Runs a one-value query on a separate raw connection (as an SQL user would).
+inline std::string QueryText(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  std::string out = "<error>";
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK) {
+      int rc = sqlite3_step(stmt);
+      if (rc == SQLITE_ROW) {
+        const unsigned char* text = sqlite3_column_text(stmt, 0);
+        out = text != nullptr ? reinterpret_cast<const char*>(text) : "<null>";
+      } else if (rc == SQLITE_DONE) {
+        out = "<no row>";
+      }
+    }
+    sqlite3_finalize(stmt);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+}  // namespace blkbench::testing
+
+#endif  // BLKBENCH_CONTROLLER_STORE_STORE_TEST_UTIL_H_

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The blkbench demo on one machine: installs dependencies, builds, starts a controller
+# (SQLite in a state directory) and a local agent whose allowlist is a loop device made
+# here (backed by /dev/shm), submits examples/quickstart.yaml, watches it live, prints
+# the results, and cleans up: agent stopped (queue settings restored), loop detached.
+# Run as root (loop devices and sysfs queue settings need it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+matrix="${1:-examples/quickstart.yaml}"
+port="${BLKBENCH_DEMO_PORT:-7450}"
+
+scripts/deps.sh
+scripts/build.sh release >/dev/null
+bin="$root/build"
+
+state=$(mktemp -d /tmp/blkbench-demo.XXXXXX)
+backing=/dev/shm/blkbench-demo.$$.img
+loop=""
+pids=()
+cleanup() {
+  set +e
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  if [ -n "$loop" ]; then
+    echo "demo: scheduler of $loop after the run: $(cat /sys/block/${loop#/dev/}/queue/scheduler)"
+    losetup -d "$loop"
+  fi
+  rm -f "$backing"
+  echo "demo: cleaned up (state kept in $state)"
+}
+trap cleanup EXIT
+
+truncate -s 1G "$backing"
+loop=$(losetup -f --show "$backing")
+echo "demo: loop device $loop, scheduler before: $(cat /sys/block/${loop#/dev/}/queue/scheduler)"
+
+cat > "$state/agent.yaml" <<YAML
+controller: 127.0.0.1:$port
+agent_id: demo-agent
+state_dir: $state/agent
+devices:
+  - {path: $loop, class: loop}
+YAML
+
+"$bin/controller/blkbench-controller" --listen "127.0.0.1:$port" --db "$state/blkbench.db" \
+  --heartbeat_ms 1000 2>"$state/controller.log" &
+pids+=($!)
+export BLKBENCH_CONTROLLER="127.0.0.1:$port"
+for _ in $(seq 50); do "$bin/controller/blkbench" list >/dev/null 2>&1 && break; sleep 0.2; done
+"$bin/agent/blkbench-agent" --config "$state/agent.yaml" 2>"$state/agent.log" &
+pids+=($!)
+for _ in $(seq 50); do
+  "$bin/controller/blkbench" agents 2>/dev/null | grep -q connected && break; sleep 0.2
+done
+"$bin/controller/blkbench" agents
+
+echo
+"$bin/controller/blkbench" validate "$matrix" | tail -n 1
+"$bin/controller/blkbench" submit "$matrix" --watch
+exp=$("$bin/controller/blkbench" list | awk 'NR==2 {print $1}')
+echo
+"$bin/controller/blkbench" results "$exp"

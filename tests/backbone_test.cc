@@ -1,0 +1,246 @@
+// End-to-end backbone test with real parts: a controller (gRPC on loopback TCP, SQLite
+// file) and two agents dialling it, each with its own loop device, run an 8-cell x
+// 2-repeat matrix with the io_uring executor. Every result lands in SQLite exactly
+// once, the devices' queue settings are restored, and `blkbench results` prints them.
+#include <sqlite3.h>
+
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_split.h"
+#include "agent/agent.h"
+#include "agent/runners.h"
+#include "common/testing/loop_device.h"
+#include "controller/cli/cli.h"
+#include "controller/server.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::LoopDevice;
+using testing::TempDir;
+
+constexpr char kMatrix[] = R"(name: backbone
+repeats: 2
+job: {direct: 1, ioengine: io_uring, size: 32m, iodepth: 8, runtime: 300ms, time_based: 1}
+matrix:
+  scheduler: [none, mq-deadline]
+  rw: [randread, randwrite]
+  bs: [4k, 16k]
+target: {device_class: loop}
+)";
+
+// One agent with its own state directory, running on its own thread.
+class AgentProcess {
+ public:
+  AgentProcess(const std::string& id, const std::string& state_dir,
+               std::vector<AllowedDevice> devices, int port) {
+    config_.agent_id = id;
+    config_.state_dir = state_dir;
+    config_.devices = std::move(devices);
+    config_.controller = "127.0.0.1:" + std::to_string(port);
+    journal_ = std::move(*QueueSettingsJournal::Open(state_dir));
+    executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
+    agent_ =
+        std::make_unique<Agent>(config_, *executor_, clock_, TcpChannelFactory(config_.controller));
+    thread_ = std::thread([this] { agent_->Run(); });
+  }
+  ~AgentProcess() {
+    agent_->Stop();
+    thread_.join();
+  }
+  Agent& agent() { return *agent_; }
+
+ private:
+  AgentConfig config_;
+  SystemClock clock_;
+  std::unique_ptr<QueueSettingsJournal> journal_;
+  std::unique_ptr<RunExecutor> executor_;
+  std::unique_ptr<Agent> agent_;
+  std::thread thread_;
+};
+
+class BackboneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions opts;
+    opts.listen = "127.0.0.1:0";
+    opts.db_path = dir_.File("blkbench.db");
+    opts.controller.sample_interval_ms = 100;
+    opts.controller.heartbeat_interval_ms = 200;
+    opts.tick_ms = 100;
+    auto server = ControllerServer::Start(opts, clock_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+
+  // Waits (on the controller's change signal, not the clock) until the experiment ends.
+  v1::Experiment WaitForEnd(uint64_t id, absl::Duration limit) {
+    const absl::Time deadline = absl::Now() + limit;
+    uint64_t seen = 0;
+    while (absl::Now() < deadline) {
+      auto e = server_->controller().GetExperiment(id, true);
+      if (e.ok() && (e->state() == v1::EXPERIMENT_DONE || e->state() == v1::EXPERIMENT_FAILED ||
+                     e->state() == v1::EXPERIMENT_CANCELED)) {
+        return *e;
+      }
+      seen = server_->controller().WaitForChange(seen, absl::Seconds(1));
+    }
+    return *server_->controller().GetExperiment(id, true);
+  }
+
+  int Cli(std::vector<std::string> args, std::string* out, std::string* err = nullptr) {
+    std::ostringstream o, e;
+    const int rc = RunCli(args, o, e, server_->InProcessChannel());
+    *out = o.str();
+    if (err) *err = e.str();
+    return rc;
+  }
+
+  TempDir dir_{"backbone_test"};
+  SystemClock clock_;
+  std::unique_ptr<ControllerServer> server_;
+};
+
+int64_t SqlCount(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t n = -1;
+  if (sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return n;
+}
+
+TEST_F(BackboneTest, MatrixRunsAcrossTwoAgentsAndEveryResultIsStoredOnce) {
+  auto loop_a = LoopDevice::Create(64);
+  auto loop_b = LoopDevice::Create(64);
+  if (!loop_a || !loop_b) GTEST_SKIP() << "loop devices unavailable";
+  const std::string sched_a = loop_a->SysfsQueue("scheduler");
+  const std::string sched_b = loop_b->SysfsQueue("scheduler");
+
+  TempDir state_a("agent_a"), state_b("agent_b");
+  AgentProcess a("agent-a", state_a.path(), {{loop_a->path(), "loop"}}, server_->port());
+  AgentProcess b("agent-b", state_b.path(), {{loop_b->path(), "loop"}}, server_->port());
+  ASSERT_TRUE(a.agent().WaitConnected(true, absl::Seconds(20)));
+  ASSERT_TRUE(b.agent().WaitConnected(true, absl::Seconds(20)));
+
+  std::string matrix_path = dir_.File("backbone.yaml");
+  {
+    std::ofstream f(matrix_path);
+    f << kMatrix;
+  }
+  std::string out, err;
+  ASSERT_EQ(Cli({"submit", matrix_path}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("8 cells x 2 repeats = 16 runs"));
+  auto listed = server_->controller().ListExperiments(0);
+  ASSERT_EQ(listed->size(), 1u);
+  const uint64_t id = (*listed)[0].id();
+
+  v1::Experiment e = WaitForEnd(id, absl::Minutes(3));
+  ASSERT_EQ(e.state(), v1::EXPERIMENT_DONE) << e.error();
+  ASSERT_EQ(e.runs_size(), 16);
+  std::map<std::string, int> per_agent;
+  for (const v1::Run& r : e.runs()) {
+    EXPECT_EQ(r.state(), v1::RUN_DONE) << r.error();
+    EXPECT_EQ(r.attempt(), 1u);
+    EXPECT_GE(r.samples(), 1u) << "run " << r.id();
+    per_agent[r.agent_id()]++;
+    const v1::CellSpec& cell = e.cells(r.cell_index());
+    EXPECT_EQ(r.result().applied().scheduler(), cell.queue().scheduler());
+    EXPECT_GT(r.result().io().read_ios() + r.result().io().write_ios(), 0u);
+    EXPECT_EQ(r.result().runner(), "io_uring");
+    EXPECT_FALSE(r.result().host().kernel_release().empty());
+    EXPECT_TRUE(r.result().device().is_block());
+  }
+  EXPECT_EQ(per_agent.size(), 2u) << "runs should spread over both agents' devices";
+
+  // Exactly one result row per run, straight from the SQLite file.
+  const std::string db = dir_.File("blkbench.db");
+  EXPECT_EQ(SqlCount(db, "SELECT COUNT(*) FROM results"), 16);
+  EXPECT_EQ(SqlCount(db, "SELECT COUNT(DISTINCT run_id) FROM results"), 16);
+
+  // The host is left as found.
+  EXPECT_EQ(loop_a->SysfsQueue("scheduler"), sched_a);
+  EXPECT_EQ(loop_b->SysfsQueue("scheduler"), sched_b);
+
+  ASSERT_EQ(Cli({"results", std::to_string(id), "--format", "csv"}, &out), 0);
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 17u) << out;
+  EXPECT_THAT(lines[0], HasSubstr("IOPS"));
+  ASSERT_EQ(Cli({"results", std::to_string(id)}, &out), 0);
+  EXPECT_THAT(out, HasSubstr("scheduler=mq-deadline rw=randwrite bs=16k"));
+  ASSERT_EQ(Cli({"agents"}, &out), 0);
+  EXPECT_THAT(out, HasSubstr("agent-a"));
+  EXPECT_THAT(out, HasSubstr("connected"));
+}
+
+TEST_F(BackboneTest, MountedDeviceIsRefusedAndNothingIsWritten) {
+  auto loop = LoopDevice::Create(64);
+  if (!loop) GTEST_SKIP() << "loop devices unavailable";
+  TempDir mnt("mnt");
+  if (testing::RunCommand("mkfs.ext4 -q -F " + loop->path() + " >/dev/null 2>&1") != 0 ||
+      testing::RunCommand("mount -o ro " + loop->path() + " " + mnt.path()) != 0) {
+    GTEST_SKIP() << "mkfs.ext4/mount unavailable";
+  }
+  struct Unmount {
+    std::string dir;
+    ~Unmount() { testing::RunCommand("umount " + dir); }
+  } unmount{mnt.path()};
+  const uint64_t writes_before = loop->WritesCompleted();
+
+  TempDir state("agent");
+  AgentProcess a("agent-m", state.path(), {{loop->path(), "loop"}}, server_->port());
+  ASSERT_TRUE(a.agent().WaitConnected(true, absl::Seconds(20)));
+  auto e = server_->controller().Submit(
+      "w.yaml",
+      "name: w\njob: {rw: randwrite, direct: 1, ioengine: io_uring, runtime: 200ms, "
+      "time_based: 1, size: 8m}\ntarget: {device_class: loop}\n");
+  ASSERT_TRUE(e.ok()) << e.status();
+  v1::Experiment done = WaitForEnd(e->id(), absl::Minutes(1));
+  EXPECT_EQ(done.state(), v1::EXPERIMENT_FAILED);
+  ASSERT_EQ(done.runs_size(), 1);
+  EXPECT_EQ(done.runs(0).state(), v1::RUN_FAILED);
+  EXPECT_THAT(done.runs(0).error(), HasSubstr("mounted"));
+  EXPECT_EQ(loop->WritesCompleted(), writes_before);
+}
+
+TEST_F(BackboneTest, CancelStopsRunningRunAndRestoresDevice) {
+  auto loop = LoopDevice::Create(64);
+  if (!loop) GTEST_SKIP() << "loop devices unavailable";
+  const std::string sched = loop->SysfsQueue("scheduler");
+  TempDir state("agent");
+  AgentProcess a("agent-c", state.path(), {{loop->path(), "loop"}}, server_->port());
+  ASSERT_TRUE(a.agent().WaitConnected(true, absl::Seconds(20)));
+  auto e = server_->controller().Submit(
+      "long.yaml",
+      "name: long\nrepeats: 3\njob: {rw: randread, direct: 1, ioengine: io_uring, runtime: 10m, "
+      "time_based: 1, size: 8m, scheduler: bfq}\ntarget: {device_class: loop}\n");
+  ASSERT_TRUE(e.ok()) << e.status();
+  // Wait until the first run streams a sample, i.e. it is really running.
+  uint64_t seen = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline) {
+    auto cur = server_->controller().GetExperiment(e->id(), false);
+    if (cur->runs(0).samples() > 0) break;
+    seen = server_->controller().WaitForChange(seen, absl::Seconds(1));
+  }
+  EXPECT_THAT(loop->SysfsQueue("scheduler"), HasSubstr("[bfq]"));
+  std::string out;
+  ASSERT_EQ(Cli({"cancel", std::to_string(e->id())}, &out), 0);
+  v1::Experiment done = WaitForEnd(e->id(), absl::Seconds(30));
+  EXPECT_EQ(done.state(), v1::EXPERIMENT_CANCELED);
+  for (const auto& r : done.runs()) EXPECT_EQ(r.state(), v1::RUN_CANCELED);
+  EXPECT_EQ(loop->SysfsQueue("scheduler"), sched);
+}
+
+}  // namespace
+}  // namespace blkbench

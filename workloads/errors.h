@@ -1,0 +1,47 @@
+// Collects every error found in one matrix file and renders them as
+// "FILE:LINE:COL: message" lines inside one InvalidArgument status.
+#ifndef BLKBENCH_WORKLOADS_ERRORS_H_
+#define BLKBENCH_WORKLOADS_ERRORS_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace blkbench::workloads {
+
+// A 1-based place in the file (yaml-cpp marks are 0-based; convert at the edge).
+struct Position {
+  int line = 1;
+  int column = 1;
+  friend bool operator==(const Position&, const Position&) = default;
+  friend auto operator<=>(const Position&, const Position&) = default;
+};
+
+// Not thread-safe; one per parse.
+class ErrorList {
+ public:
+  // At most this many errors are printed; the rest are counted.
+  static constexpr size_t kMaxShown = 50;
+
+  explicit ErrorList(std::string file_name) : file_name_(std::move(file_name)) {}
+
+  // Records an error at `pos`. An identical (position, message) pair is kept once.
+  void Add(Position pos, std::string message);
+
+  bool empty() const { return errors_.empty(); }
+  size_t size() const { return errors_.size(); }
+
+  // OK when empty; otherwise InvalidArgument with one "FILE:LINE:COL: message" line
+  // per error, in file order.
+  absl::Status ToStatus() const;
+
+ private:
+  std::string file_name_;
+  std::vector<std::pair<Position, std::string>> errors_;
+};
+
+}  // namespace blkbench::workloads
+
+#endif  // BLKBENCH_WORKLOADS_ERRORS_H_

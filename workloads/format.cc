@@ -1,0 +1,124 @@
+// CellLabel and the `blkbench validate` cell table.
+#include "workloads/format.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "blkbench/v1/workload.pb.h"
+#include "workloads/job_options.h"
+#include "workloads/units.h"
+
+namespace blkbench::workloads {
+namespace {
+
+std::string RwName(const v1::JobSpec& job) {
+  switch (job.rw()) {
+    case v1::READ:
+      return "read";
+    case v1::WRITE:
+      return "write";
+    case v1::RANDREAD:
+      return "randread";
+    case v1::RANDWRITE:
+      return "randwrite";
+    case v1::RANDRW:
+      return absl::StrCat("randrw ", job.rwmixread(), "/", 100 - job.rwmixread());
+    case v1::READWRITE:
+      return absl::StrCat("rw ", job.rwmixread(), "/", 100 - job.rwmixread());
+    default:
+      return "?";
+  }
+}
+
+std::string OrDash(std::string s) { return s.empty() ? "-" : s; }
+
+// A fixed column: the option it shows (skipped when that option is an axis).
+struct Column {
+  std::string_view canonical;
+  std::function<std::string(const v1::CellSpec&)> text;
+};
+
+std::vector<Column> FixedColumns() {
+  return {
+      {"rw", [](const v1::CellSpec& c) { return RwName(c.job()); }},
+      {"bs", [](const v1::CellSpec& c) { return FormatSize(c.job().bs()); }},
+      {"iodepth", [](const v1::CellSpec& c) { return absl::StrCat(c.job().iodepth()); }},
+      {"numjobs", [](const v1::CellSpec& c) { return absl::StrCat(c.job().numjobs()); }},
+      {"ioengine",
+       [](const v1::CellSpec& c) {
+         return std::string(c.job().ioengine() == v1::IO_URING ? "io_uring" : "psync");
+       }},
+      {"direct", [](const v1::CellSpec& c) { return absl::StrCat(c.job().direct() ? 1 : 0); }},
+      {"runtime",
+       [](const v1::CellSpec& c) {
+         return c.job().runtime_ns() == 0 ? std::string("-")
+                                          : FormatDurationNs(c.job().runtime_ns());
+       }},
+      {"scheduler", [](const v1::CellSpec& c) { return OrDash(c.queue().scheduler()); }},
+      {"device_class", [](const v1::CellSpec& c) { return OrDash(c.target().device_class()); }},
+      {"kernel", [](const v1::CellSpec& c) { return OrDash(c.target().kernel()); }},
+  };
+}
+
+}  // namespace
+
+std::string CellLabel(const v1::CellSpec& cell) {
+  if (cell.axes().empty()) return "(single cell)";
+  return absl::StrJoin(cell.axes(), " ", [](std::string* out, const v1::AxisValue& a) {
+    absl::StrAppend(out, a.key(), "=", a.value());
+  });
+}
+
+std::string FormatCells(const Matrix& m) {
+  const size_t runs = m.cells.size() * m.repeats;
+  std::string out = absl::StrCat(m.name, " (", m.file_name, "): ", m.cells.size(),
+                                 m.cells.size() == 1 ? " cell" : " cells", " x ", m.repeats,
+                                 m.repeats == 1 ? " repeat" : " repeats", " = ", runs,
+                                 runs == 1 ? " run\n" : " runs\n");
+  if (!m.description.empty()) absl::StrAppend(&out, m.description, "\n");
+
+  // rows[0] is the header; column 0 the cell index, then axes, then fixed fields.
+  std::vector<std::vector<std::string>> rows(m.cells.size() + 1);
+  rows[0].push_back("cell");
+  for (size_t i = 0; i < m.cells.size(); ++i) rows[i + 1].push_back(absl::StrCat(i));
+  std::vector<std::string_view> axis_options;
+  for (size_t a = 0; a < m.axes.size(); ++a) {
+    const OptionDef* def = FindOption(m.axes[a]);
+    if (def != nullptr) axis_options.push_back(def->canonical);
+    rows[0].push_back(m.axes[a]);
+    for (size_t i = 0; i < m.cells.size(); ++i) {
+      const auto& axes = m.cells[i].axes();
+      rows[i + 1].push_back(a < static_cast<size_t>(axes.size()) ? axes[a].value() : "?");
+    }
+  }
+  for (const Column& column : FixedColumns()) {
+    if (std::find(axis_options.begin(), axis_options.end(), column.canonical) !=
+        axis_options.end()) {
+      continue;
+    }
+    rows[0].push_back(std::string(column.canonical));
+    for (size_t i = 0; i < m.cells.size(); ++i) rows[i + 1].push_back(column.text(m.cells[i]));
+  }
+
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      absl::StrAppend(&line, row[c]);
+      if (c + 1 < row.size()) line.append(width[c] - row[c].size() + 2, ' ');
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+}  // namespace blkbench::workloads

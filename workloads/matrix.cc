@@ -1,0 +1,387 @@
+// ParseMatrix: walks the matrix YAML into bindings (key, values, positions), checks
+// them, and hands them to ExpandCells. Every problem is collected, none thrown.
+#include "workloads/matrix.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "workloads/absl_compat.h"
+#include "workloads/bindings.h"
+#include "workloads/errors.h"
+#include "workloads/expand.h"
+#include "workloads/job_options.h"
+#include "workloads/suggest.h"
+#include "workloads/units.h"
+
+namespace blkbench::workloads {
+namespace {
+
+constexpr std::string_view kTopLevelKeys[] = {"name",   "description", "repeats", "job",
+                                              "matrix", "target",      "device"};
+constexpr std::string_view kDeviceKinds[] = {"null_blk"};
+constexpr std::string_view kNullBlkPrefix = "null_blk.";
+// Matrix files are hand-written; anything bigger is a mistake (or /dev/zero).
+constexpr size_t kMaxFileBytes = 4 << 20;
+
+Position PosOf(const YAML::Mark& m) {
+  if (m.line < 0 || m.column < 0) return Position{};
+  return Position{m.line + 1, m.column + 1};
+}
+Position PosOf(const YAML::Node& n) { return PosOf(n.Mark()); }
+
+std::string_view Kind(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "nothing";
+  }
+}
+
+// Where a value's error points: a missing value has no place of its own.
+Position ValuePos(const YAML::Node& key, const YAML::Node& value) {
+  return value.IsNull() ? PosOf(key) : PosOf(value);
+}
+
+std::string DidYouMean(std::string_view key, std::vector<std::string_view> candidates) {
+  std::string_view best = ClosestMatch(key, candidates);
+  return best.empty() ? "" : absl::StrCat(" (did you mean '", ToAbsl(best), "'?)");
+}
+
+struct Entry {
+  std::string key;
+  YAML::Node key_node;
+  YAML::Node value;
+};
+
+// Reads one document into matrix fields and bindings, reporting into `errors`.
+class Reader {
+ public:
+  explicit Reader(ErrorList& errors) : errors_(errors) {}
+
+  void ReadDocument(const YAML::Node& root);
+
+  Matrix& matrix() { return matrix_; }
+  std::vector<Binding>& bindings() { return bindings_; }
+  bool has_name() const { return has_name_; }
+  std::optional<Position> target_pos() const { return target_pos_; }
+  std::optional<Position> matrix_pos() const { return matrix_pos_; }
+
+ private:
+  // The entries of a map, minus (and reporting) non-scalar and repeated keys.
+  std::vector<Entry> Entries(const YAML::Node& map, std::string_view where);
+  // Reads every key of the `section` map as an option allowed in `scopes`.
+  void ReadSection(const Entry& e, std::initializer_list<Scope> scopes);
+  void ReadOption(const Entry& e, std::string_view section, std::initializer_list<Scope> scopes);
+  void ReadDevice(const Entry& e);
+  void ReportMisplaced(const Entry& e, const OptionDef& def);
+  std::optional<std::string> ReadScalar(const Entry& e, std::string_view expected);
+
+  ErrorList& errors_;
+  Matrix matrix_;
+  std::vector<Binding> bindings_;
+  bool has_name_ = false;
+  std::optional<Position> target_pos_;
+  std::optional<Position> matrix_pos_;
+};
+
+std::vector<Entry> Reader::Entries(const YAML::Node& map, std::string_view where) {
+  std::vector<Entry> entries;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    // Copies: it->first lives in a proxy that dies at the end of the expression.
+    const YAML::Node key = it->first;
+    if (!key.IsScalar()) {
+      errors_.Add(PosOf(key), absl::StrCat("keys ", ToAbsl(where), " must be plain names, got ",
+                                           ToAbsl(Kind(key))));
+      continue;
+    }
+    bool repeated = false;
+    for (const Entry& e : entries) {
+      if (e.key != key.Scalar()) continue;
+      errors_.Add(PosOf(key), absl::StrCat("key '", e.key, "' appears twice ", ToAbsl(where),
+                                           " (first at line ", PosOf(e.key_node).line, ")"));
+      repeated = true;
+    }
+    if (!repeated) entries.push_back({key.Scalar(), key, it->second});
+  }
+  return entries;
+}
+
+std::optional<std::string> Reader::ReadScalar(const Entry& e, std::string_view expected) {
+  if (e.value.IsScalar()) return e.value.Scalar();
+  errors_.Add(ValuePos(e.key_node, e.value),
+              absl::StrCat("key '", e.key, "': expected ", ToAbsl(expected), ", got ",
+                           ToAbsl(Kind(e.value))));
+  return std::nullopt;
+}
+
+void Reader::ReadDocument(const YAML::Node& root) {
+  if (!root.IsMap()) {
+    errors_.Add(PosOf(root),
+                absl::StrCat("expected a map of matrix keys (name, job, matrix, ",
+                             "target, ...) at the top level, got ", ToAbsl(Kind(root))));
+    return;
+  }
+  for (const Entry& e : Entries(root, "at the top level")) {
+    if (e.key == "name") {
+      std::optional<std::string> name = ReadScalar(e, "a non-empty name");
+      if (name && name->empty()) {
+        errors_.Add(PosOf(e.value), "key 'name': expected a non-empty name, got ''");
+      }
+      has_name_ = true;  // reported above if bad; do not also call it missing
+      if (name) matrix_.name = *name;
+    } else if (e.key == "description") {
+      if (std::optional<std::string> text = ReadScalar(e, "a string")) matrix_.description = *text;
+    } else if (e.key == "repeats") {
+      constexpr std::string_view kExpected = "an integer from 1 to 1000";
+      if (std::optional<std::string> text = ReadScalar(e, kExpected)) {
+        absl::StatusOr<uint64_t> n = ParseUint(*text);
+        if (!n.ok() || *n < 1 || *n > kMaxRepeats) {
+          errors_.Add(PosOf(e.value), absl::StrCat("key 'repeats': expected ", ToAbsl(kExpected),
+                                                   ", got '", *text, "'"));
+        } else {
+          matrix_.repeats = static_cast<uint32_t>(*n);
+        }
+      }
+    } else if (e.key == "job") {
+      ReadSection(e, {Scope::kJob});
+    } else if (e.key == "matrix") {
+      matrix_pos_ = PosOf(e.key_node);
+      ReadSection(e, {Scope::kJob, Scope::kTarget});
+    } else if (e.key == "target") {
+      target_pos_ = PosOf(e.key_node);
+      ReadSection(e, {Scope::kTarget});
+    } else if (e.key == "device") {
+      ReadDevice(e);
+    } else if (const OptionDef* def = FindOption(e.key)) {
+      ReportMisplaced(e, *def);
+    } else if (const OptionDef* param = FindOption(absl::StrCat(ToAbsl(kNullBlkPrefix), e.key))) {
+      ReportMisplaced(e, *param);
+    } else {
+      errors_.Add(
+          PosOf(e.key_node),
+          absl::StrCat("unknown key '", e.key, "'",
+                       DidYouMean(e.key, {std::begin(kTopLevelKeys), std::end(kTopLevelKeys)})));
+    }
+  }
+}
+
+void Reader::ReadSection(const Entry& e, std::initializer_list<Scope> scopes) {
+  if (e.value.IsNull()) return;  // "matrix:" with nothing under it: no axes
+  if (!e.value.IsMap()) {
+    errors_.Add(PosOf(e.value), absl::StrCat("key '", e.key, "': expected a map of keys, got ",
+                                             ToAbsl(Kind(e.value))));
+    return;
+  }
+  for (const Entry& option : Entries(e.value, absl::StrCat("in ", e.key, ":"))) {
+    ReadOption(option, e.key, scopes);
+  }
+}
+
+void Reader::ReportMisplaced(const Entry& e, const OptionDef& def) {
+  std::string_view where;
+  switch (def.scope) {
+    case Scope::kJob:
+      where = "is a job option; put it under job: or matrix:";
+      break;
+    case Scope::kTarget:
+      where = "selects where cells run; put it under target: or matrix:";
+      break;
+    case Scope::kNullBlk:
+      where = "is a null_blk parameter; put it under device: null_blk:";
+      break;
+  }
+  errors_.Add(PosOf(e.key_node), absl::StrCat("key '", e.key, "' ", ToAbsl(where)));
+}
+
+void Reader::ReadOption(const Entry& e, std::string_view section,
+                        std::initializer_list<Scope> scopes) {
+  const bool in_device = section == "device: null_blk";
+  const std::string name = in_device ? absl::StrCat(ToAbsl(kNullBlkPrefix), e.key) : e.key;
+  const OptionDef* def = FindOption(name);
+  if (def == nullptr && !in_device) {
+    if (const OptionDef* param = FindOption(absl::StrCat(ToAbsl(kNullBlkPrefix), e.key))) {
+      ReportMisplaced(e, *param);
+      return;
+    }
+  }
+  if (def == nullptr) {
+    std::vector<std::string_view> candidates;
+    for (Scope scope : scopes) {
+      for (std::string_view n : OptionNames(scope)) {
+        if (in_device) n.remove_prefix(kNullBlkPrefix.size());
+        candidates.push_back(n);
+      }
+    }
+    errors_.Add(PosOf(e.key_node),
+                absl::StrCat("unknown key '", e.key, "'", DidYouMean(e.key, candidates)));
+    return;
+  }
+  if (std::find(scopes.begin(), scopes.end(), def->scope) == scopes.end()) {
+    ReportMisplaced(e, *def);
+    return;
+  }
+
+  Binding b{
+      name, def, std::string(section), PosOf(e.key_node), {}, /*is_axis=*/section == "matrix"};
+  if (e.value.IsSequence()) {
+    b.is_axis = true;
+    for (auto it = e.value.begin(); it != e.value.end(); ++it) {
+      if (it->IsScalar()) {
+        b.values.push_back({it->Scalar(), PosOf(*it)});
+        continue;
+      }
+      errors_.Add(it->IsNull() ? PosOf(e.value) : PosOf(*it),
+                  absl::StrCat("key '", name, "': expected ", ToAbsl(def->expected),
+                               " in the list, got ", ToAbsl(Kind(*it))));
+      b.valid = false;
+    }
+    if (e.value.size() == 0) {
+      errors_.Add(PosOf(e.value),
+                  absl::StrCat("key '", name, "': empty axis (a list needs at least one value)"));
+      b.valid = false;
+    }
+  } else if (e.value.IsScalar()) {
+    b.values.push_back({e.value.Scalar(), PosOf(e.value)});
+  } else {
+    errors_.Add(ValuePos(e.key_node, e.value),
+                absl::StrCat("key '", name, "': expected ", ToAbsl(def->expected), ", got ",
+                             ToAbsl(Kind(e.value))));
+    b.valid = false;
+  }
+  bindings_.push_back(std::move(b));
+}
+
+void Reader::ReadDevice(const Entry& e) {
+  if (e.value.IsNull()) return;
+  if (!e.value.IsMap()) {
+    errors_.Add(PosOf(e.value),
+                absl::StrCat("key 'device': expected a map like {null_blk: {...}}, got ",
+                             ToAbsl(Kind(e.value))));
+    return;
+  }
+  for (const Entry& kind : Entries(e.value, "in device:")) {
+    if (kind.key != "null_blk") {
+      errors_.Add(
+          PosOf(kind.key_node),
+          absl::StrCat("unknown device '", kind.key, "'",
+                       DidYouMean(kind.key, {std::begin(kDeviceKinds), std::end(kDeviceKinds)}),
+                       "; only null_blk takes parameters"));
+      continue;
+    }
+    if (kind.value.IsNull()) continue;
+    if (!kind.value.IsMap()) {
+      errors_.Add(PosOf(kind.value),
+                  absl::StrCat("key 'null_blk': expected a map of null_blk parameters, got ",
+                               ToAbsl(Kind(kind.value))));
+      continue;
+    }
+    for (const Entry& param : Entries(kind.value, "in null_blk:")) {
+      ReadOption(param, "device: null_blk", {Scope::kNullBlk});
+    }
+  }
+}
+
+absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, ErrorList& errors) {
+  if (docs.empty() || docs[0].IsNull()) {
+    errors.Add(Position{}, "the file is empty; a matrix needs at least name: and target:");
+    return errors.ToStatus();
+  }
+  if (docs.size() > 1) {
+    errors.Add(PosOf(docs[1]),
+               absl::StrCat("a matrix file holds one YAML document, found ", docs.size()));
+  }
+  Reader reader(errors);
+  reader.ReadDocument(docs[0]);
+  if (!docs[0].IsMap()) return errors.ToStatus();
+
+  std::vector<std::string_view> broken;
+  if (!reader.has_name()) errors.Add(Position{}, "missing required key 'name'");
+  std::vector<Binding>& bindings = reader.bindings();
+  const bool has_class = std::any_of(bindings.begin(), bindings.end(), [](const Binding& b) {
+    return b.def->canonical == "device_class";
+  });
+  if (!has_class) {
+    broken.push_back("device_class");
+    if (reader.target_pos()) {
+      errors.Add(*reader.target_pos(), "key 'target': missing required key 'device_class'");
+    } else {
+      errors.Add(Position{},
+                 "missing required key 'target' (with device_class, e.g. "
+                 "target: {device_class: null_blk})");
+    }
+  }
+  RemoveConflicts(bindings, errors);
+  CheckValues(bindings, errors);
+  Expansion expansion =
+      ExpandCells(bindings, broken, reader.matrix_pos().value_or(Position{}), errors);
+  if (!errors.empty()) return errors.ToStatus();
+
+  Matrix matrix = std::move(reader.matrix());
+  matrix.axes = std::move(expansion.axes);
+  matrix.cells = std::move(expansion.cells);
+  return matrix;
+}
+
+}  // namespace
+
+absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_name) {
+  ErrorList errors(file_name.empty() ? std::string("<matrix>") : std::string(file_name));
+  try {
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    absl::StatusOr<Matrix> matrix = ParseDocuments(docs, errors);
+    if (matrix.ok()) matrix->file_name = std::string(file_name);
+    return matrix;
+  } catch (const YAML::Exception& e) {
+    // ParserException (syntax) and anything else yaml-cpp raises carry a mark.
+    errors.Add(PosOf(e.mark), absl::StrCat("YAML syntax error: ", e.msg));
+    return errors.ToStatus();
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(ToAbsl(file_name), ": unexpected error: ", e.what()));
+  }
+}
+
+absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
+                                                       &std::fclose);
+  if (file == nullptr) {
+    const int err = errno;
+    if (err == ENOENT) {
+      return absl::NotFoundError(absl::StrCat("matrix file '", path, "' does not exist"));
+    }
+    return absl::ErrnoToStatus(err, absl::StrCat("cannot open matrix file '", path, "'"));
+  }
+  std::string text;
+  char buffer[8192];
+  size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) {
+    text.append(buffer, n);
+    if (text.size() > kMaxFileBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("matrix file '", path, "' is larger than ", kMaxFileBytes, " bytes"));
+    }
+  }
+  if (std::ferror(file.get())) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("cannot read matrix file '", path, "'"));
+  }
+  return ParseMatrix(text, path);
+}
+
+}  // namespace blkbench::workloads

@@ -1,0 +1,58 @@
+// Matrix files: parse a YAML experiment matrix (fio job options + block-layer axes)
+// and expand it into CellSpecs, reporting every mistake with FILE:LINE:COL.
+// Functions are thread-safe.
+//
+//   name: quickstart                  # required
+//   description: ...                  # optional
+//   repeats: 2                        # each cell runs this often (default 1)
+//   job: {rw: randread, iodepth: 32, direct: 1, ioengine: io_uring, runtime: 2s}
+//   matrix: {scheduler: [none, mq-deadline], bs: [4k, 64k]}
+//   target: {device_class: loop, kernel: "6.*"}   # device_class required
+//   device: {null_blk: {submit_queues: 128, irqmode: 0}}
+//
+// job: takes fio options and block-layer keys (job_options.h has the table), target:
+// takes device_class and kernel, matrix: takes either. A list anywhere is an axis;
+// matrix: values are always axes. A key may be set in one place only.
+#ifndef BLKBENCH_WORKLOADS_MATRIX_H_
+#define BLKBENCH_WORKLOADS_MATRIX_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "blkbench/v1/workload.pb.h"
+
+namespace blkbench::workloads {
+
+// Most repeats a matrix may ask for per cell.
+inline constexpr uint32_t kMaxRepeats = 1000;
+
+struct Matrix {
+  std::string name;
+  std::string description;
+  std::string file_name;  // as passed to ParseMatrix, used in messages
+  uint32_t repeats = 1;
+  // The list-valued keys, as written, in file order (null_blk parameters as
+  // "null_blk.<param>").
+  std::vector<std::string> axes;
+  // The cartesian product of the axes: cells[i].index() == i, the first axis varies
+  // slowest, and each cell's axes() hold the key and the value as written.
+  std::vector<v1::CellSpec> cells;
+};
+
+// Parses matrix YAML `text`; `file_name` only labels messages. On success returns
+// the expanded matrix. On any mistake returns InvalidArgument whose message has one
+// line per problem found (all of them, not just the first), each
+// "FILE:LINE:COL: what is wrong", lines and columns 1-based. Never throws.
+absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_name);
+
+// Reads `path` and parses it as ParseMatrix(contents, path). Returns NotFound naming
+// the path when it does not exist, another errno-derived error when it cannot be
+// read, or ParseMatrix's result.
+absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path);
+
+}  // namespace blkbench::workloads
+
+#endif  // BLKBENCH_WORKLOADS_MATRIX_H_

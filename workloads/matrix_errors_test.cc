@@ -1,0 +1,295 @@
+// Tests for matrix files with mistakes: each is reported with FILE:LINE:COL, the
+// key, and what was expected, and all mistakes in a file are reported together.
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "workloads/matrix.h"
+
+namespace blkbench::workloads {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A valid header so each test adds only the mistake under test (from line 3 on).
+constexpr char kHead[] = "name: t\ntarget: {device_class: null_blk}\n";
+
+// Parses `text` as "m.yaml" and returns the error lines; fails if it parsed.
+std::vector<std::string> Errors(const std::string& text) {
+  absl::StatusOr<Matrix> m = ParseMatrix(text, "m.yaml");
+  EXPECT_FALSE(m.ok()) << "parsed:\n" << text;
+  if (m.ok()) return {};
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument);
+  return absl::StrSplit(std::string(m.status().message()), '\n');
+}
+
+// The single error of `body` appended to kHead.
+std::string OneError(const std::string& body) {
+  std::vector<std::string> errors = Errors(absl::StrCat(kHead, body));
+  EXPECT_EQ(errors.size(), 1u) << absl::StrJoin(errors, "\n");
+  return errors.empty() ? "" : errors[0];
+}
+
+TEST(MatrixErrorsTest, UnknownKeySuggestsClosest) {
+  EXPECT_EQ(OneError("job:\n  iodeth: 4\n"),
+            "m.yaml:4:3: unknown key 'iodeth' (did you mean 'iodepth'?)");
+  EXPECT_EQ(OneError("matrix:\n  sheduler: [none]\n"),
+            "m.yaml:4:3: unknown key 'sheduler' (did you mean 'scheduler'?)");
+  EXPECT_EQ(OneError("repeat: 3\n"), "m.yaml:3:1: unknown key 'repeat' (did you mean 'repeats'?)");
+  EXPECT_EQ(OneError("job: {frobnicate: 1}\n"), "m.yaml:3:7: unknown key 'frobnicate'");
+}
+
+TEST(MatrixErrorsTest, BadSizeSuffix) {
+  EXPECT_EQ(OneError("job: {size: 4q}\n"),
+            "m.yaml:3:13: key 'size': expected a size (e.g. 512k, 1g, or bytes), got '4q'");
+}
+
+TEST(MatrixErrorsTest, BsNotMultipleOf512) {
+  EXPECT_EQ(
+      OneError("job: {bs: 4000}\n"),
+      "m.yaml:3:11: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), got '4000'");
+  EXPECT_THAT(OneError("job: {bs: 0}\n"), HasSubstr("key 'bs'"));
+}
+
+TEST(MatrixErrorsTest, IodepthZeroAndNumjobsTooLarge) {
+  EXPECT_EQ(OneError("job:\n  iodepth: 0\n"),
+            "m.yaml:4:12: key 'iodepth': expected an integer from 1 to 65536, got '0'");
+  EXPECT_EQ(OneError("job:\n  numjobs: 4097\n"),
+            "m.yaml:4:12: key 'numjobs': expected an integer from 1 to 4096, got '4097'");
+}
+
+TEST(MatrixErrorsTest, EmptyAxis) {
+  EXPECT_EQ(OneError("matrix:\n  bs: []\n"),
+            "m.yaml:4:7: key 'bs': empty axis (a list needs at least one value)");
+}
+
+TEST(MatrixErrorsTest, KeyInBothJobAndMatrix) {
+  EXPECT_EQ(
+      OneError("job: {bs: 4k}\nmatrix:\n  bs: [4k, 64k]\n"),
+      "m.yaml:5:3: key 'bs' is given in both job: (line 3) and matrix:; give it in one place");
+}
+
+TEST(MatrixErrorsTest, AliasAndItsOptionTogether) {
+  EXPECT_THAT(OneError("job: {iodepth: 8, iodepth_batch_submit: 4, iodepth_batch: 4}\n"),
+              StartsWith("m.yaml:3:44: key 'iodepth_batch' sets the same option as "
+                         "'iodepth_batch_submit'"));
+  EXPECT_THAT(OneError("job: {rwmixread: 70}\nmatrix: {rwmixwrite: [10]}\n"),
+              HasSubstr("m.yaml:4:10: key 'rwmixwrite' sets the same option as 'rwmixread'"));
+}
+
+TEST(MatrixErrorsTest, SameKeyTwiceInOneMap) {
+  EXPECT_EQ(OneError("job:\n  bs: 4k\n  bs: 8k\n"),
+            "m.yaml:5:3: key 'bs' appears twice in job: (first at line 4)");
+}
+
+TEST(MatrixErrorsTest, BadRwAndLibaio) {
+  EXPECT_EQ(OneError("job: {rw: randomread}\n"),
+            "m.yaml:3:11: key 'rw': expected one of read, write, randread, randwrite, randrw, "
+            "rw, readwrite, got 'randomread'");
+  EXPECT_EQ(OneError("job: {ioengine: libaio}\n"),
+            "m.yaml:3:17: key 'ioengine': expected one of io_uring, psync, got 'libaio'");
+}
+
+TEST(MatrixErrorsTest, MissingName) {
+  const std::vector<std::string> errors = Errors("target: {device_class: nvme}\n");
+  EXPECT_THAT(errors, ElementsAre("m.yaml:1:1: missing required key 'name'"));
+  EXPECT_THAT(Errors("name: ''\ntarget: {device_class: nvme}\n"),
+              ElementsAre("m.yaml:1:7: key 'name': expected a non-empty name, got ''"));
+}
+
+TEST(MatrixErrorsTest, MissingDeviceClass) {
+  EXPECT_THAT(Errors("name: x\ntarget: {kernel: '6.*'}\n"),
+              ElementsAre("m.yaml:2:1: key 'target': missing required key 'device_class'"));
+  EXPECT_THAT(Errors("name: x\njob: {bs: 4k}\n"),
+              ElementsAre(HasSubstr("m.yaml:1:1: missing required key 'target'")));
+  EXPECT_THAT(Errors("name: x\ntarget: {device_class: ''}\n"),
+              ElementsAre(HasSubstr("m.yaml:2:24: key 'device_class': expected a non-empty")));
+}
+
+TEST(MatrixErrorsTest, YamlSyntaxErrorHasPosition) {
+  EXPECT_THAT(Errors("name: x\njob: {bs: [4k, 8k}\n"), ElementsAre(StartsWith("m.yaml:2:")));
+  EXPECT_THAT(Errors("name: x\njob: {bs: [4k, 8k}\n")[0], HasSubstr("YAML syntax error"));
+  EXPECT_THAT(Errors("name: x\njob: bs: 4k\n"),
+              ElementsAre(StartsWith("m.yaml:2:8: YAML syntax error: illegal map value")));
+}
+
+TEST(MatrixErrorsTest, TimeBasedNeedsRuntime) {
+  EXPECT_EQ(OneError("job: {time_based: 1}\n"),
+            "m.yaml:3:19: time_based=1 needs a runtime > 0 (otherwise the job never ends)");
+  EXPECT_EQ(OneError("job: {time_based: true, runtime: 0}\n"),
+            "m.yaml:3:34: time_based=1 needs a runtime > 0 (otherwise the job never ends)");
+}
+
+TEST(MatrixErrorsTest, BatchSubmitLargerThanIodepth) {
+  EXPECT_EQ(OneError("job:\n  iodepth: 4\n  iodepth_batch_submit: 8\n"),
+            "m.yaml:5:25: iodepth_batch_submit (8) is larger than iodepth (4)");
+}
+
+TEST(MatrixErrorsTest, AxisProblemNamesTheCell) {
+  EXPECT_EQ(OneError("job: {iodepth_batch_submit: 8}\nmatrix:\n  iodepth: [1, 32]\n"),
+            "m.yaml:3:29: iodepth_batch_submit (8) is larger than iodepth (1) "
+            "(cell 0: iodepth=1)");
+}
+
+TEST(MatrixErrorsTest, BatchCompleteMinAboveMax) {
+  EXPECT_EQ(OneError("job: {iodepth: 32, iodepth_batch_complete_min: 16, "
+                     "iodepth_batch_complete_max: 8}\n"),
+            "m.yaml:3:48: iodepth_batch_complete_min (16) is larger than "
+            "iodepth_batch_complete_max (8)");
+}
+
+TEST(MatrixErrorsTest, RwmixreadOutOfRange) {
+  EXPECT_EQ(OneError("job: {rw: randrw, rwmixread: 101}\n"),
+            "m.yaml:3:30: key 'rwmixread': expected a percentage from 0 to 100, got '101'");
+}
+
+TEST(MatrixErrorsTest, BadCpusAllowed) {
+  EXPECT_EQ(OneError("job: {cpus_allowed: 3-1}\n"),
+            "m.yaml:3:21: key 'cpus_allowed': expected a CPU list like 0-3,6, got '3-1'");
+  EXPECT_THAT(OneError("job: {cpus_allowed: '0-3,x'}\n"), HasSubstr("got '0-3,x'"));
+}
+
+TEST(MatrixErrorsTest, DuplicateAxisValueByMeaning) {
+  EXPECT_EQ(OneError("matrix:\n  bs: [4k, 8k,\n       4096]\n"),
+            "m.yaml:5:8: key 'bs': duplicate axis value '4096' (same as '4k' at line 4)");
+}
+
+TEST(MatrixErrorsTest, SimKernelNeedsSimDevice) {
+  EXPECT_EQ(OneError("matrix: {kernel: ['sim:6.16']}\n"),
+            "m.yaml:3:19: kernel 'sim:6.16' is a simulator profile; it needs a sim: device_class "
+            "(e.g. 'sim:null_blk'), got device_class 'null_blk' (cell 0: kernel=sim:6.16)");
+}
+
+TEST(MatrixErrorsTest, DirectNeedsAlignedSize) {
+  EXPECT_EQ(OneError("job: {direct: 1, size: 1000}\n"),
+            "m.yaml:3:24: with direct=1, size must be a multiple of 512 (got 1000 bytes)");
+}
+
+TEST(MatrixErrorsTest, IoUringOptionWithPsync) {
+  EXPECT_EQ(OneError("job: {fixedbufs: 1}\n"),
+            "m.yaml:3:18: fixedbufs is an io_uring option; it needs ioengine: io_uring");
+}
+
+TEST(MatrixErrorsTest, WrongTypes) {
+  EXPECT_EQ(
+      OneError("job: {bs: {a: 1}}\n"),
+      "m.yaml:3:11: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), got a map");
+  EXPECT_EQ(OneError("job: [bs, 4k]\n"),
+            "m.yaml:3:6: key 'job': expected a map of keys, got a list");
+  EXPECT_EQ(OneError("matrix:\n  bs: [[4k]]\n"),
+            "m.yaml:4:8: key 'bs': expected a size that is a multiple of 512 (e.g. 4k) in the "
+            "list, got a list");
+  EXPECT_EQ(
+      OneError("job:\n  bs:\n"),
+      "m.yaml:4:3: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), got nothing");
+  EXPECT_EQ(OneError("repeats: [1, 2]\n"),
+            "m.yaml:3:10: key 'repeats': expected an integer from 1 to 1000, got a list");
+  EXPECT_THAT(Errors("- name: x\n"), ElementsAre(HasSubstr("m.yaml:1:1: expected a map")));
+}
+
+TEST(MatrixErrorsTest, KeysInTheWrongSection) {
+  EXPECT_EQ(OneError("bs: 4k\n"),
+            "m.yaml:3:1: key 'bs' is a job option; put it under job: or matrix:");
+  EXPECT_EQ(OneError("job: {kernel: '6.*'}\n"),
+            "m.yaml:3:7: key 'kernel' selects where cells run; put it under target: or matrix:");
+  EXPECT_EQ(OneError("job: {irqmode: 1}\n"),
+            "m.yaml:3:7: key 'irqmode' is a null_blk parameter; put it under device: null_blk:");
+}
+
+TEST(MatrixErrorsTest, DeviceMistakes) {
+  EXPECT_EQ(OneError("device: {nullblk: {irqmode: 1}}\n"),
+            "m.yaml:3:10: unknown device 'nullblk' (did you mean 'null_blk'?); only null_blk "
+            "takes parameters");
+  EXPECT_EQ(OneError("device: {null_blk: {irqmode: 3}}\n"),
+            "m.yaml:3:30: key 'null_blk.irqmode': expected 0 (none), 1 (softirq) or 2 (timer), "
+            "got '3'");
+  EXPECT_EQ(OneError("device: {null_blk: {submit_queue: 3}}\n"),
+            "m.yaml:3:21: unknown key 'submit_queue' (did you mean 'submit_queues'?)");
+}
+
+TEST(MatrixErrorsTest, RepeatsOutOfRange) {
+  EXPECT_EQ(OneError("repeats: 0\n"),
+            "m.yaml:3:10: key 'repeats': expected an integer from 1 to 1000, got '0'");
+}
+
+TEST(MatrixErrorsTest, TooManyCells) {
+  std::string values;
+  for (int i = 1; i <= 101; ++i) absl::StrAppend(&values, i == 1 ? "" : ", ", i);
+  EXPECT_EQ(OneError(absl::StrCat("matrix:\n  nr_requests: [", values, "]\n  randseed: [", values,
+                                  "]\n")),
+            "m.yaml:3:1: the matrix expands to more than 10000 cells (nr_requests=101 x "
+            "randseed=101); split it into smaller matrices");
+}
+
+TEST(MatrixErrorsTest, EmptyFileAndSeveralDocuments) {
+  EXPECT_THAT(Errors(""), ElementsAre(HasSubstr("m.yaml:1:1: the file is empty")));
+  EXPECT_THAT(Errors("# just a comment\n"), ElementsAre(HasSubstr("the file is empty")));
+  EXPECT_THAT(Errors(absl::StrCat(kHead, "---\nname: u\n")),
+              ElementsAre(HasSubstr("m.yaml:4:1: a matrix file holds one YAML document, found 2")));
+}
+
+TEST(MatrixErrorsTest, AllErrorsAreReportedTogetherInFileOrder) {
+  const std::vector<std::string> errors = Errors(R"(target: {device_class: null_blk}
+job:
+  iodeth: 4
+  bs: 4000
+  rw: randrw
+  rwmixread: 101
+  ioengine: libaio
+  time_based: 1
+matrix:
+  scheduler: [none, deadline]
+)");
+  EXPECT_THAT(errors, ElementsAre("m.yaml:1:1: missing required key 'name'",
+                                  "m.yaml:3:3: unknown key 'iodeth' (did you mean 'iodepth'?)",
+                                  HasSubstr("m.yaml:4:7: key 'bs'"),
+                                  HasSubstr("m.yaml:6:14: key 'rwmixread'"),
+                                  HasSubstr("m.yaml:7:13: key 'ioengine'"),
+                                  HasSubstr("m.yaml:8:15: time_based=1 needs a runtime"),
+                                  HasSubstr("m.yaml:10:21: key 'scheduler': expected one of none, "
+                                            "mq-deadline, bfq, kyber, got 'deadline'")));
+}
+
+TEST(MatrixErrorsTest, CrossChecksSkipKeysWithBadValues) {
+  // iodepth is bad, so "batch_submit > iodepth" is not also reported against the default.
+  EXPECT_EQ(OneError("job: {iodepth: x, iodepth_batch_submit: 8}\n"),
+            "m.yaml:3:16: key 'iodepth': expected an integer from 1 to 65536, got 'x'");
+}
+
+TEST(MatrixErrorsTest, EmptyFileNameStillLabelsErrors) {
+  absl::StatusOr<Matrix> m = ParseMatrix("name: x\n", "");
+  EXPECT_THAT(std::string(m.status().message()),
+              StartsWith("<matrix>:1:1: missing required key 'target'"));
+}
+
+TEST(MatrixErrorsTest, OddYamlIsAnErrorNeverAnException) {
+  const std::string deep = std::string(5000, '[') + std::string(5000, ']');
+  const std::vector<std::string> inputs = {
+      deep,
+      absl::StrCat("name: x\njob: {bs: ", deep, "}\n"),
+      "name: x\ntarget: {device_class: *nowhere}\n",
+      "name: &a x\ntarget: {device_class: *a}\njob: {bs: &b 4k}\nmatrix: {numjobs: *b}\n",
+      "? {a: 1}\n: 2\n",
+      "name: x\ntarget: {device_class: x}\njob: {? [bs] : 4k}\n",
+      "\t\x01\xff",
+      "name: x\ntarget: {device_class: x}\njob: {bs: \"\\u0000\"}\n",
+      "---\n...\n",
+      "name: x\ntarget: ~\n",
+      "name: x\ntarget: {device_class: [x, y]}\nmatrix: {device_class: [z]}\n",
+  };
+  for (const std::string& text : inputs) {
+    absl::StatusOr<Matrix> m = ParseMatrix(text, "odd.yaml");
+    EXPECT_EQ(m.status().code(), absl::StatusCode::kInvalidArgument) << text.substr(0, 80);
+    EXPECT_THAT(std::string(m.status().message()), StartsWith("odd.yaml:")) << text.substr(0, 80);
+  }
+}
+
+}  // namespace
+}  // namespace blkbench::workloads
