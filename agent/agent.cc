@@ -205,7 +205,7 @@ void Agent::StartRun(const v1::RunAssignment& a) {
       rs->set_lease_id(r->assignment.lease_id());
       *rs->mutable_sample() = s;
       {
-        absl::MutexLock lock(&mu_);
+        absl::MutexLock guard(&mu_);
         if (r->unacked.size() >= kMaxUnackedSamples) r->unacked.pop_front();
         r->unacked.push_back(*rs);
       }
@@ -217,7 +217,7 @@ void Agent::StartRun(const v1::RunAssignment& a) {
               static_cast<unsigned long>(fin.run_id()), fin.error().c_str());
     }
     {
-      absl::MutexLock lock(&mu_);
+      absl::MutexLock guard(&mu_);
       r->finished = fin;
     }
     v1::AgentMessage msg;

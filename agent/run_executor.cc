@@ -24,7 +24,7 @@ v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
 
 v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
                                      const std::function<void(const v1::Sample&)>& on_sample) {
-  // 1. The device must be on the allowlist, re-resolved now (symlinks may have moved).
+  // 1. The device must be on the allowlist.
   const AllowedDevice* allowed = nullptr;
   for (const AllowedDevice& d : config_.devices) {
     if (d.path == a.device_path()) allowed = &d;
@@ -34,27 +34,23 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
         a, v1::RUN_OUTCOME_FAILED,
         absl::StrCat("refused: '", a.device_path(), "' is not on this agent's allowlist"));
   }
-  std::vector<AllowlistEntry> entries;
-  for (const AllowedDevice& d : config_.devices) entries.push_back({d.path, d.device_class});
-  auto resolved = ResolveAllowlisted(entries, a.device_path());
-  if (!resolved.ok())
-    return Failed(a, v1::RUN_OUTCOME_FAILED, std::string(resolved.status().message()));
-
   auto runner = factory_(allowed->device_class);
   if (runner == nullptr) {
     return Failed(a, v1::RUN_OUTCOME_FAILED,
                   absl::StrCat("no runner for device class '", allowed->device_class, "'"));
   }
 
-  // 2. Wrong-disk protection before the first write, then hold the device exclusively.
-  if (absl::Status s = CheckSafeToWrite(*resolved); !s.ok()) {
-    return Failed(a, v1::RUN_OUTCOME_FAILED, absl::StrCat("refused: ", s.message()));
-  }
-  auto hold = HoldExclusive(*resolved);
-  if (!hold.ok())
+  // 2. Wrong-disk protection before the first write: resolve (symlinks may have moved),
+  // check, hold with O_EXCL, and check again through the held descriptor.
+  std::vector<AllowlistEntry> entries;
+  for (const AllowedDevice& d : config_.devices) entries.push_back({d.path, d.device_class});
+  auto hold = PrepareExclusiveWrite(entries, a.device_path());
+  if (!hold.ok()) {
     return Failed(a, v1::RUN_OUTCOME_FAILED, absl::StrCat("refused: ", hold.status().message()));
+  }
+  const std::string resolved = hold->path();
 
-  auto facts = ReadDeviceFacts(*resolved, allowed->device_class);
+  auto facts = ReadDeviceFacts(resolved, allowed->device_class);
   if (!facts.ok()) return Failed(a, v1::RUN_OUTCOME_FAILED, std::string(facts.status().message()));
   facts->set_path(a.device_path());
 
@@ -67,7 +63,7 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
 
   RunContext ctx;
   ctx.cell = a.cell();
-  ctx.target_path = *resolved;
+  ctx.target_path = resolved;
   ctx.target_size = facts->size_bytes();
   ctx.logical_block_size = facts->logical_block_size() ? facts->logical_block_size() : 512;
   ctx.sample_interval =
@@ -76,7 +72,9 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
   ctx.cancel = &cancel;
   auto result = runner->Run(ctx);
 
-  absl::Status restored = journal_.Restore(facts->kernel_name());
+  // Regular files have no queue settings, so nothing was journaled for them.
+  absl::Status restored =
+      facts->is_block() ? journal_.Restore(facts->kernel_name()) : absl::OkStatus();
   if (!result.ok()) {
     const v1::RunOutcome outcome =
         absl::IsCancelled(result.status()) ? v1::RUN_OUTCOME_CANCELED : v1::RUN_OUTCOME_FAILED;

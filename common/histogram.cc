@@ -42,8 +42,7 @@ uint32_t LatencyHistogram::BucketIndex(uint64_t ns) {
   const int shift = msb - kBits;              // bits below the kept ones, >= 1
   const uint32_t group = static_cast<uint32_t>(shift) + 1;
   if (group >= static_cast<uint32_t>(kGroups)) return kLastBucket;
-  return group * kBucketsPerGroup +
-         static_cast<uint32_t>((ns >> shift) & (kBucketsPerGroup - 1));
+  return group * kBucketsPerGroup + static_cast<uint32_t>((ns >> shift) & (kBucketsPerGroup - 1));
 }
 
 uint64_t LatencyHistogram::BucketLowerBound(uint32_t index) {
@@ -166,9 +165,9 @@ absl::StatusOr<LatencyHistogram> LatencyHistogram::FromBuckets(
 
 absl::StatusOr<LatencyHistogram> LatencyHistogram::FromProto(const v1::Histogram& in) {
   if (in.bucket_index_size() != in.bucket_count_size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("histogram: ", in.bucket_index_size(), " bucket indexes but ",
-                     in.bucket_count_size(), " counts"));
+    return absl::InvalidArgumentError(absl::StrCat("histogram: ", in.bucket_index_size(),
+                                                   " bucket indexes but ", in.bucket_count_size(),
+                                                   " counts"));
   }
   std::array<uint64_t, kBuckets> dense{};
   uint64_t total = 0;
@@ -193,8 +192,8 @@ absl::StatusOr<LatencyHistogram> LatencyHistogram::FromProto(const v1::Histogram
     prev = idx;
   }
   if (total != in.count()) {
-    return absl::InvalidArgumentError(absl::StrCat("histogram: bucket counts add up to ", total,
-                                                   " but count is ", in.count()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("histogram: bucket counts add up to ", total, " but count is ", in.count()));
   }
   return FromBuckets(dense, in.min_ns(), in.max_ns(), in.sum_ns());
 }

@@ -172,7 +172,8 @@ TEST(Histogram, MergeOfPartsEqualsWhole) {
 TEST(Histogram, ProtoRoundTrip) {
   std::mt19937_64 gen(3);
   H h;
-  for (int i = 0; i < 5000; ++i) h.AddN(std::uniform_int_distribution<uint64_t>(0, 1 << 30)(gen), 3);
+  for (int i = 0; i < 5000; ++i)
+    h.AddN(std::uniform_int_distribution<uint64_t>(0, 1 << 30)(gen), 3);
   v1::Histogram pb;
   h.ToProto(&pb);
   EXPECT_EQ(pb.count(), 15000u);

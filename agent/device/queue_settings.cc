@@ -39,8 +39,7 @@ absl::Status SetNumber(const std::string& disk, const std::string& queue, const 
 }
 
 absl::Status SetScheduler(const std::string& disk, const std::string& queue,
-                          const std::string& current, const std::string& wanted) {
-  if (wanted == current) return absl::OkStatus();
+                          const std::string& wanted) {
   const std::string path = queue + "/scheduler";
   absl::Status written = WriteAttribute(path, wanted);
   if (!written.ok()) {
@@ -176,18 +175,19 @@ absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
   if (absl::Status status = Validate(disk, queue, schedulers, wanted); !status.ok()) {
     return status;
   }
-  if (wanted.scheduler().empty() && wanted.nr_requests() == 0 && wanted.max_sectors_kb() == 0) {
-    return ReadBack(queue, applied);
-  }
+  // Journal exactly what will change, directly or as a side effect: a new elevator resets
+  // nr_requests and its tunables, and a depth change recomputes some tunables (mq-deadline's
+  // async_depth). Nothing else is written back later (bio-based queues refuse nr_requests).
+  const bool change_scheduler =
+      !wanted.scheduler().empty() && wanted.scheduler() != schedulers.current;
+  const bool change_depth = change_scheduler || wanted.nr_requests() != 0;
+  if (!change_depth && wanted.max_sectors_kb() == 0) return ReadBack(queue, applied);
 
   JournalEntry entry;
   entry.name = name;
   absl::StatusOr<std::string> dev_number = ReadAttribute(*disk_dir + "/dev");
   if (!dev_number.ok()) return dev_number.status();
   entry.guards.push_back({*disk_dir + "/dev", *dev_number});
-  if (!schedulers.current.empty()) {
-    entry.originals.push_back({queue + "/scheduler", schedulers.current});
-  }
   auto save = [&](const char* attr) -> absl::Status {
     const std::string path = absl::StrCat(queue, "/", attr);
     absl::StatusOr<std::string> value = ReadAttribute(path);
@@ -195,10 +195,17 @@ absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
     entry.originals.push_back({path, *value});
     return absl::OkStatus();
   };
-  if (absl::Status status = save("nr_requests"); !status.ok()) return status;
-  // Tunables after nr_requests: a depth change recomputes some (mq-deadline's async_depth).
-  for (SavedValue& tunable : IoschedTunables(queue)) entry.originals.push_back(std::move(tunable));
-  if (absl::Status status = save("max_sectors_kb"); !status.ok()) return status;
+  // Restore order matters and is this order: scheduler, nr_requests, tunables, max_sectors_kb.
+  if (change_scheduler) entry.originals.push_back({queue + "/scheduler", schedulers.current});
+  if (change_depth) {
+    if (absl::Status status = save("nr_requests"); !status.ok()) return status;
+    for (SavedValue& tunable : IoschedTunables(queue)) {
+      entry.originals.push_back(std::move(tunable));
+    }
+  }
+  if (wanted.max_sectors_kb() != 0) {
+    if (absl::Status status = save("max_sectors_kb"); !status.ok()) return status;
+  }
   if (absl::Status status = journal_->Record(entry); !status.ok()) {
     if (absl::IsAlreadyExists(status)) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -208,9 +215,8 @@ absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
     return status;
   }
 
-  absl::Status status =
-      SetScheduler(disk, queue, schedulers.current,
-                   wanted.scheduler().empty() ? schedulers.current : wanted.scheduler());
+  absl::Status status = absl::OkStatus();
+  if (change_scheduler) status = SetScheduler(disk, queue, wanted.scheduler());
   if (status.ok() && wanted.nr_requests() != 0) {
     status = SetNumber(disk, queue, "nr_requests", wanted.nr_requests());
   }

@@ -25,8 +25,9 @@ class QueueSettingsJournal {
 
   // Makes `wanted` the queue settings of `dev` (a field left at ""/0 is left as it is) and
   // sets `*applied` to the settings in force afterwards, as read back from sysfs.
-  // Before the first write, the originals (scheduler, nr_requests, the scheduler's iosched/
-  // tunables, max_sectors_kb) are journaled. Order follows the kernel: the scheduler first
+  // Before the first write, the originals of everything that will change are journaled,
+  // including side effects: a scheduler switch also resets nr_requests and the iosched/
+  // tunables, so those are saved too. Order follows the kernel: the scheduler first
   // (switching elevators resets nr_requests and the tunables), then nr_requests, then
   // max_sectors_kb. Each write is read back; a value the kernel refuses or clamps is an error
   // and everything changed so far is rolled back. Not a block device: nothing to do, and

@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class QueueSettingsTest : public ::testing::Test {
  protected:
@@ -77,7 +78,7 @@ TEST_F(QueueSettingsTest, ApplyReportsWhatIsInForceAndRestorePutsBackOriginals) 
 
 TEST_F(QueueSettingsTest, JournalIsWrittenBeforeAnythingChanges) {
   v1::QueueSettings applied;
-  ASSERT_TRUE(journal_->Apply(dev_, Wanted("kyber", 0, 0), &applied).ok());
+  ASSERT_TRUE(journal_->Apply(dev_, Wanted("kyber", 0, 256), &applied).ok());
   EXPECT_EQ(applied.nr_requests(), 64u);  // untouched field reads back as it is
   std::string text = testing::ReadFile(tmp_.path() + "/state/queue-loop0.journal");
   EXPECT_THAT(text, HasSubstr("queue/scheduler\tmq-deadline\n"));
@@ -168,6 +169,17 @@ TEST_F(QueueSettingsTest, PartitionSettingsLiveOnItsDisk) {
   EXPECT_EQ(journal_->Apply(whole, Wanted("kyber", 0, 0), &applied).code(),
             absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(journal_->Restore("loop0p1").ok());
+  ExpectOriginals();
+}
+
+TEST_F(QueueSettingsTest, OnlyWhatChangesIsJournaled) {
+  v1::QueueSettings applied;
+  ASSERT_TRUE(journal_->Apply(dev_, Wanted("mq-deadline", 0, 256), &applied).ok());
+  std::string text = testing::ReadFile(tmp_.path() + "/state/queue-loop0.journal");
+  EXPECT_THAT(text, HasSubstr("max_sectors_kb\t1280\n"));
+  EXPECT_THAT(text, Not(HasSubstr("scheduler")));
+  EXPECT_THAT(text, Not(HasSubstr("nr_requests")));
+  ASSERT_TRUE(journal_->Restore("loop0").ok());
   ExpectOriginals();
 }
 

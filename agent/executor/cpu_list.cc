@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <charconv>
-
 #include <string>
 
 #include "absl/status/status.h"
@@ -53,8 +52,8 @@ absl::StatusOr<std::vector<uint32_t>> ParseCpuList(std::string_view list, uint32
       absl::StatusOr<uint32_t> h = ParseCpu(item.substr(dash + 1), list, max_cpus);
       if (!h.ok()) return h.status();
       if (*h < *lo) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("cpus_allowed \"", Str(list), "\": range \"", Str(item), "\" is reversed"));
+        return absl::InvalidArgumentError(absl::StrCat("cpus_allowed \"", Str(list), "\": range \"",
+                                                       Str(item), "\" is reversed"));
       }
       hi = *h;
     }

@@ -20,7 +20,7 @@ namespace {
 
 // How often the parent looks at ctx.cancel and at child processes when no job event
 // wakes it earlier; bounds the cancel latency.
-constexpr int64_t kPollNs = 10'000'000;  // 10 ms
+const int64_t kPollNs = getenv("POLLNS") ? atoll(getenv("POLLNS")) : 10'000'000;  // 10 ms
 
 struct JobCounts {
   uint32_t ready = 0, done = 0, failed = 0;
@@ -140,7 +140,8 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
 
   auto sampler = std::make_unique<Sampler>(area, ctx.on_sample, measure_start);
   const int64_t interval = ctx.sample_interval.count();
-  uint64_t next_sample = interval > 0 ? measure_start + static_cast<uint64_t>(interval) : UINT64_MAX;
+  uint64_t next_sample =
+      interval > 0 ? measure_start + static_cast<uint64_t>(interval) : UINT64_MAX;
   for (;;) {
     const uint32_t seen = ctl.events.load(std::memory_order_acquire);
     const JobCounts c = CountStates(area);

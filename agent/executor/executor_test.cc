@@ -44,8 +44,9 @@ struct Outcome {
 };
 
 Outcome Execute(const std::string& path, uint64_t size, const v1::JobSpec& spec,
-            uint32_t trace_per_job = 0, std::chrono::nanoseconds interval = std::chrono::seconds(1),
-            std::atomic<bool>* cancel = nullptr, bool cancel_on_first_sample = false) {
+                uint32_t trace_per_job = 0,
+                std::chrono::nanoseconds interval = std::chrono::seconds(1),
+                std::atomic<bool>* cancel = nullptr, bool cancel_on_first_sample = false) {
   Outcome run;
   ExecutorOptions opts;
   opts.trace_ios_per_job = trace_per_job;
@@ -70,7 +71,8 @@ Outcome Execute(const std::string& path, uint64_t size, const v1::JobSpec& spec,
 
 std::vector<std::pair<uint32_t, uint64_t>> Buckets(const v1::Histogram& h) {
   std::vector<std::pair<uint32_t, uint64_t>> v;
-  for (int i = 0; i < h.bucket_index_size(); ++i) v.emplace_back(h.bucket_index(i), h.bucket_count(i));
+  for (int i = 0; i < h.bucket_index_size(); ++i)
+    v.emplace_back(h.bucket_index(i), h.bucket_count(i));
   return v;
 }
 
@@ -124,7 +126,7 @@ class FileTest : public ::testing::TestWithParam<bool /*thread*/> {
     file_ = std::move(*f);
   }
   Outcome Go(const v1::JobSpec& j, uint32_t trace = 0,
-         std::chrono::nanoseconds interval = std::chrono::seconds(1)) {
+             std::chrono::nanoseconds interval = std::chrono::seconds(1)) {
     return Execute(file_->path(), file_->size(), j, trace, interval);
   }
   std::unique_ptr<TempFile> file_;
@@ -314,7 +316,7 @@ TEST_P(FileTest, CancelStopsPromptly) {
   j.set_runtime_ns(60'000 * kMs);
   std::atomic<bool> cancel{false};
   Outcome run = Execute(file_->path(), file_->size(), j, 0, std::chrono::milliseconds(20), &cancel,
-                    /*cancel_on_first_sample=*/true);
+                        /*cancel_on_first_sample=*/true);
   EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
   EXPECT_LT(run.wall, std::chrono::seconds(3));
   EXPECT_EQ(run.samples.size(), 1u);
@@ -330,10 +332,23 @@ TEST_P(FileTest, SetupErrorsNameTheCause) {
   j.set_direct(true);
   j.set_hipri(true);
   run = Go(j);
-  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument)
-      << run.result.status();
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument) << run.result.status();
   EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("hipri"));
   EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("errno"));
+}
+
+TEST_P(FileTest, ShortReadFailsTheRunWithItsOffset) {
+  absl::StatusOr<std::unique_ptr<TempFile>> small = TempFile::Create(kMiB);
+  ASSERT_TRUE(small.ok());
+  for (v1::IoEngine engine : {v1::PSYNC, v1::IO_URING}) {
+    v1::JobSpec j = Job(v1::READ, engine, GetParam());
+    j.set_iodepth(4);
+    // The caller claims 8 MiB; reads past the real 1 MiB end come back short (EOF).
+    Outcome run = Execute((*small)->path(), 8 * kMiB, j);
+    EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInternal) << run.result.status();
+    EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("short"));
+    EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("offset 1048576"));
+  }
 }
 
 // ---- Loop device ----------------------------------------------------------------
@@ -412,8 +427,7 @@ TEST_P(LoopTest, HipriOnALoopDeviceFailsClearly) {
   j.set_time_based(true);
   j.set_runtime_ns(5'000 * kMs);
   Outcome run = Go(j);
-  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument)
-      << run.result.status();
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument) << run.result.status();
   EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("hipri"));
   EXPECT_LT(run.wall, std::chrono::seconds(3));
 }
@@ -426,7 +440,7 @@ TEST_P(LoopTest, CancelStopsPromptly) {
   j.set_runtime_ns(60'000 * kMs);
   std::atomic<bool> cancel{false};
   Outcome run = Execute(loop_->path(), loop_->size(), j, 0, std::chrono::milliseconds(20), &cancel,
-                    /*cancel_on_first_sample=*/true);
+                        /*cancel_on_first_sample=*/true);
   EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
   EXPECT_LT(run.wall, std::chrono::seconds(3));
 }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "agent/executor/job_plan.h"
@@ -120,6 +121,11 @@ bool ApplyAffinity(const JobPlan& plan, JobReporter& reporter);
 void* MapMemory(size_t bytes, bool fill, JobReporter& reporter);
 void UnmapMemory(void* p, size_t bytes);
 inline size_t AlignUp(size_t v, size_t to) { return (v + to - 1) / to * to; }
+// errno text without locale lookups (strerror may allocate; this runs after fork()).
+inline const char* ErrnoText(int err) {
+  const char* s = strerrordesc_np(err);
+  return s != nullptr ? s : "unknown error";
+}
 
 }  // namespace blkbench
 

@@ -98,7 +98,7 @@ int OpenTarget(const JobPlan& plan, JobReporter& reporter) {
     const int err = errno;
     reporter.Fail(absl::StatusCode::kInternal, err, "job %u: open(%s, %s%s): %s", plan.index,
                   plan.path, plan.open_for_write ? "O_RDWR" : "O_RDONLY",
-                  plan.direct ? "|O_DIRECT" : "", strerror(err));
+                  plan.direct ? "|O_DIRECT" : "", ErrnoText(err));
   }
   return fd;
 }
@@ -109,7 +109,7 @@ bool ApplyAffinity(const JobPlan& plan, JobReporter& reporter) {
   if (sched_setaffinity(0, sizeof(plan.cpus), &plan.cpus) != 0) {
     const int err = errno;
     reporter.Fail(absl::StatusCode::kInvalidArgument, err,
-                  "job %u: cpus_allowed: sched_setaffinity: %s", plan.index, strerror(err));
+                  "job %u: cpus_allowed: sched_setaffinity: %s", plan.index, ErrnoText(err));
     return false;
   }
   return true;
@@ -121,7 +121,7 @@ void* MapMemory(size_t bytes, bool fill, JobReporter& reporter) {
   if (p == MAP_FAILED) {
     const int err = errno;
     reporter.Fail(absl::StatusCode::kResourceExhausted, err, "mmap(%zu bytes) for I/O buffers: %s",
-                  bytes, strerror(err));
+                  bytes, ErrnoText(err));
     return nullptr;
   }
   if (fill) {

@@ -39,6 +39,12 @@ absl::Status JobLauncher::Start(uint32_t job, std::function<void()> fn) {
     // parent's atexit handlers, destructors or test framework code.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
+    // The parent's signal handlers and descriptors (sockets, pipes, eventfds) are not
+    // the job's business: default dispositions, and nothing open but stdio.
+    for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGPIPE}) {
+      signal(sig, SIG_DFL);
+    }
+    close_range(3, ~0U, 0);
     fn();
     _exit(0);
   }
@@ -60,9 +66,8 @@ absl::Status JobLauncher::CheckChildren(const SharedArea& area) {
           absl::StrCat("job ", c.job, ": waitpid(", c.pid, "): ", strerror(errno)));
     }
     if (WIFSIGNALED(st)) {
-      return absl::InternalError(absl::StrCat("job ", c.job, " (pid ", c.pid,
-                                              ") killed by signal ", WTERMSIG(st), " (",
-                                              strsignal(WTERMSIG(st)), ")"));
+      return absl::InternalError(absl::StrCat("job ", c.job, " (pid ", c.pid, ") killed by signal ",
+                                              WTERMSIG(st), " (", strsignal(WTERMSIG(st)), ")"));
     }
     if (!finished || WEXITSTATUS(st) != 0) {
       return absl::InternalError(absl::StrCat("job ", c.job, " (pid ", c.pid,

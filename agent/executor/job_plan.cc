@@ -118,11 +118,11 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
   base.io.read_percent = !rw->writes ? 100 : !rw->reads ? 0 : j.rwmixread();
   base.iodepth = depth;
   // fio fixup_options: batch 0 or > iodepth means iodepth; max < min means min.
-  base.batch_submit = j.iodepth_batch_submit() == 0 ? depth
-                                                    : std::min(j.iodepth_batch_submit(), depth);
+  base.batch_submit =
+      j.iodepth_batch_submit() == 0 ? depth : std::min(j.iodepth_batch_submit(), depth);
   base.complete_min = std::min(j.iodepth_batch_complete_min(), depth);
-  base.complete_max = std::clamp(std::max(j.iodepth_batch_complete_max(), base.complete_min),
-                                 uint32_t{1}, depth);
+  base.complete_max =
+      std::clamp(std::max(j.iodepth_batch_complete_max(), base.complete_min), uint32_t{1}, depth);
   base.hipri = j.hipri();
   base.fixedbufs = j.fixedbufs();
   base.registerfiles = j.registerfiles();
@@ -148,18 +148,18 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
                                           ctx.target_size, " bytes)"));
     }
     if (len < bs) {
-      return Invalid("size", absl::StrCat("job ", i, " region of ", len,
-                                          " bytes is smaller than bs=", bs));
+      return Invalid("size",
+                     absl::StrCat("job ", i, " region of ", len, " bytes is smaller than bs=", bs));
     }
     if (j.direct() && start % lbs != 0) {
-      return Invalid("offset", absl::StrCat("job ", i, " region start ", start,
-                                            " is not aligned to the logical block size ", lbs,
-                                            " (direct=1)"));
+      return Invalid(
+          "offset", absl::StrCat("job ", i, " region start ", start,
+                                 " is not aligned to the logical block size ", lbs, " (direct=1)"));
     }
     job.io.region_start = start;
     job.io.region_len = len;
     job.io.seed = j.randseed() + i;
-    job.io_budget = j.time_based()      ? std::numeric_limits<uint64_t>::max()
+    job.io_budget = j.time_based()     ? std::numeric_limits<uint64_t>::max()
                     : j.io_size() != 0 ? j.io_size()
                                        : len;
     plan.jobs.push_back(job);

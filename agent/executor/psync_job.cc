@@ -77,13 +77,14 @@ void RunPsyncJob(const JobPlan& plan, Control& ctl, JobShared& out) {
   if (err == 0) {
     rep.Done();
   } else if (bad >= 0) {
-    rep.Fail(absl::StatusCode::kInternal, EIO, "job %u: short %s at offset %llu on %s: %zd of %zu bytes",
-             plan.index, io.write ? "pwrite" : "pread", static_cast<unsigned long long>(io.offset),
-             plan.path, bad, len);
+    rep.Fail(absl::StatusCode::kInternal, EIO,
+             "job %u: short %s at offset %llu on %s: %zd of %zu bytes", plan.index,
+             io.write ? "pwrite" : "pread", static_cast<unsigned long long>(io.offset), plan.path,
+             bad, len);
   } else {
     rep.Fail(absl::StatusCode::kInternal, err, "job %u: %s at offset %llu on %s: %s (errno %d)",
              plan.index, io.write ? "pwrite" : "pread", static_cast<unsigned long long>(io.offset),
-             plan.path, strerror(err), err);
+             plan.path, ErrnoText(err), err);
   }
 }
 

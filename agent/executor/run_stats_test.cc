@@ -72,7 +72,8 @@ TEST(Sampler, SequenceAndDeltasAddUpToResult) {
   ASSERT_TRUE(area.ok());
   SharedArea& a = **area;
   std::vector<v1::Sample> samples;
-  Sampler sampler(a, [&](const v1::Sample& s) { samples.push_back(s); }, 1'000'000);
+  Sampler sampler(
+      a, [&](const v1::Sample& s) { samples.push_back(s); }, 1'000'000);
   Complete(a.job(0), kRead, {1000, 2000, 3000});
   Complete(a.job(1), kWrite, {700});
   sampler.Emit(2'000'000);

@@ -64,8 +64,8 @@ void FutexWait(std::atomic<uint32_t>& word, uint32_t expected, int64_t timeout_n
 }
 
 void FutexWakeAll(std::atomic<uint32_t>& word) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr,
+          0);
 }
 
 uint64_t MonotonicNs() {

@@ -31,9 +31,9 @@ inline constexpr uint32_t kGoAbort = 2;  // the run ends before it started
 // them after seeing `go` (acquire). `events` is bumped (and futex-woken) by every job
 // state change so the parent can sleep until something happens.
 struct alignas(64) Control {
-  std::atomic<uint32_t> go{kGoWait};  // futex word
-  std::atomic<uint32_t> stop{0};    // cancel or a failed job: stop issuing, drain, exit
-  std::atomic<uint32_t> events{0};  // futex word
+  std::atomic<uint32_t> go{kGoWait};          // futex word
+  std::atomic<uint32_t> stop{0};              // cancel or a failed job: stop issuing, drain, exit
+  std::atomic<uint32_t> events{0};            // futex word
   std::atomic<uint64_t> measure_start_ns{0};  // CLOCK_MONOTONIC, end of ramp_time
   std::atomic<uint64_t> deadline_ns{0};       // 0 = no time limit
 };
@@ -82,8 +82,7 @@ inline void RaiseTo(std::atomic<uint64_t>& a, uint64_t v) {
 // traces; it stays valid in fork()ed children and is unmapped by the destructor.
 class SharedArea {
  public:
-  static absl::StatusOr<std::unique_ptr<SharedArea>> Create(uint32_t jobs,
-                                                            uint32_t trace_per_job);
+  static absl::StatusOr<std::unique_ptr<SharedArea>> Create(uint32_t jobs, uint32_t trace_per_job);
   ~SharedArea();
   SharedArea(const SharedArea&) = delete;
   SharedArea& operator=(const SharedArea&) = delete;
@@ -92,7 +91,9 @@ class SharedArea {
   JobShared& job(uint32_t i) { return jobs_[i]; }
   const JobShared& job(uint32_t i) const { return jobs_[i]; }
   uint32_t num_jobs() const { return num_jobs_; }
-  IoTrace* trace(uint32_t i) { return trace_per_job_ ? traces_ + size_t{i} * trace_per_job_ : nullptr; }
+  IoTrace* trace(uint32_t i) {
+    return trace_per_job_ ? traces_ + size_t{i} * trace_per_job_ : nullptr;
+  }
 
  private:
   SharedArea() = default;

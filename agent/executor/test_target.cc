@@ -11,9 +11,9 @@
 #include <cstring>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 
 namespace blkbench {
 

@@ -62,7 +62,10 @@ int SetupRing(const JobPlan& plan, io_uring* ring, uint32_t* used_flags) {
       0,
   };
   int ret = -EINVAL;
+  const int skip = getenv("FLAGSET") ? atoi(getenv("FLAGSET")) : 0;
+  int k = 0;
   for (uint32_t optional : kOptional) {
+    if (k++ < skip) continue;
     io_uring_params p{};
     p.flags = required | optional;
     ret = io_uring_queue_init_params(plan.iodepth, ring, &p);
@@ -87,8 +90,17 @@ class UringLoop {
  public:
   UringLoop(const JobPlan& plan, io_uring* ring, int fd_arg, char* bufs, size_t stride,
             const Arena& a, JobReporter& rep, Phase& phase, JobShared& out)
-      : plan_(plan), ring_(ring), fd_arg_(fd_arg), bufs_(bufs), stride_(stride), a_(a),
-        rep_(rep), phase_(phase), out_(out), rec_(out), gen_(plan.io) {}
+      : plan_(plan),
+        ring_(ring),
+        fd_arg_(fd_arg),
+        bufs_(bufs),
+        stride_(stride),
+        a_(a),
+        rep_(rep),
+        phase_(phase),
+        out_(out),
+        rec_(out),
+        gen_(plan.io) {}
 
   bool Run();
   uint64_t now() const { return now_; }
@@ -272,7 +284,10 @@ bool UringLoop::Run() {
       }
       while (io_uring_cq_ready(ring_) == 0) io_uring_get_events(ring_);
     } else if (npending_ > 0 || io_uring_cq_ready(ring_) < want) {
-      if (int r = Submit(want); r < 0) {
+      if (getenv("SPLIT") && npending_ > 0) Submit(0);
+      static const long spin_ns = getenv("SPIN") ? atol(getenv("SPIN")) : 0;
+      if (spin_ns) { uint64_t t = MonotonicNs(); while (MonotonicNs() - t < (uint64_t)spin_ns) {} }
+      if (int r = Submit(io_uring_cq_ready(ring_) >= want ? 0 : want); r < 0) {
         if (r == -EINTR) continue;
         err_res = r;
         err_call = "io_uring_enter (submit+wait)";
@@ -295,7 +310,7 @@ void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out) {
   const uint32_t depth = plan.iodepth;
   const size_t stride = AlignUp(plan.io.block_size, 4096);
   const size_t buf_bytes = stride * depth;
-  char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.open_for_write, rep));
+  char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.open_for_write || getenv("FILL"), rep));
   void* arena_mem = bufs ? MapMemory(Arena::Size(depth), false, rep) : nullptr;
   if (arena_mem == nullptr) {
     UnmapMemory(bufs, buf_bytes);
@@ -317,7 +332,7 @@ void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out) {
     rep.Fail(plan.hipri || plan.sqthread_poll ? absl::StatusCode::kInvalidArgument
                                               : absl::StatusCode::kInternal,
              -r, "job %u: io_uring_queue_init(entries=%u)%s: %s (errno %d)", plan.index, depth,
-             RequiredOptionNames(plan), strerror(-r), -r);
+             RequiredOptionNames(plan), ErrnoText(-r), -r);
     return;
   }
   out.ring_flags.store(flags, std::memory_order_relaxed);
@@ -335,7 +350,7 @@ void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out) {
     io_uring_queue_exit(&ring);
     cleanup();
     rep.Fail(absl::StatusCode::kInvalidArgument, -setup_err, "job %u: %s: %s (errno %d)",
-             plan.index, what, strerror(-setup_err), -setup_err);
+             plan.index, what, ErrnoText(-setup_err), -setup_err);
     return;
   }
   io_uring_register_ring_fd(&ring);  // optional: saves an fd lookup per io_uring_enter
@@ -361,23 +376,24 @@ void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out) {
   const int res = loop.err_res;
   if (!loop.io_failed) {
     rep.Fail(absl::StatusCode::kInternal, -res, "job %u: %s on %s: %s (errno %d)", plan.index,
-             loop.err_call, plan.path, strerror(-res), -res);
+             loop.err_call, plan.path, ErrnoText(-res), -res);
     return;
   }
   const char* op = loop.err_write ? "write" : "read";
   const unsigned long long off = loop.err_offset;
   if (res >= 0) {
-    rep.Fail(absl::StatusCode::kInternal, EIO, "job %u: short %s at offset %llu on %s: %d of %llu bytes",
-             plan.index, op, off, plan.path, res,
-             static_cast<unsigned long long>(plan.io.block_size));
+    rep.Fail(absl::StatusCode::kInternal, EIO,
+             "job %u: short %s at offset %llu on %s: %d of %llu bytes", plan.index, op, off,
+             plan.path, res, static_cast<unsigned long long>(plan.io.block_size));
   } else if (plan.hipri && (res == -EOPNOTSUPP || res == -EINVAL)) {
     rep.Fail(absl::StatusCode::kInvalidArgument, -res,
              "job %u: hipri (IORING_SETUP_IOPOLL): polled %s at offset %llu on %s failed: %s "
              "(errno %d); the device does not support polled I/O (no poll queues?)",
-             plan.index, op, off, plan.path, strerror(-res), -res);
+             plan.index, op, off, plan.path, ErrnoText(-res), -res);
   } else {
-    rep.Fail(absl::StatusCode::kInternal, -res, "job %u: io_uring %s at offset %llu on %s: %s (errno %d)",
-             plan.index, op, off, plan.path, strerror(-res), -res);
+    rep.Fail(absl::StatusCode::kInternal, -res,
+             "job %u: io_uring %s at offset %llu on %s: %s (errno %d)", plan.index, op, off,
+             plan.path, ErrnoText(-res), -res);
   }
 }
 

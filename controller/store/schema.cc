@@ -36,7 +36,7 @@ CREATE TABLE experiments (
 CREATE TABLE cells (
   experiment_id  INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
   cell_index     INTEGER NOT NULL,
-  label          TEXT    NOT NULL,  -- "key=value,..." of the cell's matrix axes
+  label          TEXT    NOT NULL,  -- "key=value key=value" of the cell's matrix axes
   spec           BLOB    NOT NULL,  -- serialized blkbench.v1.CellSpec
   PRIMARY KEY (experiment_id, cell_index)
 ) WITHOUT ROWID;

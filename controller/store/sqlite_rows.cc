@@ -84,14 +84,6 @@ bool IsFinalRunState(v1::RunState state) {
   return state == v1::RUN_DONE || state == v1::RUN_FAILED || state == v1::RUN_CANCELED;
 }
 
-std::string CellLabel(const v1::CellSpec& cell) {
-  std::string label;
-  for (const v1::AxisValue& axis : cell.axes()) {
-    absl::StrAppend(&label, label.empty() ? "" : ",", axis.key(), "=", axis.value());
-  }
-  return label;
-}
-
 absl::StatusOr<std::string> Serialize(const google::protobuf::MessageLite& message,
                                       absl::string_view what) {
   std::string bytes;

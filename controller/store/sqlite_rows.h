@@ -45,9 +45,6 @@ absl::StatusOr<v1::RunState> ParseRunState(const std::string& name);
 absl::StatusOr<v1::ExperimentState> ParseExperimentState(const std::string& name);
 bool IsFinalRunState(v1::RunState state);
 
-// "key=value,key=value" from the cell's axes, for SQL users and dashboard legends.
-std::string CellLabel(const v1::CellSpec& cell);
-
 absl::StatusOr<std::string> Serialize(const google::protobuf::MessageLite& message,
                                       absl::string_view what);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "controller/store/schema.h"
 #include "controller/store/sqlite_rows.h"
+#include "workloads/format.h"
 
 namespace blkbench {
 
@@ -113,7 +114,7 @@ absl::StatusOr<uint64_t> SqliteStore::CreateExperiment(const v1::Experiment& exp
         "INSERT INTO cells (experiment_id, cell_index, label, spec) VALUES (?, ?, ?, ?)");
     if (!insert.ok()) return insert.status();
     for (int i = 0; i < experiment.cells_size(); ++i) {
-      insert->BindAll(id, i, sqlite::CellLabel(experiment.cells(i)),
+      insert->BindAll(id, i, workloads::CellLabel(experiment.cells(i)),
                       BlobArg{specs[static_cast<size_t>(i)]});
       if (absl::Status s = insert->Run(); !s.ok()) return s;
       if (absl::Status s = insert->Reset(); !s.ok()) return s;

@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   blkbench::v1::JobSpec& j = *ctx.cell.mutable_job();
   j.set_rw(ParseRw(absl::GetFlag(FLAGS_rw)));
   j.set_ioengine(absl::GetFlag(FLAGS_ioengine) == "psync" ? blkbench::v1::PSYNC
-                                                           : blkbench::v1::IO_URING);
+                                                          : blkbench::v1::IO_URING);
   j.set_bs(absl::GetFlag(FLAGS_bs));
   j.set_iodepth(absl::GetFlag(FLAGS_iodepth));
   j.set_numjobs(absl::GetFlag(FLAGS_numjobs));
