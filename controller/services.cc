@@ -4,13 +4,10 @@
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
+#include "common/states.h"
 
 namespace blkbench {
 namespace {
-
-bool ExperimentEnded(v1::ExperimentState s) {
-  return s == v1::EXPERIMENT_DONE || s == v1::EXPERIMENT_FAILED || s == v1::EXPERIMENT_CANCELED;
-}
 
 // An agent's stream as an AgentLink. Writes from any thread are serialized; once the
 // Connect handler returns the link is closed and Send refuses (the stream is gone).
@@ -78,7 +75,7 @@ grpc::Status ControllerServiceImpl::WatchExperiment(grpc::ServerContext* ctx,
     v1::WatchEvent ev;
     *ev.mutable_experiment() = *exp;
     if (!writer->Write(ev)) return grpc::Status::OK;
-    if (ExperimentEnded(exp->state())) return grpc::Status::OK;
+    if (IsEndedExperimentState(exp->state())) return grpc::Status::OK;
     // Wake on any change, and at least every second so a cancelled client is noticed.
     seen = controller_.WaitForChange(seen, absl::Seconds(1));
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/agent.h"
 #include "agent/runners.h"
+#include "common/states.h"
 #include "common/testing/loop_device.h"
 #include "controller/cli/cli.h"
 #include "controller/server.h"
@@ -83,8 +84,7 @@ class BackboneTest : public ::testing::Test {
     uint64_t seen = 0;
     while (absl::Now() < deadline) {
       auto e = server_->controller().GetExperiment(id, true);
-      if (e.ok() && (e->state() == v1::EXPERIMENT_DONE || e->state() == v1::EXPERIMENT_FAILED ||
-                     e->state() == v1::EXPERIMENT_CANCELED)) {
+      if (e.ok() && IsEndedExperimentState(e->state())) {
         return *e;
       }
       seen = server_->controller().WaitForChange(seen, absl::Seconds(1));

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "common/states.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -131,10 +132,7 @@ class DaemonsTest : public ::testing::Test {
     return resp;
   }
 
-  static bool Ended(const v1::Experiment& e) {
-    return e.state() == v1::EXPERIMENT_DONE || e.state() == v1::EXPERIMENT_FAILED ||
-           e.state() == v1::EXPERIMENT_CANCELED;
-  }
+  static bool Ended(const v1::Experiment& e) { return IsEndedExperimentState(e.state()); }
 
   TempDir dir_{"daemons_test"};
   std::unique_ptr<LoopDevice> loop_;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/histogram.h"
+#include "common/states.h"
 #include "controller/cli/format.h"
 #include "google/protobuf/util/json_util.h"
 #include "workloads/format.h"
@@ -137,10 +138,6 @@ uint32_t CountRuns(const v1::Experiment& e, bool (*pred)(v1::RunState)) {
   for (const auto& r : e.runs()) n += pred(r.state()) ? 1 : 0;
   return n;
 }
-bool IsFinal(v1::RunState s) {
-  return s == v1::RUN_DONE || s == v1::RUN_FAILED || s == v1::RUN_CANCELED;
-}
-bool IsActive(v1::RunState s) { return s == v1::RUN_ASSIGNED || s == v1::RUN_RUNNING; }
 
 double SampleIops(const v1::Sample& s) {
   if (s.interval_ns() == 0) return 0;
@@ -154,8 +151,8 @@ double SampleBw(const v1::Sample& s) {
 // The live view of `watch`: one progress line and a row per running run.
 std::string WatchView(const v1::Experiment& e) {
   const uint32_t total = e.runs_size();
-  const uint32_t done = CountRuns(e, IsFinal);
-  const uint32_t active = CountRuns(e, IsActive);
+  const uint32_t done = CountRuns(e, IsFinalRunState);
+  const uint32_t active = CountRuns(e, IsActiveRunState);
   std::string out =
       absl::StrCat("experiment ", e.id(), " '", e.name(), "'  ", ExperimentStateName(e.state()),
                    "  ", ProgressBar(done, total, 30), " ", done, "/", total, " runs");
@@ -171,7 +168,7 @@ std::string WatchView(const v1::Experiment& e) {
   out += "\n";
   TextTable t({"run", "cell", "rep", "agent", "device", "state", "IOPS", "BW", "p99", "ETA"});
   for (const auto& r : e.runs()) {
-    if (!IsActive(r.state())) continue;
+    if (!IsActiveRunState(r.state())) continue;
     const v1::Sample& s = r.last_sample();
     std::string eta = "-";
     if (run_ms > 0 && r.has_last_sample()) {

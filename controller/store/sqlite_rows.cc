@@ -80,10 +80,6 @@ absl::StatusOr<v1::ExperimentState> ParseExperimentState(const std::string& name
   return state;
 }
 
-bool IsFinalRunState(v1::RunState state) {
-  return state == v1::RUN_DONE || state == v1::RUN_FAILED || state == v1::RUN_CANCELED;
-}
-
 absl::StatusOr<std::string> Serialize(const google::protobuf::MessageLite& message,
                                       absl::string_view what) {
   std::string bytes;

@@ -43,7 +43,6 @@ std::string RunStateName(v1::RunState state);
 std::string ExperimentStateName(v1::ExperimentState state);
 absl::StatusOr<v1::RunState> ParseRunState(const std::string& name);
 absl::StatusOr<v1::ExperimentState> ParseExperimentState(const std::string& name);
-bool IsFinalRunState(v1::RunState state);
 
 absl::StatusOr<std::string> Serialize(const google::protobuf::MessageLite& message,
                                       absl::string_view what);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/states.h"
 #include "controller/store/sqlite_rows.h"
 #include "controller/store/sqlite_store.h"
 
@@ -275,7 +276,7 @@ absl::Status SqliteStore::WriteResult(uint64_t run_id, uint32_t attempt,
 absl::Status SqliteStore::FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                                     const std::string& error, int64_t finished_unix_ms,
                                     const v1::RunResult* result) {
-  if (!sqlite::IsFinalRunState(state)) {
+  if (!IsFinalRunState(state)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "FinishRun: state must be RUN_DONE, RUN_FAILED or RUN_CANCELED, not ",
         v1::RunState_IsValid(state) ? sqlite::RunStateName(state) : absl::StrCat(state)));
@@ -290,7 +291,7 @@ absl::Status SqliteStore::FinishRun(uint64_t run_id, uint32_t attempt, v1::RunSt
         "run ", run_id, ": attempt ", attempt, " is not the current attempt ", run->attempt()));
   }
   // Already final for this attempt (a resent RunFinished, or canceled meanwhile).
-  if (sqlite::IsFinalRunState(run->state())) return absl::OkStatus();
+  if (IsFinalRunState(run->state())) return absl::OkStatus();
 
   const auto id = static_cast<int64_t>(run_id);
   if (absl::Status s = db_->Execute(
