@@ -66,6 +66,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 # label | qd | numjobs | fio extra args | our extra flags
 CONFIGS=(
   "QD1|1|1||"
+  "QD1 pinned to CPU 1|1|1|--cpus_allowed=1|--cpus_allowed=1"
   "QD32|32|1||"
   "QD128|128|1||"
   "QD1|1|2||"

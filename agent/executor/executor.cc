@@ -20,7 +20,7 @@ namespace {
 
 // How often the parent looks at ctx.cancel and at child processes when no job event
 // wakes it earlier; bounds the cancel latency.
-const int64_t kPollNs = getenv("POLLNS") ? atoll(getenv("POLLNS")) : 10'000'000;  // 10 ms
+constexpr int64_t kPollNs = 10'000'000;  // 10 ms
 
 struct JobCounts {
   uint32_t ready = 0, done = 0, failed = 0;
@@ -54,21 +54,41 @@ absl::Status JobError(const SharedArea& area, uint32_t job) {
                       s.error);
 }
 
+// On cancel, process jobs get this long to drain their in-flight I/O and exit before
+// they are SIGKILLed: a killed job's I/O completes (and keeps the device open) after Run
+// returned, which surprises whoever restores or detaches the device next.
+constexpr int64_t kCancelGraceNs = 250'000'000;  // 250 ms
+
+bool AllEnded(const SharedArea& area) {
+  const JobCounts c = CountStates(area);
+  return c.done + c.failed == area.num_jobs();
+}
+
 // Owns the launched jobs of one run and tears them down on every exit path.
 class RunGuard {
  public:
   RunGuard(SharedArea& area, bool threads) : area_(area), launcher_(threads) {}
-  ~RunGuard() { Stop(/*kill=*/true); }
+  ~RunGuard() { Stop(kCancelGraceNs); }
   JobLauncher& launcher() { return launcher_; }
-  // Tells jobs to stop (also releasing ones still waiting for go), optionally SIGKILLs
-  // process jobs, and waits for all of them.
-  void Stop(bool kill) {
+  // Tells jobs to stop (also releasing ones still waiting for go) and waits for all of
+  // them. kill_after_ns >= 0: process jobs still running after that long are SIGKILLed.
+  void Stop(int64_t kill_after_ns) {
     Control& ctl = area_.control();
     ctl.stop.store(1, std::memory_order_relaxed);
     uint32_t expected = kGoWait;
     ctl.go.compare_exchange_strong(expected, kGoAbort, std::memory_order_release);
     FutexWakeAll(ctl.go);
-    if (kill) launcher_.KillAll();
+    if (kill_after_ns >= 0) {
+      const uint64_t deadline = MonotonicNs() + static_cast<uint64_t>(kill_after_ns);
+      for (;;) {
+        const uint32_t seen = ctl.events.load(std::memory_order_acquire);
+        const uint64_t now = MonotonicNs();
+        if (AllEnded(area_) || now >= deadline || !launcher_.CheckChildren(area_).ok()) break;
+        FutexWait(ctl.events, seen,
+                  static_cast<int64_t>(std::min<uint64_t>(deadline - now, kPollNs)));
+      }
+      launcher_.KillAll();
+    }
     launcher_.JoinAll();
   }
 
@@ -121,7 +141,7 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
     const uint32_t seen = ctl.events.load(std::memory_order_acquire);
     const JobCounts c = CountStates(area);
     if (c.failed > 0) {
-      guard.Stop(/*kill=*/false);
+      guard.Stop(/*kill_after_ns=*/-1);
       return JobError(area, static_cast<uint32_t>(c.first_failed));
     }
     if (c.ready == n) break;
@@ -146,12 +166,12 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
     const uint32_t seen = ctl.events.load(std::memory_order_acquire);
     const JobCounts c = CountStates(area);
     if (c.failed > 0) {
-      guard.Stop(/*kill=*/false);  // let the others drain, like fio does on td error
+      guard.Stop(/*kill_after_ns=*/-1);  // let the others drain, like fio on a td error
       return JobError(area, static_cast<uint32_t>(c.first_failed));
     }
     if (c.done == n) break;
     if (Cancelled(ctx)) {
-      guard.Stop(/*kill=*/true);
+      guard.Stop(kCancelGraceNs);
       return absl::CancelledError("run cancelled");
     }
     if (absl::Status s = guard.launcher().CheckChildren(area); !s.ok()) return s;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <utility>
 
 #include "agent/executor/io_trace.h"
 #include "agent/runner.h"
@@ -36,8 +37,9 @@ struct ExecutorOptions {
 //    completion batch (fio "lat"; one clock read per batch as in fio ios_completed).
 //  - Samples every ctx.sample_interval after the ramp, plus a final partial one; their
 //    counts and histogram buckets add up exactly to the result's.
-//  - On ctx.cancel: stop issuing; process jobs are SIGKILLed; returns Cancelled within
-//    ~10 ms plus the time thread jobs need to reap their in-flight I/O.
+//  - On ctx.cancel (polled every 10 ms): jobs stop issuing and drain their in-flight
+//    I/O; process jobs still running 250 ms later are SIGKILLed (thread jobs cannot be,
+//    they always drain). Returns Cancelled; normally nothing of ours is in flight then.
 // Thread-safe: concurrent Run() calls share nothing.
 class IoExecutor final : public Runner {
  public:

@@ -62,10 +62,7 @@ int SetupRing(const JobPlan& plan, io_uring* ring, uint32_t* used_flags) {
       0,
   };
   int ret = -EINVAL;
-  const int skip = getenv("FLAGSET") ? atoi(getenv("FLAGSET")) : 0;
-  int k = 0;
   for (uint32_t optional : kOptional) {
-    if (k++ < skip) continue;
     io_uring_params p{};
     p.flags = required | optional;
     ret = io_uring_queue_init_params(plan.iodepth, ring, &p);
@@ -282,12 +279,10 @@ bool UringLoop::Run() {
         err_call = "io_uring_enter (submit)";
         return false;
       }
+      if (inflight_ == 0) continue;  // interrupted before anything went out
       while (io_uring_cq_ready(ring_) == 0) io_uring_get_events(ring_);
     } else if (npending_ > 0 || io_uring_cq_ready(ring_) < want) {
-      if (getenv("SPLIT") && npending_ > 0) Submit(0);
-      static const long spin_ns = getenv("SPIN") ? atol(getenv("SPIN")) : 0;
-      if (spin_ns) { uint64_t t = MonotonicNs(); while (MonotonicNs() - t < (uint64_t)spin_ns) {} }
-      if (int r = Submit(io_uring_cq_ready(ring_) >= want ? 0 : want); r < 0) {
+      if (int r = Submit(want); r < 0) {
         if (r == -EINTR) continue;
         err_res = r;
         err_call = "io_uring_enter (submit+wait)";
@@ -310,7 +305,7 @@ void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out) {
   const uint32_t depth = plan.iodepth;
   const size_t stride = AlignUp(plan.io.block_size, 4096);
   const size_t buf_bytes = stride * depth;
-  char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.open_for_write || getenv("FILL"), rep));
+  char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.open_for_write, rep));
   void* arena_mem = bufs ? MapMemory(Arena::Size(depth), false, rep) : nullptr;
   if (arena_mem == nullptr) {
     UnmapMemory(bufs, buf_bytes);
@@ -367,6 +362,9 @@ void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out) {
   const bool ok = loop.Run();
   phase.Finish(loop.now(), out);
   loop.PublishInternals();
+  // The kernel tears a ring down asynchronously; drop the registered file now so the
+  // target is no longer held open once this job reports done.
+  if (plan.registerfiles) io_uring_unregister_files(&ring);
   io_uring_queue_exit(&ring);
   cleanup();
   if (ok) {

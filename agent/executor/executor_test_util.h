@@ -1,0 +1,48 @@
+// Shared helpers for the IoExecutor integration tests: a JobSpec builder, one Run() with
+// samples and traces collected, and the samples-add-up-to-the-result check.
+#ifndef BLKBENCH_AGENT_EXECUTOR_EXECUTOR_TEST_UTIL_H_
+#define BLKBENCH_AGENT_EXECUTOR_EXECUTOR_TEST_UTIL_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/executor/executor.h"
+#include "gtest/gtest.h"
+
+namespace blkbench::exec_test {
+
+inline constexpr uint64_t kMiB = 1 << 20;
+inline constexpr uint64_t kMs = 1'000'000;
+
+// 4k blocks, iodepth 8, one job, fio's default batching, seed 0x89.
+v1::JobSpec Job(v1::RwMode rw, v1::IoEngine engine, bool thread);
+
+struct Outcome {
+  absl::StatusOr<v1::RunResult> result;
+  std::vector<v1::Sample> samples;
+  std::map<uint32_t, std::vector<IoTrace>> traces;
+  std::chrono::nanoseconds wall{0};
+};
+
+// Runs `spec` on `path`; with cancel_on_first_sample, sets *cancel from the first sample.
+Outcome Execute(const std::string& path, uint64_t size, const v1::JobSpec& spec,
+                uint32_t trace_per_job = 0,
+                std::chrono::nanoseconds interval = std::chrono::seconds(1),
+                std::atomic<bool>* cancel = nullptr, bool cancel_on_first_sample = false);
+
+// Samples are numbered 1..n, tile the measured time and add up to the result exactly
+// (counts, buckets) or within bucket accuracy (latency sum).
+void ExpectSamplesAddUp(const Outcome& run);
+
+// RunResult.internals[key], or -1 when missing.
+double Internal(const v1::RunResult& r, const char* key);
+
+std::string ModeName(const ::testing::TestParamInfo<bool>& p);
+
+}  // namespace blkbench::exec_test
+
+#endif  // BLKBENCH_AGENT_EXECUTOR_EXECUTOR_TEST_UTIL_H_
