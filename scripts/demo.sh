@@ -56,7 +56,7 @@ done
 "$bin/controller/blkbench" agents
 
 echo
-"$bin/controller/blkbench" validate "$matrix" | tail -n 1
+"$bin/controller/blkbench" validate "$matrix" | head -n 1
 "$bin/controller/blkbench" submit "$matrix" --watch
 exp=$("$bin/controller/blkbench" list | awk 'NR==2 {print $1}')
 echo

@@ -26,7 +26,7 @@ TEST(CliTest, ValidatePrintsCellsOfTheQuickstart) {
   std::string out, err;
   const std::string src = std::string(BLKBENCH_SOURCE_DIR) + "/examples/quickstart.yaml";
   ASSERT_EQ(Cli({"validate", src}, &out, &err), 0) << err;
-  EXPECT_THAT(out, HasSubstr("8 cells x 1 repeats = 8 runs"));
+  EXPECT_THAT(out, HasSubstr("8 cells x 1 repeat = 8 runs"));
 }
 
 TEST(CliTest, ValidateNamesTheLineOfATypo) {
