@@ -143,6 +143,7 @@ v1::Register Agent::MakeRegister() {
     facts->set_device_class(d.device_class);
     *reg.add_devices() = *facts;
   }
+  for (const std::string& sim : config_.sim_devices) *reg.add_devices() = SimulatedDeviceFacts(sim);
   absl::MutexLock lock(&mu_);
   for (v1::ActiveRun& ar : ActiveRunList()) *reg.add_active_runs() = ar;
   return reg;

@@ -52,6 +52,22 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       scalar(v, key, &cfg.agent_id);
     } else if (key == "state_dir") {
       scalar(v, key, &cfg.state_dir);
+    } else if (key == "sim_devices") {
+      if (!v.IsSequence()) {
+        errors.push_back(absl::StrCat(
+            Where(file_name, v), ": 'sim_devices': expected a list like [sim:null_blk, sim:hdd]"));
+        continue;
+      }
+      cfg.sim_devices.clear();
+      for (size_t i = 0; i < v.size(); ++i) {
+        const std::string name = v[i].IsScalar() ? v[i].Scalar() : "";
+        if (name.rfind("sim:", 0) != 0 || name.size() <= 4) {
+          errors.push_back(absl::StrCat(Where(file_name, v[i]), ": sim_devices[", i,
+                                        "]: expected a simulated device class like sim:ssd"));
+          continue;
+        }
+        cfg.sim_devices.push_back(name);
+      }
     } else if (key == "devices") {
       if (!v.IsSequence()) {
         errors.push_back(
@@ -90,8 +106,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
         cfg.devices.push_back(dev);
       }
     } else {
-      errors.push_back(absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
-                                    "' (expected controller, agent_id, state_dir, devices)"));
+      errors.push_back(
+          absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
+                       "' (expected controller, agent_id, state_dir, devices, sim_devices)"));
     }
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

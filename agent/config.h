@@ -20,6 +20,9 @@ struct AgentConfig {
   std::string agent_id;                       // default: the host name
   std::string state_dir = "/var/lib/blkbench-agent";
   std::vector<AllowedDevice> devices;
+  // Simulated devices offered to the controller and run by the scheduler engine; they
+  // touch no hardware. `sim_devices: []` in the file turns them off.
+  std::vector<std::string> sim_devices = {"sim:null_blk", "sim:hdd", "sim:ssd", "sim:optane"};
 };
 
 // Parses an agent config. Errors name the file, line and key, e.g.

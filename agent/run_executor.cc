@@ -22,8 +22,57 @@ v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
 
 }  // namespace
 
+v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class) {
+  v1::DeviceFacts f;
+  f.set_path(device_class);
+  f.set_device_class(device_class);
+  f.set_simulated(true);
+  f.set_size_bytes(kSimulatedDeviceBytes);
+  f.set_logical_block_size(512);
+  f.set_physical_block_size(512);
+  f.set_rotational(device_class == "sim:hdd");
+  f.set_model("blkbench engine");
+  for (const char* s : {"none", "mq-deadline", "bfq", "kyber"}) f.add_schedulers(s);
+  f.mutable_queue()->set_scheduler("none");
+  return f;
+}
+
+v1::RunFinished RunExecutor::ExecuteSimulated(
+    const v1::RunAssignment& a, const std::atomic<bool>& cancel,
+    const std::function<void(const v1::Sample&)>& on_sample) {
+  auto runner = factory_(a.device_path());
+  if (runner == nullptr) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("no runner for device class '", a.device_path(), "'"));
+  }
+  RunContext ctx;
+  ctx.cell = a.cell();
+  ctx.target_path = a.device_path();
+  ctx.target_size = kSimulatedDeviceBytes;
+  ctx.sample_interval =
+      std::chrono::milliseconds(a.sample_interval_ms() ? a.sample_interval_ms() : 1000);
+  ctx.on_sample = on_sample;
+  ctx.cancel = &cancel;
+  auto result = runner->Run(ctx);
+  if (!result.ok()) {
+    return Failed(
+        a, absl::IsCancelled(result.status()) ? v1::RUN_OUTCOME_CANCELED : v1::RUN_OUTCOME_FAILED,
+        std::string(result.status().message()));
+  }
+  v1::RunFinished f = Failed(a, v1::RUN_OUTCOME_SUCCEEDED, "");
+  *f.mutable_result() = std::move(*result);
+  *f.mutable_result()->mutable_host() = ReadHostFacts();
+  *f.mutable_result()->mutable_device() = SimulatedDeviceFacts(a.device_path());
+  *f.mutable_result()->mutable_applied() = a.cell().queue();
+  return f;
+}
+
 v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
                                      const std::function<void(const v1::Sample&)>& on_sample) {
+  // Simulated devices touch no hardware: no allowlist, safety checks or sysfs.
+  for (const std::string& sim : config_.sim_devices) {
+    if (sim == a.device_path()) return ExecuteSimulated(a, cancel, on_sample);
+  }
   // 1. The device must be on the allowlist.
   const AllowedDevice* allowed = nullptr;
   for (const AllowedDevice& d : config_.devices) {

@@ -11,14 +11,19 @@
 
 #include "agent/config.h"
 #include "agent/device/queue_settings.h"
-#include "agent/runner.h"
 #include "blkbench/v1/agent.pb.h"
+#include "common/runner.h"
 
 namespace blkbench {
 
 // Chooses the runner for a device class: the io_uring executor for real devices, the
 // scheduler engine for "sim:" classes. Returns null for a class it cannot run.
 using RunnerFactory = std::function<std::unique_ptr<Runner>(const std::string& device_class)>;
+
+// Facts of a simulated device as agents register them: path and class are the same
+// ("sim:ssd"); the engine models the device itself.
+constexpr uint64_t kSimulatedDeviceBytes = 1ull << 40;
+v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class);
 
 class RunExecutor {
  public:
@@ -33,6 +38,10 @@ class RunExecutor {
                           const std::function<void(const v1::Sample&)>& on_sample);
 
  private:
+  v1::RunFinished ExecuteSimulated(const v1::RunAssignment& assignment,
+                                   const std::atomic<bool>& cancel,
+                                   const std::function<void(const v1::Sample&)>& on_sample);
+
   const AgentConfig& config_;
   QueueSettingsJournal& journal_;
   RunnerFactory factory_;

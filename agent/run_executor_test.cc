@@ -84,11 +84,26 @@ TEST_F(RunExecutorTest, RunsOnAnAllowlistedRegularFile) {
   EXPECT_FALSE(f.result().host().kernel_release().empty());
 }
 
-TEST_F(RunExecutorTest, SimulatedClassWithoutEngineFailsClearly) {
-  Init({{"/dev/null", "sim:null_blk"}});
-  v1::RunFinished f = Run(Assignment("/dev/null"));
+TEST_F(RunExecutorTest, SimulatedDeviceRunsOnTheEngineAndTouchesNoHardware) {
+  Init({});
+  v1::RunAssignment a = Assignment("sim:null_blk");
+  a.mutable_cell()->mutable_target()->set_device_class("sim:null_blk");
+  a.mutable_cell()->mutable_job()->set_runtime_ns(20'000'000);
+  a.mutable_cell()->mutable_job()->set_time_based(true);
+  v1::RunFinished f = Run(a);
+  ASSERT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
+  EXPECT_EQ(f.result().runner(), "engine");
+  EXPECT_TRUE(f.result().device().simulated());
+  EXPECT_EQ(f.result().device().device_class(), "sim:null_blk");
+  EXPECT_GT(f.result().iops(), 0);
+  EXPECT_GT(samples_, 0);
+}
+
+TEST_F(RunExecutorTest, SimulatedClassNotOfferedIsRefused) {
+  Init({});
+  v1::RunFinished f = Run(Assignment("sim:tape"));
   EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED);
-  EXPECT_THAT(f.error(), HasSubstr("no runner for device class 'sim:null_blk'"));
+  EXPECT_THAT(f.error(), HasSubstr("not on this agent's allowlist"));
 }
 
 TEST_F(RunExecutorTest, QueueSettingsAppliedDuringRunAndRestoredAfter) {

@@ -2,12 +2,13 @@
 #include "agent/runners.h"
 
 #include "agent/executor/executor.h"
+#include "engine/model/engine_runner.h"
 
 namespace blkbench {
 
 RunnerFactory DefaultRunnerFactory() {
   return [](const std::string& device_class) -> std::unique_ptr<Runner> {
-    if (device_class.rfind("sim:", 0) == 0) return nullptr;  // engine: not yet built
+    if (device_class.rfind("sim:", 0) == 0) return engine::NewEngineRunner();
     return NewIoExecutor();
   };
 }

@@ -1,5 +1,5 @@
 // The agent's runner choice: io_uring/psync executor for real devices; the scheduler
-// engine for "sim:" device classes (once the engine lands).
+// engine for "sim:" device classes.
 #ifndef BLKBENCH_AGENT_RUNNERS_H_
 #define BLKBENCH_AGENT_RUNNERS_H_
 

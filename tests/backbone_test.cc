@@ -15,6 +15,8 @@
 #include "controller/cli/cli.h"
 #include "controller/server.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 namespace blkbench {
@@ -178,6 +180,18 @@ TEST_F(BackboneTest, MatrixRunsAcrossTwoAgentsAndEveryResultIsStoredOnce) {
   EXPECT_THAT(lines[0], HasSubstr("IOPS"));
   ASSERT_EQ(Cli({"results", std::to_string(id)}, &out), 0);
   EXPECT_THAT(out, HasSubstr("scheduler=mq-deadline rw=randwrite bs=16k"));
+  // fio's JSON shape, parseable as JSON, one job per run.
+  ASSERT_EQ(Cli({"results", std::to_string(id), "--format", "fio-json"}, &out), 0);
+  google::protobuf::Struct fio;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &fio).ok()) << out;
+  const auto& jobs = fio.fields().at("jobs").list_value();
+  ASSERT_EQ(jobs.values_size(), 16);
+  const auto& job0 = jobs.values(0).struct_value().fields();
+  EXPECT_GT(job0.at("read").struct_value().fields().at("total_ios").number_value() +
+                job0.at("write").struct_value().fields().at("total_ios").number_value(),
+            0);
+  EXPECT_TRUE(job0.at("read").struct_value().fields().at("clat_ns").struct_value().fields().count(
+      "percentile"));
   ASSERT_EQ(Cli({"agents"}, &out), 0);
   EXPECT_THAT(out, HasSubstr("agent-a"));
   EXPECT_THAT(out, HasSubstr("connected"));
@@ -240,6 +254,27 @@ TEST_F(BackboneTest, CancelStopsRunningRunAndRestoresDevice) {
   EXPECT_EQ(done.state(), v1::EXPERIMENT_CANCELED);
   for (const auto& r : done.runs()) EXPECT_EQ(r.state(), v1::RUN_CANCELED);
   EXPECT_EQ(loop->SysfsQueue("scheduler"), sched);
+}
+
+TEST_F(BackboneTest, SimulatedDevicesRunThroughControllerAndAgent) {
+  TempDir state("agent_sim");
+  AgentProcess a("agent-sim", state.path(), {}, server_->port());  // sim devices only
+  ASSERT_TRUE(a.agent().WaitConnected(true, absl::Seconds(20)));
+  auto e = server_->controller().Submit(
+      "sim.yaml",
+      "name: sim\nrepeats: 2\njob: {rw: randread, bs: 4k, iodepth: 16, ioengine: io_uring, "
+      "runtime: 20ms, time_based: 1}\nmatrix:\n  device_class: [sim:null_blk, sim:ssd]\n"
+      "target: {kernel: sim:6.16}\n");
+  ASSERT_TRUE(e.ok()) << e.status();
+  v1::Experiment done = WaitForEnd(e->id(), absl::Minutes(2));
+  ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
+  ASSERT_EQ(done.runs_size(), 4);
+  for (const v1::Run& r : done.runs()) {
+    EXPECT_EQ(r.result().runner(), "engine");
+    EXPECT_TRUE(r.result().device().simulated());
+    EXPECT_EQ(r.device_path(), done.cells(r.cell_index()).target().device_class());
+    EXPECT_GT(r.result().iops(), 0);
+  }
 }
 
 }  // namespace

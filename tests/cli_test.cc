@@ -56,6 +56,31 @@ TEST(CliTest, UnreachableControllerIsAClearError) {
   EXPECT_THAT(err, HasSubstr("cannot reach the controller at 127.0.0.1:1"));
 }
 
+TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
+  testing::TempDir dir("cli_test");
+  const std::string path = dir.File("sim.yaml");
+  std::ofstream(path) << "name: s\njob: {rw: randread, bs: 4k, ioengine: io_uring, "
+                         "runtime: 10ms, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
+                         "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", path, "--db", dir.File("sim.db"), "--format", "csv"}, &out, &err), 0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("[2/2] iodepth=8 rep 0"));
+  EXPECT_THAT(out, HasSubstr("stored as experiment 1"));
+  EXPECT_THAT(out, HasSubstr("run,cell,axes"));
+  EXPECT_EQ(testing::RunCommand(
+                "sqlite3 " + dir.File("sim.db") + " \"SELECT COUNT(*) FROM results\"", &out),
+            0);
+  EXPECT_EQ(out, "2");
+}
+
+TEST(CliTest, SimRefusesRealDeviceClasses) {
+  std::string out, err;
+  const std::string src = std::string(BLKBENCH_SOURCE_DIR) + "/examples/quickstart.yaml";
+  EXPECT_EQ(Cli({"sim", src}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("blkbench sim runs only simulated classes"));
+}
+
 TEST(CliTest, UsageErrors) {
   std::string out, err;
   EXPECT_EQ(Cli({}, &out, &err), 2);

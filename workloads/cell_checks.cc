@@ -81,6 +81,12 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
                       "device_class (e.g. 'sim:", target.device_class(), "'), got device_class '",
                       target.device_class(), "'")});
   }
+  if (!target.machine().empty() && !sim_device) {
+    issues.push_back({{"machine", "device_class"},
+                      absl::StrCat("machine '", target.machine(),
+                                   "' is an engine profile; it needs a sim: device_class, got '",
+                                   target.device_class(), "'")});
+  }
   return issues;
 }
 

@@ -140,6 +140,13 @@ bool ApplyKernel(std::string_view s, CellSpec& cell) {
   return true;
 }
 
+// A machine profile name (engine/profiles/<name>.yaml) or a path to one.
+bool ApplyMachine(std::string_view s, CellSpec& cell) {
+  if (s.empty()) return false;
+  cell.mutable_target()->set_machine(std::string(s));
+  return true;
+}
+
 // null_blk configfs attributes are written as decimal text; normalize to that.
 bool SetNullBlk(std::string_view s, std::string_view param, uint64_t lo, uint64_t hi,
                 CellSpec& cell) {
@@ -212,6 +219,8 @@ constexpr OptionDef kOptions[] = {
      "a non-empty device class (e.g. null_blk, nvme, sim:null_blk)", &ApplyDeviceClass},
     {"kernel", "kernel", Scope::kTarget, "a kernel release glob (e.g. 6.*) or sim:<profile>",
      &ApplyKernel},
+    {"machine", "machine", Scope::kTarget,
+     "an engine machine profile (e.g. small-vm, desktop-16, server-128-4node)", &ApplyMachine},
     // null_blk configfs parameters (Documentation/block/null_blk.rst).
     {"null_blk.submit_queues", "null_blk.submit_queues", Scope::kNullBlk,
      "an integer from 1 to 65536",

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "engine/device/device_model.h"
 #include "workloads/absl_compat.h"
 #include "workloads/bindings.h"
 #include "workloads/errors.h"
@@ -31,7 +33,7 @@ namespace {
 
 constexpr std::string_view kTopLevelKeys[] = {"name",   "description", "repeats", "job",
                                               "matrix", "target",      "device"};
-constexpr std::string_view kDeviceKinds[] = {"null_blk"};
+constexpr std::string_view kDeviceKinds[] = {"null_blk", "hdd", "ssd", "optane"};
 constexpr std::string_view kNullBlkPrefix = "null_blk.";
 // Matrix files are hand-written; anything bigger is a mistake (or /dev/zero).
 constexpr size_t kMaxFileBytes = 4 << 20;
@@ -83,6 +85,8 @@ class Reader {
   bool has_name() const { return has_name_; }
   std::optional<Position> target_pos() const { return target_pos_; }
   std::optional<Position> matrix_pos() const { return matrix_pos_; }
+  // Engine device-model parameters ("ssd.queue_depth" -> "1023"), the same for every cell.
+  const std::map<std::string, std::string>& model_params() const { return model_params_; }
 
  private:
   // The entries of a map, minus (and reporting) non-scalar and repeated keys.
@@ -91,6 +95,7 @@ class Reader {
   void ReadSection(const Entry& e, std::initializer_list<Scope> scopes);
   void ReadOption(const Entry& e, std::string_view section, std::initializer_list<Scope> scopes);
   void ReadDevice(const Entry& e);
+  void ReadModelParams(const Entry& kind);
   void ReportMisplaced(const Entry& e, const OptionDef& def);
   std::optional<std::string> ReadScalar(const Entry& e, std::string_view expected);
 
@@ -100,6 +105,7 @@ class Reader {
   bool has_name_ = false;
   std::optional<Position> target_pos_;
   std::optional<Position> matrix_pos_;
+  std::map<std::string, std::string> model_params_;
 };
 
 std::vector<Entry> Reader::Entries(const YAML::Node& map, std::string_view where) {
@@ -278,12 +284,16 @@ void Reader::ReadDevice(const Entry& e) {
     return;
   }
   for (const Entry& kind : Entries(e.value, "in device:")) {
+    if (kind.key == "hdd" || kind.key == "ssd" || kind.key == "optane") {
+      ReadModelParams(kind);
+      continue;
+    }
     if (kind.key != "null_blk") {
       errors_.Add(
           PosOf(kind.key_node),
           absl::StrCat("unknown device '", kind.key, "'",
                        DidYouMean(kind.key, {std::begin(kDeviceKinds), std::end(kDeviceKinds)}),
-                       "; only null_blk takes parameters"));
+                       "; devices with parameters: null_blk, hdd, ssd, optane"));
       continue;
     }
     if (kind.value.IsNull()) continue;
@@ -296,6 +306,32 @@ void Reader::ReadDevice(const Entry& e) {
     for (const Entry& param : Entries(kind.value, "in null_blk:")) {
       ReadOption(param, "device: null_blk", {Scope::kNullBlk});
     }
+  }
+}
+
+// Parameters of the engine's hdd/ssd/optane models: scalars only, checked by the model's
+// own parameter table (engine/device) so the two never disagree.
+void Reader::ReadModelParams(const Entry& kind) {
+  if (kind.value.IsNull()) return;
+  if (!kind.value.IsMap()) {
+    errors_.Add(PosOf(kind.value),
+                absl::StrCat("key '", kind.key, "': expected a map of ", kind.key,
+                             " model parameters, got ", ToAbsl(Kind(kind.value))));
+    return;
+  }
+  for (const Entry& param : Entries(kind.value, "in device:")) {
+    if (!param.value.IsScalar()) {
+      errors_.Add(PosOf(param.value),
+                  absl::StrCat("key '", kind.key, ".", param.key,
+                               "': expected a single value (model parameters are not axes)"));
+      continue;
+    }
+    const std::string value = param.value.Scalar();
+    if (absl::Status s = engine::CheckDeviceParam(kind.key, param.key, value); !s.ok()) {
+      errors_.Add(PosOf(param.key_node), std::string(s.message()));
+      continue;
+    }
+    model_params_[absl::StrCat(kind.key, ".", param.key)] = value;
   }
 }
 
@@ -337,6 +373,11 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
   Matrix matrix = std::move(reader.matrix());
   matrix.axes = std::move(expansion.axes);
   matrix.cells = std::move(expansion.cells);
+  for (v1::CellSpec& cell : matrix.cells) {
+    for (const auto& [key, value] : reader.model_params()) {
+      (*cell.mutable_device_params())[key] = value;
+    }
+  }
   return matrix;
 }
 

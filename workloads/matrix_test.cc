@@ -280,3 +280,31 @@ TEST(ParseMatrixFileTest, ErrorsNameTheFile) {
 
 }  // namespace
 }  // namespace blkbench::workloads
+
+namespace blkbench::workloads {
+namespace {
+
+TEST(MatrixModelParamsTest, EngineDeviceParamsReachEveryCell) {
+  auto m = ParseMatrix(
+      "name: m\nmatrix: {iodepth: [1, 2]}\ntarget: {device_class: 'sim:ssd'}\n"
+      "device: {ssd: {queue_depth: 1023, read_us: 80}}\n",
+      "m.yaml");
+  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_EQ(m->cells.size(), 2u);
+  for (const auto& cell : m->cells) {
+    EXPECT_EQ(cell.device_params().at("ssd.queue_depth"), "1023");
+    EXPECT_EQ(cell.device_params().at("ssd.read_us"), "80");
+  }
+}
+
+TEST(MatrixModelParamsTest, BadEngineDeviceParamNamesItsLine) {
+  auto m = ParseMatrix(
+      "name: m\ntarget: {device_class: 'sim:hdd'}\ndevice:\n  hdd: {rpm: 7200, colour: red}\n",
+      "m.yaml");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(std::string(m.status().message()), ::testing::HasSubstr("m.yaml:4:20"));
+  EXPECT_THAT(std::string(m.status().message()), ::testing::HasSubstr("hdd.colour"));
+}
+
+}  // namespace
+}  // namespace blkbench::workloads

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "agent/executor/io_trace.h"
-#include "agent/runner.h"
+#include "common/runner.h"
 
 namespace blkbench {
 

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "agent/executor/io_trace.h"
 #include "agent/executor/offsets.h"
-#include "agent/runner.h"
+#include "common/runner.h"
 
 namespace blkbench {
 

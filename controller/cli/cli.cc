@@ -15,6 +15,7 @@
 #include "common/histogram.h"
 #include "common/states.h"
 #include "controller/cli/format.h"
+#include "controller/cli/sim.h"
 #include "google/protobuf/util/json_util.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
@@ -31,10 +32,12 @@ constexpr char kUsage[] =
     "  list                          list experiments, newest first\n"
     "  show EXP                      an experiment's cells and runs\n"
     "  watch EXP                     live progress: runs done, IOPS, bandwidth, p99, ETA\n"
-    "  results EXP [--format table|csv|json] [--samples]\n"
+    "  results EXP [--format table|csv|json|fio-json] [--samples]\n"
     "                                per-run results\n"
     "  cancel EXP                    cancel queued and running runs\n"
     "  agents                        connected agents and their devices\n"
+    "  sim FILE [--db FILE] [--format table|csv|json|fio-json]\n"
+    "                                run a matrix of sim: devices on the engine, no daemons\n"
     "\n"
     "The controller address comes from --controller, $BLKBENCH_CONTROLLER, or 127.0.0.1:7450\n"
     "(unix:/path for a Unix socket).\n";
@@ -46,11 +49,9 @@ struct Args {
 };
 
 bool ParseArgs(const std::vector<std::string>& in, Args* a, std::ostream& err) {
-  static const std::map<std::string, bool> kTakesValue = {{"controller", true},
-                                                          {"format", true},
-                                                          {"watch", false},
-                                                          {"samples", false},
-                                                          {"help", false}};
+  static const std::map<std::string, bool> kTakesValue = {{"controller", true}, {"format", true},
+                                                          {"db", true},         {"watch", false},
+                                                          {"samples", false},   {"help", false}};
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string& s = in[i];
     if (s.rfind("--", 0) != 0) {
@@ -79,6 +80,12 @@ bool ParseArgs(const std::vector<std::string>& in, Args* a, std::ostream& err) {
   }
   if (a->flags.count("controller")) a->controller = a->flags["controller"];
   return true;
+}
+
+bool CheckFormat(const std::string& format, std::ostream& err) {
+  if (format == "table" || format == "csv" || format == "json" || format == "fio-json") return true;
+  err << "blkbench: --format: expected table, csv, json or fio-json, got '" << format << "'\n";
+  return false;
 }
 
 bool ReadFile(const std::string& path, std::string* out, std::ostream& err) {
@@ -295,39 +302,7 @@ int CmdResults(Client& c, uint64_t id, const Args& a, std::ostream& out) {
   v1::GetResultsResponse resp;
   grpc::Status s = c.stub().GetResults(&ctx, req, &resp);
   if (!s.ok()) return c.Fail(s);
-  if (format == "json") {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions opts;
-    opts.add_whitespace = true;
-    (void)google::protobuf::util::MessageToJsonString(resp, &json, opts);
-    out << json << "\n";
-    return 0;
-  }
-  TextTable t({"run", "cell", "axes", "rep", "state", "agent", "device", "sched", "IOPS",
-               "BW_MiB/s", "p50_us", "p99_us", "p99.9_us", "max_us", "cpu_us/io"});
-  for (const auto& row : resp.rows()) {
-    const v1::Run& r = row.run();
-    const v1::RunResult& res = r.result();
-    const bool done = r.state() == v1::RUN_DONE;
-    const uint64_t ios = res.io().read_ios() + res.io().write_ios();
-    auto us = [](uint64_t ns) {
-      char b[32];
-      snprintf(b, sizeof(b), "%.1f", ns / 1e3);
-      return std::string(b);
-    };
-    char iops[32], bw[32], cpu[32];
-    snprintf(iops, sizeof(iops), "%.0f", res.iops());
-    snprintf(bw, sizeof(bw), "%.1f", res.bw_bytes_per_sec() / (1024.0 * 1024.0));
-    snprintf(cpu, sizeof(cpu), "%.2f",
-             ios ? (res.usr_cpu_ns() + res.sys_cpu_ns()) / 1e3 / ios : 0.0);
-    const auto& l = res.lat_summary();
-    t.AddRow({absl::StrCat(r.id()), absl::StrCat(r.cell_index()), workloads::CellLabel(row.cell()),
-              absl::StrCat(r.repeat()), RunStateName(r.state()), r.agent_id(), r.device_path(),
-              done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
-              done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
-              done ? us(l.max_ns()) : "", done ? cpu : ""});
-  }
-  out << (format == "csv" ? t.ToCsv() : t.ToString());
+  PrintResults(resp, format, out);
   return 0;
 }
 
@@ -383,6 +358,15 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   }
   const std::string& cmd = a.positional[0];
   if (cmd == "validate") return CmdValidate(a, out, err);
+  if (cmd == "sim") {
+    if (a.positional.size() != 2) {
+      err << "usage: blkbench sim FILE [--db FILE] [--format table|csv|json|fio-json]\n";
+      return 2;
+    }
+    const std::string format = a.flags.count("format") ? a.flags.at("format") : "table";
+    if (!CheckFormat(format, err)) return 2;
+    return RunSim(a.positional[1], a.flags.count("db") ? a.flags.at("db") : "", format, out, err);
+  }
   static const char* kKnown[] = {"submit", "list", "show", "watch", "results", "cancel", "agents"};
   if (std::find(std::begin(kKnown), std::end(kKnown), cmd) == std::end(kKnown)) {
     err << "blkbench: unknown command '" << cmd << "'\n\n" << kUsage;
@@ -405,10 +389,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   }
   if (cmd == "results" && a.flags.count("format")) {
     const std::string& f = a.flags.at("format");
-    if (f != "table" && f != "csv" && f != "json") {
-      err << "blkbench: --format: expected table, csv or json, got '" << f << "'\n";
-      return 2;
-    }
+    if (!CheckFormat(f, err)) return 2;
   }
 
   std::string address = a.controller;

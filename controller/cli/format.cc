@@ -8,6 +8,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "controller/cli/fio_json.h"
+#include "google/protobuf/util/json_util.h"
+#include "workloads/format.h"
 
 namespace blkbench {
 namespace {
@@ -110,6 +113,47 @@ std::string ExperimentStateName(v1::ExperimentState s) {
   std::string name = v1::ExperimentState_Name(s);
   if (name.rfind("EXPERIMENT_", 0) == 0) name = name.substr(11);
   return absl::AsciiStrToLower(name);
+}
+
+void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
+                  std::ostream& out) {
+  if (format == "fio-json") {
+    out << ResultsAsFioJson(resp);
+    return;
+  }
+  if (format == "json") {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions opts;
+    opts.add_whitespace = true;
+    (void)google::protobuf::util::MessageToJsonString(resp, &json, opts);
+    out << json << "\n";
+    return;
+  }
+  TextTable t({"run", "cell", "axes", "rep", "state", "agent", "device", "sched", "IOPS",
+               "BW_MiB/s", "p50_us", "p99_us", "p99.9_us", "max_us", "cpu_us/io"});
+  for (const auto& row : resp.rows()) {
+    const v1::Run& r = row.run();
+    const v1::RunResult& res = r.result();
+    const bool done = r.state() == v1::RUN_DONE;
+    const uint64_t ios = res.io().read_ios() + res.io().write_ios();
+    auto us = [](uint64_t ns) {
+      char b[32];
+      snprintf(b, sizeof(b), "%.1f", ns / 1e3);
+      return std::string(b);
+    };
+    char iops[32], bw[32], cpu[32];
+    snprintf(iops, sizeof(iops), "%.0f", res.iops());
+    snprintf(bw, sizeof(bw), "%.1f", res.bw_bytes_per_sec() / (1024.0 * 1024.0));
+    snprintf(cpu, sizeof(cpu), "%.2f",
+             ios ? (res.usr_cpu_ns() + res.sys_cpu_ns()) / 1e3 / ios : 0.0);
+    const auto& l = res.lat_summary();
+    t.AddRow({absl::StrCat(r.id()), absl::StrCat(r.cell_index()), workloads::CellLabel(row.cell()),
+              absl::StrCat(r.repeat()), RunStateName(r.state()), r.agent_id(), r.device_path(),
+              done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
+              done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
+              done ? us(l.max_ns()) : "", done ? cpu : ""});
+  }
+  out << (format == "csv" ? t.ToCsv() : t.ToString());
 }
 
 }  // namespace blkbench

@@ -3,6 +3,7 @@
 #define BLKBENCH_CONTROLLER_CLI_FORMAT_H_
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ std::string FormatDuration(int64_t ms);           // "1m05s"
 std::string ProgressBar(uint32_t done, uint32_t total, int width);
 std::string RunStateName(v1::RunState s);  // "done", "running", ...
 std::string ExperimentStateName(v1::ExperimentState s);
+
+// Per-run results as a table, CSV or JSON (format "table", "csv", "json").
+void PrintResults(const v1::GetResultsResponse& resp, const std::string& format, std::ostream& out);
 
 }  // namespace blkbench
 

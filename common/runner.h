@@ -1,8 +1,8 @@
 // The Runner interface: one contract for the real-device io_uring/psync executor and
 // the simulated-device scheduler engine, so every matrix, metric and gate treats both
 // alike.
-#ifndef BLKBENCH_AGENT_RUNNER_H_
-#define BLKBENCH_AGENT_RUNNER_H_
+#ifndef BLKBENCH_COMMON_RUNNER_H_
+#define BLKBENCH_COMMON_RUNNER_H_
 
 #include <atomic>
 #include <chrono>
@@ -43,4 +43,4 @@ class Runner {
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_AGENT_RUNNER_H_
+#endif  // BLKBENCH_COMMON_RUNNER_H_

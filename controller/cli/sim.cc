@@ -1,0 +1,177 @@
+// `blkbench sim FILE`: runs a matrix on the scheduler engine in this process (no
+// controller, no agent), prints progress and the results table, and can write the
+// experiment to a SQLite file in the controller's schema.
+#include "controller/cli/sim.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/clock.h"
+#include "controller/cli/format.h"
+#include "controller/store/sqlite_store.h"
+#include "engine/model/engine_runner.h"
+#include "workloads/format.h"
+#include "workloads/matrix.h"
+
+namespace blkbench {
+namespace {
+
+// The mechanisms behind the numbers: tag allocation (single vs batch), sleeps, CPU per
+// I/O by stage, sequential ratio of dispatched I/O, and mean queue occupancy.
+void PrintEngineInternals(const v1::GetResultsResponse& results, std::ostream& out) {
+  TextTable t({"run", "axes", "single_tags", "batch_asked", "batch_got", "tag_waits",
+               "tag_alloc_ns", "cpu_ns", "seq_ratio", "inflight"});
+  for (const v1::ResultRow& row : results.rows()) {
+    const v1::RunResult& r = row.run().result();
+    if (row.run().state() != v1::RUN_DONE) continue;
+    const double ios = static_cast<double>(r.io().read_ios() + r.io().write_ios());
+    auto get = [&r](const std::string& key) {
+      auto it = r.internals().find(key);
+      return it == r.internals().end() ? 0.0 : it->second;
+    };
+    double cpu = 0;
+    for (const auto& [key, value] : r.internals()) {
+      if (key.rfind("cpu_ns_per_io.", 0) == 0) cpu += value;
+    }
+    auto fixed = [](double v, int digits) {
+      char buf[32];
+      snprintf(buf, sizeof(buf), "%.*f", digits, v);
+      return std::string(buf);
+    };
+    const double per = ios > 0 ? 1.0 / ios : 0.0;
+    t.AddRow({absl::StrCat(row.run().id()), workloads::CellLabel(row.cell()),
+              fixed(get("tags.single_allocs") * per, 3),
+              fixed(get("tags.batch_requested") * per, 3),
+              fixed(get("tags.batch_obtained") * per, 3), fixed(get("tags.waits") * per, 3),
+              fixed(get("cpu_ns_per_io.tag_alloc"), 1), fixed(cpu, 1), fixed(get("seq_ratio"), 3),
+              fixed(get("inflight.mean"), 1)});
+  }
+  out << t.ToString();
+}
+
+}  // namespace
+
+int RunSim(const std::string& path, const std::string& db_path, const std::string& format,
+           std::ostream& out, std::ostream& err) {
+  auto m = workloads::ParseMatrixFile(path);
+  if (!m.ok()) {
+    err << m.status().message() << "\n";
+    return 1;
+  }
+  for (const v1::CellSpec& cell : m->cells) {
+    if (cell.target().device_class().rfind("sim:", 0) != 0) {
+      err << path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
+          << ") has device_class '" << cell.target().device_class()
+          << "'; blkbench sim runs only simulated classes (sim:null_blk, sim:hdd, sim:ssd, "
+             "sim:optane)\n";
+      return 1;
+    }
+  }
+  SystemClock clock;
+  v1::Experiment exp;
+  exp.set_name(m->name);
+  exp.set_file_name(path);
+  exp.set_repeats(m->repeats);
+  exp.set_state(v1::EXPERIMENT_RUNNING);
+  exp.set_created_unix_ms(clock.WallMs());
+  for (const v1::CellSpec& c : m->cells) *exp.add_cells() = c;
+
+  // With --db the experiment and every run land in a SQLite file like the controller's.
+  std::unique_ptr<SqliteStore> store;
+  uint64_t exp_id = 0;
+  if (!db_path.empty()) {
+    auto opened = SqliteStore::Open(db_path);
+    if (!opened.ok()) {
+      err << "blkbench sim: " << opened.status().message() << "\n";
+      return 1;
+    }
+    store = std::move(*opened);
+    auto id = store->CreateExperiment(exp);
+    if (!id.ok()) {
+      err << "blkbench sim: " << id.status().message() << "\n";
+      return 1;
+    }
+    exp_id = *id;
+    auto stored = store->GetExperiment(exp_id, false);
+    if (stored.ok()) exp = *stored;
+  } else {
+    // Same order as the store: repeat-major, so runs interleave a cell's repeats.
+    uint64_t id = 1;
+    for (uint32_t r = 0; r < m->repeats; ++r) {
+      for (const v1::CellSpec& c : m->cells) {
+        v1::Run* run = exp.add_runs();
+        run->set_id(id++);
+        run->set_cell_index(c.index());
+        run->set_repeat(r);
+      }
+    }
+  }
+
+  std::unique_ptr<Runner> runner = engine::NewEngineRunner();
+  v1::GetResultsResponse results;
+  int failures = 0;
+  const int total = exp.runs_size();
+  for (int i = 0; i < total; ++i) {
+    v1::Run run = exp.runs(i);
+    const v1::CellSpec& cell = m->cells[run.cell_index()];
+    run.set_attempt(1);
+    run.set_state(v1::RUN_RUNNING);
+    run.set_agent_id("local");
+    run.set_device_path(cell.target().device_class());
+    run.set_started_unix_ms(clock.WallMs());
+    if (store) (void)store->UpdateRun(run);
+
+    RunContext ctx;
+    ctx.cell = cell;
+    // The seed of a repeat differs, so repeats are independent samples.
+    ctx.cell.mutable_job()->set_randseed(cell.job().randseed() + run.repeat());
+    ctx.target_path = cell.target().device_class();
+    ctx.target_size = 1ull << 40;
+    ctx.on_sample = [&](const v1::Sample& s) {
+      if (store) (void)store->AppendSample(run.id(), run.attempt(), s);
+    };
+    const auto start = std::chrono::steady_clock::now();
+    auto result = runner->Run(ctx);
+    const double wall_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out << "[" << i + 1 << "/" << total << "] " << workloads::CellLabel(cell) << " rep "
+        << run.repeat() << ": ";
+    if (result.ok()) {
+      result->mutable_device()->set_device_class(cell.target().device_class());
+      result->mutable_device()->set_simulated(true);
+      *result->mutable_applied() = cell.queue();
+      out << FormatIops(result->iops()) << " IOPS, p99 "
+          << FormatLatency(result->lat_summary().p99_ns()) << " (" << wall_s << " s)\n";
+      run.set_state(v1::RUN_DONE);
+      *run.mutable_result() = *result;
+    } else {
+      ++failures;
+      out << "failed: " << result.status().message() << "\n";
+      run.set_state(v1::RUN_FAILED);
+      run.set_error(std::string(result.status().message()));
+    }
+    run.set_finished_unix_ms(clock.WallMs());
+    if (store) {
+      (void)store->FinishRun(run.id(), run.attempt(), run.state(), run.error(),
+                             run.finished_unix_ms(), result.ok() ? &*result : nullptr);
+    }
+    v1::ResultRow* row = results.add_rows();
+    *row->mutable_run() = run;
+    *row->mutable_cell() = cell;
+  }
+  if (store) {
+    (void)store->UpdateExperimentState(
+        exp_id, failures ? v1::EXPERIMENT_FAILED : v1::EXPERIMENT_DONE,
+        failures ? absl::StrCat(failures, " of ", total, " runs failed") : "", clock.WallMs());
+    out << "stored as experiment " << exp_id << " in " << db_path << "\n";
+  }
+  out << "\n";
+  PrintResults(results, format, out);
+  if (format == "table") {
+    out << "\nengine internals (per I/O unless noted)\n";
+    PrintEngineInternals(results, out);
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace blkbench

@@ -1,0 +1,195 @@
+// Derivation of EngineConfig from a CellSpec: kernel strings, CPU lists, job defaults.
+#include "engine/model/config.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace blkbench::engine {
+namespace {
+
+constexpr std::string_view kSimPrefix = "sim:";
+
+bool ParseInt(std::string_view s, int* out) {
+  if (s.empty()) return false;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && ptr == s.data() + s.size() && *out >= 0;
+}
+
+std::string Str(std::string_view s) { return std::string(s); }
+
+}  // namespace
+
+const std::vector<std::string>& KnownPatches() {
+  static const std::vector<std::string>* const kPatches =
+      new std::vector<std::string>{"plug-batch-retry"};
+  return *kPatches;
+}
+
+absl::StatusOr<KernelSpec> ParseKernel(std::string_view kernel) {
+  KernelSpec spec;
+  if (kernel.empty()) return spec;
+  if (kernel.substr(0, kSimPrefix.size()) != kSimPrefix) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel \"", Str(kernel),
+                     "\": a simulated device needs \"sim:<major>.<minor>[+patch...]\""));
+  }
+  std::string_view rest = kernel.substr(kSimPrefix.size());
+  const size_t plus = rest.find('+');
+  const std::string_view version = rest.substr(0, plus);
+  const size_t dot = version.find('.');
+  if (dot == std::string_view::npos || !ParseInt(version.substr(0, dot), &spec.major) ||
+      !ParseInt(version.substr(dot + 1), &spec.minor)) {
+    return absl::InvalidArgumentError(absl::StrCat("kernel \"", Str(kernel), "\": version \"",
+                                                   Str(version), "\" is not <major>.<minor>"));
+  }
+  while (plus != std::string_view::npos && !rest.empty()) {
+    const size_t start = rest.find('+');
+    if (start == std::string_view::npos) break;
+    rest = rest.substr(start + 1);
+    const std::string_view patch = rest.substr(0, rest.find('+'));
+    const auto& known = KnownPatches();
+    if (std::find(known.begin(), known.end(), patch) == known.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel \"", Str(kernel), "\": unknown patch \"", Str(patch),
+                       "\"; known patches: ", absl::StrJoin(known, ", ")));
+    }
+    spec.patches.emplace_back(patch);
+    if (patch == "plug-batch-retry") spec.plug_batch_retry = true;
+  }
+  return spec;
+}
+
+absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view list, int nr_cpus) {
+  std::vector<int> cpus;
+  std::string_view rest = list;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    const size_t dash = item.find('-');
+    int lo = 0;
+    int hi = 0;
+    const bool ok = dash == std::string_view::npos ? ParseInt(item, &lo) && ParseInt(item, &hi)
+                                                   : ParseInt(item.substr(0, dash), &lo) &&
+                                                         ParseInt(item.substr(dash + 1), &hi);
+    if (!ok || lo > hi) {
+      return absl::InvalidArgumentError(absl::StrCat("cpus_allowed \"", Str(list), "\": \"",
+                                                     Str(item), "\" is not a CPU or range"));
+    }
+    if (hi >= nr_cpus) {
+      return absl::InvalidArgumentError(absl::StrCat("cpus_allowed \"", Str(list), "\": CPU ", hi,
+                                                     " >= the machine's ", nr_cpus, " CPUs"));
+    }
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+  }
+  std::sort(cpus.begin(), cpus.end());
+  cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+  if (cpus.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("cpus_allowed \"", Str(list), "\" is empty"));
+  }
+  return cpus;
+}
+
+absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
+  EngineConfig c;
+  const std::string& dc = cell.target().device_class();
+  if (dc.rfind(kSimPrefix, 0) != 0 || dc.size() == kSimPrefix.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device_class \"", dc,
+                     "\": the engine runs only simulated devices (sim:null_blk, sim:hdd, ...)"));
+  }
+  c.device_kind = dc.substr(kSimPrefix.size());
+  if (!cell.target().machine().empty()) c.machine = cell.target().machine();
+  // A matrix may carry parameters for several device families (an axis over device
+  // classes): each model takes only its own family's ("ssd.*" for ssd and ssd-sata).
+  const std::string family = c.device_kind.substr(0, c.device_kind.find('-'));
+  for (const auto& [key, value] : cell.device_params()) {
+    if (key.rfind(family + ".", 0) == 0) c.device_params[key] = value;
+  }
+  absl::StatusOr<KernelSpec> kernel = ParseKernel(cell.target().kernel());
+  if (!kernel.ok()) return kernel.status();
+  c.kernel = *std::move(kernel);
+
+  const v1::QueueSettings& q = cell.queue();
+  if (!q.scheduler().empty() && q.scheduler() != "none") {
+    return absl::UnimplementedError(absl::StrCat(
+        "scheduler \"", q.scheduler(),
+        "\": the engine models only \"none\" so far; mq-deadline, bfq and kyber come with the "
+        "elevators"));
+  }
+  c.queue.scheduler = "none";
+  c.queue.nr_requests = q.nr_requests();
+  c.queue.max_sectors = (q.max_sectors_kb() ? q.max_sectors_kb() : kDefaultMaxSectorsKb) * 2;
+
+  const v1::JobSpec& j = cell.job();
+  JobOptions& o = c.job;
+  switch (j.rw()) {
+    case v1::READ:
+      o.random = false;
+      o.read_percent = 100;
+      break;
+    case v1::WRITE:
+      o.random = false;
+      o.read_percent = 0;
+      break;
+    case v1::RW_MODE_UNSPECIFIED:
+    case v1::RANDREAD:
+      o.random = true;
+      o.read_percent = 100;
+      break;
+    case v1::RANDWRITE:
+      o.random = true;
+      o.read_percent = 0;
+      break;
+    case v1::RANDRW:
+      o.random = true;
+      o.read_percent = j.rwmixread() ? static_cast<int>(j.rwmixread()) : 50;
+      break;
+    case v1::READWRITE:
+      o.random = false;
+      o.read_percent = j.rwmixread() ? static_cast<int>(j.rwmixread()) : 50;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("rw mode ", static_cast<int>(j.rw()), " unknown"));
+  }
+  if (o.read_percent > 100) return absl::InvalidArgumentError("rwmixread must be <= 100");
+  o.bs = j.bs() ? j.bs() : 4096;
+  if (o.bs % 512 != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("bs ", o.bs, " is not a multiple of 512"));
+  }
+  o.psync = j.ioengine() == v1::PSYNC;
+  o.iodepth = o.psync ? 1 : std::max<int>(1, static_cast<int>(j.iodepth()));
+  o.numjobs = std::max<int>(1, static_cast<int>(j.numjobs()));
+  o.batch_submit = std::clamp<int>(static_cast<int>(j.iodepth_batch_submit()), 1, o.iodepth);
+  o.batch_complete_min =
+      std::clamp<int>(static_cast<int>(j.iodepth_batch_complete_min()), 1, o.iodepth);
+  // fio's fixup_options(): iodepth_batch_complete_max defaults to (and is at least) _min.
+  o.batch_complete_max = std::clamp<int>(static_cast<int>(j.iodepth_batch_complete_max()),
+                                         o.batch_complete_min, o.iodepth);
+  if (o.psync) o.batch_submit = o.batch_complete_min = o.batch_complete_max = 1;
+  o.ramp_ns = j.ramp_time_ns();
+  o.size = j.size();
+  o.offset = j.offset();
+  o.offset_increment = j.offset_increment();
+  o.cpus_allowed = j.cpus_allowed();
+  o.randseed = j.randseed();
+  if (j.time_based()) {
+    o.runtime_ns = j.runtime_ns() ? j.runtime_ns() : kDefaultRuntimeNs;
+  } else {
+    o.bytes_per_job = j.io_size() ? j.io_size() : j.size();
+    o.runtime_ns = j.runtime_ns();
+    if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;
+  }
+  if (o.size && o.size < o.bs) {
+    return absl::InvalidArgumentError(absl::StrCat("size ", o.size, " is smaller than bs ", o.bs));
+  }
+  return c;
+}
+
+}  // namespace blkbench::engine

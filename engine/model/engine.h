@@ -1,0 +1,210 @@
+// Engine: the blk-mq model for one cell — fio-like jobs on virtual CPUs submitting
+// through plugs and driver tags (scheduler "none") to a DeviceModel (ENGINE.md §1, §2).
+#ifndef BLKBENCH_ENGINE_MODEL_ENGINE_H_
+#define BLKBENCH_ENGINE_MODEL_ENGINE_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/histogram.h"
+#include "engine/blk/blk_mq_tag.h"
+#include "engine/blk/sbitmap_queue.h"
+#include "engine/device/device_model.h"
+#include "engine/model/config.h"
+#include "engine/sim/cpu.h"
+#include "engine/sim/machine_profile.h"
+#include "engine/sim/rng.h"
+#include "engine/sim/simulator.h"
+
+namespace blkbench::engine {
+
+inline constexpr int kBlkMaxRequestCount = 32;                     // BLK_MAX_REQUEST_COUNT
+inline constexpr uint64_t kBlkPlugFlushSize = 128 * 1024;          // BLK_PLUG_FLUSH_SIZE
+inline constexpr int kIoPlugThreshold = 2;                         // io_uring IO_PLUG_THRESHOLD
+inline constexpr uint64_t kDefaultCapacity = uint64_t{256} << 30;  // non-HDD devices
+
+// Counters behind RunResult.internals. Reset at the end of the ramp.
+struct EngineCounters {
+  uint64_t single_allocs = 0;  // blk_mq_get_tag successes
+  uint64_t batch_allocs = 0;   // __blk_mq_alloc_requests_batch calls
+  uint64_t batch_requested = 0;
+  uint64_t batch_obtained = 0;
+  uint64_t tag_waits = 0;  // sbitmap_prepare_to_wait + sleep
+  uint64_t wakeups = 0;    // waiters woken by a tag free
+  uint64_t plug_flushes = 0;
+  uint64_t split_pieces = 0;  // pieces of bios that were split
+  uint64_t dispatched = 0;
+  uint64_t sequential_dispatches = 0;  // start sector == previous dispatch's end
+  uint64_t read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
+};
+
+class Engine final : public EventHandler {
+ public:
+  // Loads the machine profile, builds the device and tags. InvalidArgument/NotFound for
+  // a bad device, profile or CPU list. `target_size` (bytes, 0 = device default) bounds
+  // the jobs' regions.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(const EngineConfig& config,
+                                                        uint64_t target_size);
+  ~Engine() override;
+
+  // Simulated time at which measurement starts (the ramp end) and the time limit
+  // (kNever when only bytes-limited).
+  SimTime measure_start() const { return config_.job.ramp_ns; }
+  SimTime time_limit() const;
+
+  // Advances the simulation to `t`; at the ramp end it resets the measurements.
+  void RunUntil(SimTime t);
+  // True once every job has issued its bytes and reaped everything.
+  bool all_done() const { return finished_tasks_ == static_cast<int>(tasks_.size()); }
+  SimTime last_cqe_time() const { return last_cqe_; }
+  // Nothing left to happen although jobs are not done: every job asleep with no event
+  // pending to wake it (a lost wake-up in the model).
+  bool stalled() const { return sim_.pending() == 0 && !all_done(); }
+  SimTime now() const { return sim_.now(); }
+
+  // Measurements since the ramp end.
+  const EngineCounters& counters() const { return counters_; }
+  const LatencyHistogram& lat() const { return lat_; }
+  const LatencyHistogram& read_lat() const { return read_lat_; }
+  const LatencyHistogram& write_lat() const { return write_lat_; }
+  // The histogram and counters of the I/Os completed since the previous call.
+  void TakeInterval(LatencyHistogram* lat, EngineCounters* counters);
+  // Time-average of I/Os between submission and CQE since the ramp end.
+  double MeanInflight() const;
+  // CPU busy ns (all stages) and per stage, since the ramp end.
+  SimTime CpuBusyNs() const;
+  SimTime CpuStageNs(Stage stage) const;
+  uint64_t events() const { return sim_.events_executed(); }
+  uint64_t trace_hash() const { return sim_.trace_hash(); }
+  const DeviceModel& device() const { return *device_; }
+
+ private:
+  enum EventKind : uint32_t { kTaskResume = 1, kDeviceCompletion = 2, kCqe = 3 };
+
+  // One in-flight fio I/O (a bio before splitting).
+  struct IoSlot {
+    SimTime start = 0;
+    uint32_t pieces_left = 0;
+    uint32_t bytes = 0;
+    bool write = false;
+  };
+  // One request: index = hctx * depth + tag.
+  struct Request {
+    uint32_t task = 0;
+    uint32_t io = 0;
+    uint64_t sector = 0;
+    uint32_t sectors = 0;
+    bool write = false;
+  };
+  // struct blk_plug: the request list and the cached (batch-allocated) tags.
+  struct Plug {
+    bool active = false;
+    int nr_ios = 1;
+    std::vector<int> cached_tags;
+    std::vector<uint32_t> rqs;
+    uint64_t last_bytes = 0;
+  };
+  enum class Phase : uint8_t { kSubmit, kTagSleep, kReap, kFinished };
+  // One fio job (a task bound to one CPU) and its blk-mq per-task state.
+  struct Task {
+    explicit Task(uint64_t seed) : rng(seed) {}
+    uint32_t index = 0;
+    int cpu = 0;
+    uint32_t hctx = 0;
+    Rng rng;
+    uint64_t region_start = 0;  // bytes
+    uint64_t region_len = 0;    // bytes, a multiple of bs
+    uint64_t seq_next = 0;      // next sequential offset within the region
+    uint64_t bytes_issued = 0;
+    bool done_issuing = false;
+    Phase phase = Phase::kSubmit;
+    int batch_left = 0;  // bios left in this io_uring_enter
+    // The bio being submitted (split pieces go through one at a time).
+    bool has_bio = false;
+    uint32_t bio_io = 0;
+    uint64_t bio_sector = 0;
+    uint64_t bio_sectors_left = 0;
+    bool bio_write = false;
+    bool bio_split = false;
+    Plug plug;
+    std::vector<uint32_t> dispatch;  // requests being issued (queue_rqs / direct issue)
+    size_t dispatch_pos = 0;
+    bool resume_pending = false;
+    bool woken = false;    // woken from a tag waitqueue, not yet run
+    bool waiting = false;  // registered on a waitqueue (prepare_to_wait .. finish_wait)
+    int inflight = 0;      // I/Os submitted and not reaped
+    int cqes = 0;          // completions posted and not reaped
+    std::vector<IoSlot> ios;
+    std::vector<uint32_t> free_ios;
+  };
+  struct Hctx {
+    std::unique_ptr<SbitmapQueue> tags;
+    WaitIndex wait_index;
+  };
+
+  Engine(const EngineConfig& config, MachineProfile profile, std::unique_ptr<DeviceModel> device);
+  absl::Status Init(uint64_t target_size);
+  void OnEvent(uint32_t kind, uint64_t arg) override;
+
+  // Task scheduling (engine.cc).
+  void Wake(Task& task, SimTime at);
+  void Charge(Task& task, Stage stage, SimTime ns);
+  void ResetMeasurements();
+  void UpdateInflight(int delta);
+
+  // The fio io_uring/psync loop (job.cc).
+  void Step(Task& task);
+  void StartBatch(Task& task);
+  void ReapStep(Task& task);
+  void BeginBio(Task& task);
+
+  // blk_mq_submit_bio and the plug (submit.cc).
+  void SubmitPiece(Task& task);
+  int AllocTag(Task& task);
+  int SleepForTag(Task& task);
+  int RetryTagAfterWake(Task& task);
+  void QueueRequest(Task& task, int tag);
+  void FlushPlug(Task& task, bool from_schedule);
+  void FinishPlug(Task& task);
+
+  // Issue and completion (complete.cc).
+  void IssueOne(Task& task);
+  void ArmCompletion();
+  void ProcessCompletions();
+  void EndRequest(uint32_t rq_index);
+  void FreeTag(uint32_t hctx, int tag, int cpu, SimTime at);
+  void PostCqe(uint32_t task_index, uint32_t io);
+
+  EngineConfig config_;
+  MachineProfile profile_;
+  SbqMechanisms mechanisms_;
+  std::unique_ptr<DeviceModel> device_;
+  Simulator sim_;
+  CpuSet cpus_;
+  std::vector<Hctx> hctxs_;
+  unsigned depth_ = 0;
+  std::vector<Request> requests_;
+  std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<uint64_t> completed_ids_;
+  EventId completion_event_;
+  SimTime completion_at_ = kNever;
+  uint64_t last_dispatch_end_ = ~uint64_t{0};
+  int finished_tasks_ = 0;
+  SimTime last_cqe_ = 0;
+  bool measuring_ = false;
+
+  EngineCounters counters_;
+  EngineCounters interval_counters_;
+  LatencyHistogram lat_, read_lat_, write_lat_, interval_lat_;
+  int inflight_ = 0;
+  SimTime inflight_since_ = 0;
+  double inflight_area_ = 0;
+  SimTime measure_from_ = 0;
+  std::vector<SimTime> cpu_stage_base_;
+};
+
+}  // namespace blkbench::engine
+
+#endif  // BLKBENCH_ENGINE_MODEL_ENGINE_H_

@@ -1,0 +1,135 @@
+// The fio job loop (fio's do_io with the io_uring or psync engine): keep iodepth I/Os in
+// flight, submit iodepth_batch_submit per io_uring_enter under one plug, then reap
+// between iodepth_batch_complete_min and _max completions.
+#include <algorithm>
+
+#include "engine/model/engine.h"
+
+namespace blkbench::engine {
+
+// One unit of a task's work at sim_.now(); it charges CPU time and, unless the task
+// goes to sleep (tag wait, waiting for completions, finished), resumes itself when its
+// CPU is free again.
+void Engine::Step(Task& task) {
+  if (task.dispatch_pos < task.dispatch.size()) {
+    IssueOne(task);
+    Wake(task, cpus_[task.cpu].busy_until());
+    return;
+  }
+  switch (task.phase) {
+    case Phase::kSubmit:
+      if (!task.has_bio) {
+        if (task.batch_left == 0 || task.done_issuing) {
+          // blk_finish_plug() at the end of io_submit_sqes().
+          FinishPlug(task);
+          task.phase = Phase::kReap;
+          if (!task.done_issuing && task.inflight < config_.job.iodepth) StartBatch(task);
+          Wake(task, cpus_[task.cpu].busy_until());
+          return;
+        }
+        BeginBio(task);
+      }
+      SubmitPiece(task);
+      if (task.phase == Phase::kTagSleep && task.dispatch_pos >= task.dispatch.size() &&
+          !task.woken) {
+        return;  // io_schedule(): asleep until a tag free wakes us
+      }
+      Wake(task, cpus_[task.cpu].busy_until());
+      return;
+    case Phase::kTagSleep: {
+      if (!task.woken) return;  // still asleep (ran only to flush the plug)
+      task.woken = false;
+      const int tag = RetryTagAfterWake(task);
+      if (tag < 0) return;  // lost the race; back on a waitqueue
+      task.phase = Phase::kSubmit;
+      QueueRequest(task, tag);
+      Wake(task, cpus_[task.cpu].busy_until());
+      return;
+    }
+    case Phase::kReap:
+      ReapStep(task);
+      return;
+    case Phase::kFinished:
+      return;
+  }
+}
+
+// io_uring_enter(to_submit = n): io_submit_state_start() plugs with nr_ios =
+// min(n, BLK_MAX_REQUEST_COUNT) when more than IO_PLUG_THRESHOLD I/Os are submitted.
+void Engine::StartBatch(Task& task) {
+  const JobOptions& job = config_.job;
+  const int room = job.iodepth - task.inflight;
+  const int n = std::min(job.batch_submit, room);
+  if (n <= 0 || task.done_issuing) return;
+  task.phase = Phase::kSubmit;
+  task.batch_left = n;
+  task.plug.active = n > kIoPlugThreshold;
+  task.plug.nr_ios = std::min(n, kBlkMaxRequestCount);
+}
+
+// io_uring_enter(min_complete) + fio's io_u_queued_complete(): wait for at least
+// iodepth_batch_complete_min completions, reap up to _max, then refill the queue.
+void Engine::ReapStep(Task& task) {
+  const JobOptions& job = config_.job;
+  if (task.inflight == 0) {
+    if (task.done_issuing) {
+      task.phase = Phase::kFinished;
+      ++finished_tasks_;
+      return;
+    }
+    StartBatch(task);
+    Wake(task, sim_.now());
+    return;
+  }
+  const int need = std::min(job.batch_complete_min, task.inflight);
+  if (task.cqes < need) return;  // asleep in io_cqring_wait(); PostCqe wakes us
+  const int reaped = std::min(task.cqes, job.batch_complete_max);
+  task.cqes -= reaped;
+  task.inflight -= reaped;
+  if (task.done_issuing && task.inflight == 0) {
+    task.phase = Phase::kFinished;
+    ++finished_tasks_;
+    return;
+  }
+  if (!task.done_issuing) StartBatch(task);
+  Wake(task, sim_.now());
+}
+
+// fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
+// and direction for a new bio.
+void Engine::BeginBio(Task& task) {
+  const JobOptions& job = config_.job;
+  uint64_t offset;
+  if (job.random) {
+    offset = task.rng.Uniform(task.region_len / job.bs) * job.bs;
+  } else {
+    offset = task.seq_next;
+    task.seq_next = offset + job.bs >= task.region_len ? 0 : offset + job.bs;
+  }
+  bool write = job.read_percent == 0;
+  if (job.read_percent > 0 && job.read_percent < 100) {
+    write = task.rng.Uniform(100) >= static_cast<uint64_t>(job.read_percent);
+  }
+  const uint32_t slot = task.free_ios.back();
+  task.free_ios.pop_back();
+  IoSlot& io = task.ios[slot];
+  const uint64_t sectors = job.bs / 512;
+  const uint64_t max = config_.queue.max_sectors;
+  io.start = sim_.now();
+  io.pieces_left = static_cast<uint32_t>((sectors + max - 1) / max);
+  io.bytes = static_cast<uint32_t>(job.bs);
+  io.write = write;
+  task.has_bio = true;
+  task.bio_io = slot;
+  task.bio_sector = (task.region_start + offset) / 512;
+  task.bio_sectors_left = sectors;
+  task.bio_write = write;
+  task.bio_split = io.pieces_left > 1;
+  --task.batch_left;
+  ++task.inflight;
+  UpdateInflight(+1);
+  task.bytes_issued += job.bs;
+  if (job.bytes_per_job != 0 && task.bytes_issued >= job.bytes_per_job) task.done_issuing = true;
+}
+
+}  // namespace blkbench::engine

@@ -1,0 +1,164 @@
+// The submission path of blk-mq without an elevator: blk_mq_submit_bio for one split
+// piece at a time, request/tag allocation (__blk_mq_alloc_requests, blk_mq_get_tag) and
+// the plug (blk_add_rq_to_plug, blk_mq_flush_plug_list, blk_finish_plug).
+#include <algorithm>
+
+#include "engine/model/engine.h"
+
+namespace blkbench::engine {
+
+// blk_mq_submit_bio() for the front piece of the current bio: __bio_split_to_limits()
+// cuts at most max_sectors; the remainder re-enters later (current->bio_list), so every
+// piece allocates its own tag and may sleep on its own.
+void Engine::SubmitPiece(Task& task) {
+  Charge(task, Stage::kSubmit, profile_.stage.submit);
+  int tag = AllocTag(task);
+  if (tag < 0) tag = SleepForTag(task);
+  if (tag >= 0) QueueRequest(task, tag);
+}
+
+// blk_mq_get_new_requests() -> __blk_mq_alloc_requests(): a cached request from the plug
+// (blk_mq_peek_cached_request), else a batch of plug->nr_ios driver tags
+// (__blk_mq_alloc_requests_batch; the extras go to plug->cached_rqs), else one tag
+// (blk_mq_get_tag's first __blk_mq_get_tag). -1 if no tag was free.
+int Engine::AllocTag(Task& task) {
+  Plug& plug = task.plug;
+  if (!plug.cached_tags.empty()) {
+    const int tag = plug.cached_tags.back();
+    plug.cached_tags.pop_back();
+    return tag;
+  }
+  SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
+  const StageCosts& cost = profile_.stage;
+  const int nr_tags = plug.active ? plug.nr_ios : 1;
+  // No elevator: no shallow depth, so blk_mq_get_tags() may batch (CanBatchAllocate).
+  if (nr_tags > 1 && mechanisms_.batch_alloc && CanBatchAllocate(0, false, false)) {
+    const BatchTags got = sbq.GetBatchTags(task.cpu, nr_tags);
+    ++counters_.batch_allocs;
+    counters_.batch_requested += static_cast<uint64_t>(nr_tags);
+    counters_.batch_obtained += static_cast<uint64_t>(got.size);
+    plug.nr_ios = PlugNrIosAfterAlloc(mechanisms_.batch_mode, nr_tags, got.size);
+    Charge(
+        task, Stage::kTagAlloc,
+        cost.tag_get_batch_base + cost.tag_get_batch_per_request * static_cast<SimTime>(got.size));
+    if (got.size > 0) {
+      Charge(task, Stage::kRequestAlloc, cost.request_alloc * static_cast<SimTime>(got.size));
+      // Cached in reverse so that pop_back() hands them out in ascending order.
+      for (int i = got.size - 1; i >= 1; --i) plug.cached_tags.push_back(got.tags[i]);
+      return got.tags[0];
+    }
+  } else if (plug.active) {
+    plug.nr_ios = 1;  // data.nr_tags = plug->nr_ios; plug->nr_ios = 1
+  }
+  Charge(task, Stage::kTagAlloc, cost.tag_get_single);
+  const int tag = sbq.Get(task.cpu);
+  if (tag >= 0) {
+    ++counters_.single_allocs;
+    Charge(task, Stage::kRequestAlloc, cost.request_alloc);
+  }
+  return tag;
+}
+
+// blk_mq_get_tag()'s slow path: prepare_to_wait on the next waitqueue (sbq_wait_ptr),
+// try once more, else io_schedule(), which flushes the plug with from_schedule = true.
+// Returns the tag if the last try got one, else -1 (asleep).
+int Engine::SleepForTag(Task& task) {
+  Hctx& hctx = hctxs_[task.hctx];
+  SbitmapQueue& sbq = *hctx.tags;
+  const int ws = SbitmapQueue::WaitPtr(hctx.wait_index);
+  (void)sbq.Wait(ws, task.index);
+  task.waiting = true;
+  Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
+  const int tag = sbq.Get(task.cpu);
+  if (tag >= 0) {
+    sbq.FinishWait(task.index);
+    task.waiting = false;
+    ++counters_.single_allocs;
+    Charge(task, Stage::kRequestAlloc, profile_.stage.request_alloc);
+    return tag;
+  }
+  ++counters_.tag_waits;
+  FlushPlug(task, /*from_schedule=*/true);
+  task.phase = Phase::kTagSleep;
+  return -1;
+}
+
+// After a wake-up: sbitmap_finish_wait, a new waitqueue (bt_wait_ptr), and the loop of
+// blk_mq_get_tag again. Woken waiters race new I/O for the bits: no FIFO. -1 if asleep.
+int Engine::RetryTagAfterWake(Task& task) {
+  SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
+  if (task.waiting) {
+    sbq.FinishWait(task.index);
+    task.waiting = false;
+  }
+  Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
+  const int tag = sbq.Get(task.cpu);
+  if (tag >= 0) {
+    ++counters_.single_allocs;
+    Charge(task, Stage::kRequestAlloc, profile_.stage.request_alloc);
+    return tag;
+  }
+  return SleepForTag(task);
+}
+
+// blk_mq_bio_to_request() for the current piece, then blk_add_rq_to_plug() (flushing
+// first at BLK_MAX_REQUEST_COUNT requests or after a request of BLK_PLUG_FLUSH_SIZE) or,
+// unplugged, blk_mq_try_issue_directly().
+void Engine::QueueRequest(Task& task, int tag) {
+  const uint32_t index = task.hctx * depth_ + static_cast<uint32_t>(tag);
+  const uint64_t sectors = std::min<uint64_t>(task.bio_sectors_left, config_.queue.max_sectors);
+  Request& rq = requests_[index];
+  rq.task = task.index;
+  rq.io = task.bio_io;
+  rq.sector = task.bio_sector;
+  rq.sectors = static_cast<uint32_t>(sectors);
+  rq.write = task.bio_write;
+  if (task.bio_split) ++counters_.split_pieces;
+  task.bio_sector += sectors;
+  task.bio_sectors_left -= sectors;
+  if (task.bio_sectors_left == 0) task.has_bio = false;
+
+  Plug& plug = task.plug;
+  if (!plug.active) {
+    task.dispatch.push_back(index);
+    return;
+  }
+  // One device, so plug->multiple_queues never applies (the 64-request limit).
+  if (!plug.rqs.empty() && (plug.rqs.size() >= static_cast<size_t>(kBlkMaxRequestCount) ||
+                            plug.last_bytes >= kBlkPlugFlushSize)) {
+    FlushPlug(task, /*from_schedule=*/false);
+  }
+  plug.rqs.push_back(index);
+  plug.last_bytes = sectors * 512;
+}
+
+// blk_mq_flush_plug_list(): without an elevator the list goes to queue_rqs (or direct
+// issue), on this CPU. v0 also dispatches a from_schedule flush here rather than on
+// kblockd.
+void Engine::FlushPlug(Task& task, bool from_schedule) {
+  (void)from_schedule;
+  Plug& plug = task.plug;
+  if (plug.rqs.empty()) return;
+  ++counters_.plug_flushes;
+  Charge(task, Stage::kPlugFlush, profile_.stage.plug_flush);
+  if (task.dispatch_pos == task.dispatch.size()) {
+    task.dispatch.clear();
+    task.dispatch_pos = 0;
+  }
+  task.dispatch.insert(task.dispatch.end(), plug.rqs.begin(), plug.rqs.end());
+  plug.rqs.clear();
+  plug.last_bytes = 0;
+}
+
+// blk_finish_plug(): flush, then blk_mq_free_plug_rqs() returns unused cached tags.
+void Engine::FinishPlug(Task& task) {
+  FlushPlug(task, /*from_schedule=*/false);
+  Plug& plug = task.plug;
+  for (const int tag : plug.cached_tags)
+    FreeTag(task.hctx, tag, task.cpu, cpus_[task.cpu].busy_until());
+  plug.cached_tags.clear();
+  plug.active = false;
+  plug.nr_ios = 1;
+}
+
+}  // namespace blkbench::engine

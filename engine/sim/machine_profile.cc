@@ -1,0 +1,272 @@
+// Machine profile loading: YAML from engine/profiles/, strictly validated (unknown or
+// missing keys are errors, so a typo cannot silently fall back to a default).
+#include "engine/sim/machine_profile.h"
+
+#include <cassert>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "yaml-cpp/yaml.h"
+
+namespace blkbench::engine {
+namespace {
+
+// Reads one YAML mapping, remembering the first error and which keys were consumed.
+class MapReader {
+ public:
+  MapReader(YAML::Node node, std::string prefix, const std::string& source, absl::Status* status)
+      : node_(std::move(node)), prefix_(std::move(prefix)), source_(source), status_(status) {
+    if (status_->ok() && !node_.IsMap()) Fail(node_, "", "expected a mapping");
+  }
+
+  void Str(const char* key, std::string* out, bool required = true) {
+    YAML::Node v = Get(key, required);
+    if (v && !YAML::convert<std::string>::decode(v, *out)) Fail(v, key, "expected a string");
+  }
+
+  void Int(const char* key, int* out, int min, int max) {
+    YAML::Node v = Get(key, true);
+    if (!v) return;
+    int64_t x = 0;
+    if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x)) {
+      Fail(v, key, "expected an integer");
+    } else if (x < min || x > max) {
+      Fail(v, key, absl::StrCat("must be in [", min, ", ", max, "], got ", x));
+    } else {
+      *out = static_cast<int>(x);
+    }
+  }
+
+  void Ns(const char* key, SimTime* out, bool required = true) {
+    YAML::Node v = Get(key, required);
+    if (v) DecodeNs(v, key, out);
+  }
+
+  void Double(const char* key, double* out, double min, double max) {
+    YAML::Node v = Get(key, true);
+    if (!v) return;
+    double x = 0;
+    if (!v.IsScalar() || !YAML::convert<double>::decode(v, x)) {
+      Fail(v, key, "expected a number");
+    } else if (!(x >= min && x <= max)) {
+      Fail(v, key, absl::StrCat("must be in [", min, ", ", max, "], got ", x));
+    } else {
+      *out = x;
+    }
+  }
+
+  // A matrix of ns values, as a list of equal-length lists.
+  void NsMatrix(const char* key, std::vector<SimTime>* out, int rows) {
+    YAML::Node v = Get(key, false);
+    if (!v) return;
+    if (!v.IsSequence() || static_cast<int>(v.size()) != rows) {
+      return Fail(v, key, absl::StrCat("expected a list of ", rows, " rows"));
+    }
+    out->assign(static_cast<size_t>(rows) * rows, 0);
+    for (int r = 0; r < rows; ++r) {
+      YAML::Node row = v[r];
+      if (!row.IsSequence() || static_cast<int>(row.size()) != rows) {
+        return Fail(row, key, absl::StrCat("row ", r, ": expected ", rows, " values"));
+      }
+      for (int c = 0; c < rows; ++c) DecodeNs(row[c], key, &(*out)[r * rows + c]);
+    }
+  }
+
+  MapReader Sub(const char* key) {
+    YAML::Node v = Get(key, true);
+    MapReader sub(v ? v : node_, Key(key), source_, status_);
+    // A block mapping's own mark is its first key; errors about the whole mapping
+    // (a missing key) point at the line naming it instead.
+    if (v && node_.IsMap()) {
+      for (const auto& kv : node_) {
+        if (kv.first.Scalar() == key) sub.line_ = kv.first.Mark().line;
+      }
+    }
+    return sub;
+  }
+
+  // Reports keys present in the file but never read.
+  void Finish() {
+    if (!status_->ok() || !node_.IsMap()) return;
+    for (const auto& kv : node_) {
+      std::string key = kv.first.Scalar();
+      if (!used_.count(key)) Fail(kv.first, key.c_str(), "unknown key");
+    }
+  }
+
+  void Fail(const YAML::Node& at, std::string_view key, std::string_view why) {
+    FailAt(at.Mark().line, key, why);
+  }
+
+  // `line` is 0-based as in YAML::Mark; -1 when unknown.
+  void FailAt(int zero_based_line, std::string_view key, std::string_view why) {
+    if (!status_->ok()) return;
+    int line = zero_based_line >= 0 ? zero_based_line + 1 : 0;
+    *status_ = absl::InvalidArgumentError(absl::StrCat(
+        source_, ":", line, ": ", key.empty() ? prefix_ : Key(key), ": ", std::string(why)));
+  }
+
+ private:
+  std::string Key(std::string_view key) const {
+    return prefix_.empty() ? std::string(key) : absl::StrCat(prefix_, ".", std::string(key));
+  }
+
+  YAML::Node Get(const char* key, bool required) {
+    used_.insert(key);
+    if (!status_->ok() || !node_.IsMap()) return YAML::Node();
+    const YAML::Node& map = node_;  // const []: never inserts a missing key
+    YAML::Node v = map[key];
+    if (!v && required) FailAt(line_ >= 0 ? line_ : node_.Mark().line, key, "missing");
+    return v;
+  }
+
+  void DecodeNs(const YAML::Node& v, const char* key, SimTime* out) {
+    int64_t x = 0;
+    if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x)) {
+      Fail(v, key, "expected an integer number of ns");
+    } else if (x < 0 || x > 100'000'000) {
+      Fail(v, key, absl::StrCat("must be in [0, 1e8] ns, got ", x));
+    } else {
+      *out = static_cast<SimTime>(x);
+    }
+  }
+
+  YAML::Node node_;
+  std::string prefix_;
+  const std::string& source_;
+  absl::Status* status_;
+  std::set<std::string> used_;
+  int line_ = -1;  // 0-based line of the key naming this mapping, if known
+};
+
+// root[a][b] through const access, for error positions.
+YAML::Node Child(const YAML::Node& root, const char* a, const char* b) {
+  const YAML::Node& sub = root[a];
+  return sub[b];
+}
+
+void ReadLock(MapReader locks, LockCosts* out) {
+  locks.Double("missed_lines", &out->missed_lines, 0, 1000);
+  locks.Finish();
+}
+
+}  // namespace
+
+SimTime MachineProfile::LineTransferNs(int from, int to) const {
+  assert(from >= 0 && from < cpus() && to >= 0 && to < cpus());
+  if (from == to) return 0;
+  if (CoreOf(from) == CoreOf(to)) return coherence.same_core;
+  if (CcxOf(from) == CcxOf(to)) return coherence.same_ccx;
+  int a = NodeOf(from), b = NodeOf(to);
+  if (a == b) return coherence.same_node;
+  if (coherence.node_distance.empty()) return coherence.remote_node;
+  return coherence.node_distance[static_cast<size_t>(a) * numa_nodes() + b];
+}
+
+absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
+                                                   std::string_view source_name) {
+  std::string source(source_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml));
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax: ", e.msg));
+  }
+  absl::Status status;
+  MachineProfile p;
+  p.source = source;
+  MapReader top(root, "", source, &status);
+  top.Str("name", &p.name);
+  top.Str("description", &p.description, /*required=*/false);
+
+  MapReader topo = top.Sub("topology");
+  topo.Int("cores", &p.topology.cores, 1, 4096);
+  topo.Int("threads_per_core", &p.topology.threads_per_core, 1, 8);
+  topo.Int("cores_per_ccx", &p.topology.cores_per_ccx, 1, 4096);
+  topo.Int("cores_per_node", &p.topology.cores_per_node, 1, 4096);
+  if (status.ok()) {
+    const Topology& t = p.topology;
+    if (t.cores % t.cores_per_node != 0) {
+      topo.Fail(Child(root, "topology", "cores_per_node"), "cores_per_node", "must divide cores");
+    } else if (t.cores_per_node % t.cores_per_ccx != 0) {
+      topo.Fail(Child(root, "topology", "cores_per_ccx"), "cores_per_ccx",
+                "must divide cores_per_node (a CCX never spans nodes)");
+    }
+  }
+  topo.Finish();
+
+  MapReader stage = top.Sub("stage_ns");
+  stage.Ns("submit", &p.stage.submit);
+  stage.Ns("request_alloc", &p.stage.request_alloc);
+  stage.Ns("tag_get_single", &p.stage.tag_get_single);
+  stage.Ns("tag_get_batch_base", &p.stage.tag_get_batch_base);
+  stage.Ns("tag_get_batch_per_request", &p.stage.tag_get_batch_per_request);
+  stage.Ns("plug_flush", &p.stage.plug_flush);
+  stage.Ns("elevator_bio_merge", &p.stage.elevator_bio_merge);
+  stage.Ns("elevator_insert", &p.stage.elevator_insert);
+  stage.Ns("deadline_dispatch", &p.stage.deadline_dispatch);
+  stage.Ns("bfq_dispatch", &p.stage.bfq_dispatch);
+  stage.Ns("driver_queue_rq", &p.stage.driver_queue_rq);
+  stage.Ns("completion", &p.stage.completion);
+  stage.Finish();
+
+  MapReader coh = top.Sub("coherence_ns");
+  coh.Ns("same_core", &p.coherence.same_core);
+  coh.Ns("same_ccx", &p.coherence.same_ccx);
+  coh.Ns("same_node", &p.coherence.same_node);
+  coh.Ns("remote_node", &p.coherence.remote_node);
+  if (status.ok()) coh.NsMatrix("node_distance", &p.coherence.node_distance, p.numa_nodes());
+  coh.Ns("lock_uncontended", &p.coherence.lock_uncontended);
+  coh.Finish();
+
+  MapReader locks = top.Sub("locks");
+  locks.Double("handoff_transfers", &p.handoff_transfers, 0, 8);
+  ReadLock(locks.Sub("deadline"), &p.deadline_lock);
+  ReadLock(locks.Sub("bfq"), &p.bfq_lock);
+  ReadLock(locks.Sub("generic"), &p.generic_lock);
+  locks.Finish();
+
+  MapReader collapse = top.Sub("collapse");
+  collapse.Double("rho_onset", &p.collapse.rho_onset, 0, 0.999);
+  collapse.Double("max_multiplier", &p.collapse.max_multiplier, 1, 20);
+  collapse.Double("half_waiters", &p.collapse.half_waiters, 0, 1e6);
+  collapse.Ns("window_ns", &p.collapse.window_ns);
+  if (status.ok() && p.collapse.window_ns == 0) {
+    collapse.Fail(Child(root, "collapse", "window_ns"), "window_ns", "must be > 0");
+  }
+  collapse.Finish();
+  top.Finish();
+  if (!status.ok()) return status;
+  return p;
+}
+
+std::string MachineProfilesDir() {
+  if (const char* env = std::getenv("BLKBENCH_ENGINE_PROFILES_DIR"); env && *env) return env;
+  return BLKBENCH_ENGINE_PROFILES_DIR;
+}
+
+absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path) {
+  if (name_or_path.empty()) return absl::InvalidArgumentError("empty machine profile name");
+  // (absl::string_view is not std::string_view in Debian's abseil: go through string.)
+  const std::string name(name_or_path);
+  std::string path = name;
+  if (!absl::StrContains(name, '/') && !absl::EndsWith(name, ".yaml")) {
+    path = absl::StrCat(MachineProfilesDir(), "/", name, ".yaml");
+  }
+  std::ifstream in(path);
+  if (!in) {
+    return absl::NotFoundError(absl::StrCat("machine profile '", name, "': cannot read ", path));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseMachineProfile(text.str(), path);
+}
+
+}  // namespace blkbench::engine

@@ -1,0 +1,147 @@
+// Tests for machine profile loading, validation errors and topology distances.
+#include "engine/sim/machine_profile.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MachineProfileTest, ShippedProfilesLoad) {
+  for (const char* name : {"small-vm", "desktop-16", "server-128-4node"}) {
+    absl::StatusOr<MachineProfile> p = LoadMachineProfile(name);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->name, name);
+    EXPECT_GT(p->stage.submit, 0u);
+    EXPECT_GT(p->deadline_lock.missed_lines, 0);
+    EXPECT_GT(p->bfq_lock.missed_lines, p->deadline_lock.missed_lines);
+  }
+}
+
+TEST(MachineProfileTest, DesktopTopologyAndDistances) {
+  absl::StatusOr<MachineProfile> p = LoadMachineProfile("desktop-16");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->cpus(), 32);
+  EXPECT_EQ(p->ccxs(), 2);
+  EXPECT_EQ(p->numa_nodes(), 1);
+  EXPECT_EQ(p->CcxOf(7), 0);
+  EXPECT_EQ(p->CcxOf(8), 1);
+  EXPECT_EQ(p->CcxOf(16 + 8), 1);  // SMT sibling of CPU 8
+  EXPECT_EQ(p->LineTransferNs(3, 3), 0u);
+  EXPECT_EQ(p->LineTransferNs(3, 19), p->coherence.same_core);
+  EXPECT_EQ(p->LineTransferNs(0, 7), 17u);
+  EXPECT_EQ(p->LineTransferNs(0, 8), 80u);
+}
+
+TEST(MachineProfileTest, ServerNodeDistanceMatrix) {
+  absl::StatusOr<MachineProfile> p = LoadMachineProfile("server-128-4node");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->cpus(), 128);
+  EXPECT_EQ(p->numa_nodes(), 4);
+  EXPECT_EQ(p->NodeOf(31), 0);
+  EXPECT_EQ(p->NodeOf(32), 1);
+  EXPECT_EQ(p->LineTransferNs(0, 3), p->coherence.same_ccx);
+  EXPECT_EQ(p->LineTransferNs(0, 4), p->coherence.same_node);
+  EXPECT_EQ(p->LineTransferNs(0, 40), 120u);   // other die, same socket
+  EXPECT_EQ(p->LineTransferNs(0, 100), 250u);  // other socket
+  EXPECT_GE(p->LineTransferNs(0, 100), 100u);
+  EXPECT_LE(p->LineTransferNs(0, 100), 300u);
+}
+
+TEST(MachineProfileTest, LoadsByPathAndReportsMissingFile) {
+  absl::StatusOr<MachineProfile> p = LoadMachineProfile(MachineProfilesDir() + "/small-vm.yaml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->cpus(), 4);
+  absl::StatusOr<MachineProfile> missing = LoadMachineProfile("no-such-machine");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("no-such-machine"));
+}
+
+TEST(MachineProfileTest, EnvironmentOverridesProfilesDir) {
+  const std::string shipped = MachineProfilesDir();
+  ASSERT_EQ(setenv("BLKBENCH_ENGINE_PROFILES_DIR", "/nonexistent-profiles", 1), 0);
+  absl::StatusOr<MachineProfile> p = LoadMachineProfile("desktop-16");
+  unsetenv("BLKBENCH_ENGINE_PROFILES_DIR");
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(p.status().message(), HasSubstr("/nonexistent-profiles/desktop-16.yaml"));
+  EXPECT_EQ(MachineProfilesDir(), shipped);
+}
+
+// A complete minimal profile with one substitution applied.
+std::string MinimalWith(const std::string& from, const std::string& to) {
+  std::string text = R"(name: t
+topology:
+  cores: 4
+  threads_per_core: 1
+  cores_per_ccx: 4
+  cores_per_node: 4
+stage_ns:
+  submit: 1
+  request_alloc: 1
+  tag_get_single: 1
+  tag_get_batch_base: 1
+  tag_get_batch_per_request: 1
+  plug_flush: 1
+  elevator_bio_merge: 1
+  elevator_insert: 1
+  deadline_dispatch: 1
+  bfq_dispatch: 1
+  driver_queue_rq: 1
+  completion: 1
+coherence_ns:
+  same_core: 1
+  same_ccx: 1
+  same_node: 1
+  remote_node: 1
+  lock_uncontended: 1
+locks:
+  handoff_transfers: 1
+  deadline: {missed_lines: 8}
+  bfq: {missed_lines: 15}
+  generic: {missed_lines: 2}
+collapse:
+  rho_onset: 0.8
+  max_multiplier: 2
+  half_waiters: 4
+  window_ns: 1000
+)";
+  return absl::StrReplaceAll(text, {{from, to}});
+}
+
+TEST(MachineProfileTest, MinimalTextParses) {
+  absl::StatusOr<MachineProfile> p = ParseMachineProfile(MinimalWith("", ""), "t.yaml");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->collapse.window_ns, 1000u);
+}
+
+TEST(MachineProfileTest, ErrorsNameFileLineAndKey) {
+  struct Case {
+    std::string from, to, want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"  completion: 1\n", "", "t.yaml:7: stage_ns.completion: missing"},
+           {"  submit: 1", "  submit: fast", "t.yaml:8: stage_ns.submit: expected an integer"},
+           {"  submit: 1", "  submit: -5", "t.yaml:8: stage_ns.submit: must be in"},
+           {"  submit: 1", "  submit: 1\n  sumbit: 2", "t.yaml:9: stage_ns.sumbit: unknown key"},
+           {"cores_per_node: 4", "cores_per_node: 3",
+            "t.yaml:6: topology.cores_per_node: must divide cores"},
+           {"rho_onset: 0.8", "rho_onset: 1.5", "t.yaml:32: collapse.rho_onset: must be in"},
+           {"  deadline: {missed_lines: 8}", "  deadline: {lines: 8}",
+            "t.yaml:28: locks.deadline.missed_lines: missing"},
+           {"name: t", "name: [t", "t.yaml:"},
+       }) {
+    absl::StatusOr<MachineProfile> p = ParseMachineProfile(MinimalWith(c.from, c.to), "t.yaml");
+    ASSERT_FALSE(p.ok()) << c.to;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(p.status().message(), HasSubstr(c.want)) << p.status();
+  }
+}
+
+}  // namespace
+}  // namespace blkbench::engine
