@@ -47,6 +47,9 @@ v1::RunFinished RunExecutor::ExecuteSimulated(
   }
   RunContext ctx;
   ctx.cell = a.cell();
+  // A model is deterministic: repeats differ only by their seed, so each repeat gets its
+  // own (as `blkbench sim` does) and repeats are independent samples for the gate.
+  ctx.cell.mutable_job()->set_randseed(a.cell().job().randseed() + a.repeat());
   ctx.target_path = a.device_path();
   ctx.target_size = kSimulatedDeviceBytes;
   ctx.sample_interval =

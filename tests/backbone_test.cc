@@ -24,6 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::LoopDevice;
+using ::testing::Not;
 using testing::TempDir;
 
 constexpr char kMatrix[] = R"(name: backbone
@@ -275,6 +276,39 @@ TEST_F(BackboneTest, SimulatedDevicesRunThroughControllerAndAgent) {
     EXPECT_EQ(r.device_path(), done.cells(r.cell_index()).target().device_class());
     EXPECT_GT(r.result().iops(), 0);
   }
+}
+
+TEST_F(BackboneTest, GateFlagsAnInjectedSlowdownAndPassesANoOp) {
+  TempDir state("agent_gate");
+  AgentProcess a("agent-gate", state.path(), {}, server_->port());
+  ASSERT_TRUE(a.agent().WaitConnected(true, absl::Seconds(20)));
+  // A known slowdown: null_blk completing 20 us later at a fixed queue depth.
+  auto e = server_->controller().Submit(
+      "gate.yaml",
+      "name: gate\nrepeats: 5\njob: {rw: randread, bs: 4k, iodepth: 8, ioengine: io_uring, "
+      "runtime: 20ms, time_based: 1}\nmatrix:\n  kernel: [sim:6.16, sim:6.16+plug-batch-retry]\n"
+      "target: {device_class: sim:null_blk}\n"
+      "device: {null_blk: {irqmode: 2, completion_nsec: [20000, 40000]}}\n");
+  ASSERT_TRUE(e.ok()) << e.status();
+  ASSERT_EQ(WaitForEnd(e->id(), absl::Minutes(2)).state(), v1::EXPERIMENT_DONE);
+  const std::string id = std::to_string(e->id());
+  const std::string junit = dir_.File("gate.xml");
+
+  std::string out, err;
+  EXPECT_EQ(Cli({"gate", "--experiment", id, "--axis", "null_blk.completion_nsec", "--baseline",
+                 "20000", "--candidate", "40000", "--junit", junit},
+                &out, &err),
+            1)
+      << out << err;
+  EXPECT_THAT(out, HasSubstr("regression of iops"));
+  EXPECT_THAT(testing::ReadFileOr(junit), HasSubstr("<failure"));
+
+  // The patch does not change null_blk's completion time: no regression.
+  const int rc = Cli({"gate", "--experiment", id, "--axis", "kernel", "--baseline", "sim:6.16",
+                      "--candidate", "sim:6.16+plug-batch-retry", "--metrics", "iops,p99"},
+                     &out, &err);
+  EXPECT_NE(rc, 1) << out << err;
+  EXPECT_THAT(out, Not(HasSubstr("REGRESSION")));
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/histogram.h"
 #include "common/states.h"
+#include "controller/cli/cli_common.h"
 #include "controller/cli/format.h"
+#include "controller/cli/gate_cmd.h"
 #include "controller/cli/sim.h"
 #include "google/protobuf/util/json_util.h"
 #include "workloads/format.h"
@@ -36,22 +38,21 @@ constexpr char kUsage[] =
     "                                per-run results\n"
     "  cancel EXP                    cancel queued and running runs\n"
     "  agents                        connected agents and their devices\n"
+    "  gate --baseline EXP --candidate EXP | --experiment EXP --axis KEY --baseline V\n"
+    "       --candidate V [--metrics iops,bw,p99] [--min-effect 2%] [--junit FILE]\n"
+    "                                regression verdicts; exit 0 ok, 1 regression, 2 unsure\n"
     "  sim FILE [--db FILE] [--format table|csv|json|fio-json]\n"
     "                                run a matrix of sim: devices on the engine, no daemons\n"
     "\n"
     "The controller address comes from --controller, $BLKBENCH_CONTROLLER, or 127.0.0.1:7450\n"
     "(unix:/path for a Unix socket).\n";
 
-struct Args {
-  std::string controller;
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> flags;  // --name or --name=value / --name value
-};
-
 bool ParseArgs(const std::vector<std::string>& in, Args* a, std::ostream& err) {
-  static const std::map<std::string, bool> kTakesValue = {{"controller", true}, {"format", true},
-                                                          {"db", true},         {"watch", false},
-                                                          {"samples", false},   {"help", false}};
+  static const std::map<std::string, bool> kTakesValue = {
+      {"controller", true}, {"format", true},     {"db", true},       {"baseline", true},
+      {"candidate", true},  {"experiment", true}, {"axis", true},     {"metrics", true},
+      {"min-effect", true}, {"alpha", true},      {"junit", true},    {"markdown", true},
+      {"json", true},       {"watch", false},     {"samples", false}, {"help", false}};
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string& s = in[i];
     if (s.rfind("--", 0) != 0) {
@@ -108,37 +109,6 @@ bool ParseId(const Args& a, uint64_t* id, std::ostream& err) {
   }
   return true;
 }
-
-class Client {
- public:
-  Client(std::shared_ptr<grpc::Channel> channel, std::string address, std::ostream& err)
-      : channel_(std::move(channel)),
-        stub_(v1::ControllerService::NewStub(channel_)),
-        address_(std::move(address)),
-        err_(err) {}
-
-  // Prints a clear message and returns the CLI exit code for a failed call.
-  int Fail(const grpc::Status& s) {
-    if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
-        s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      err_ << "blkbench: cannot reach the controller at " << address_ << ": " << s.error_message()
-           << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";
-      return 3;
-    }
-    err_ << "blkbench: " << s.error_message() << "\n";
-    return 1;
-  }
-  void Deadline(grpc::ClientContext* ctx, int seconds = 30) {
-    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  }
-  v1::ControllerService::Stub& stub() { return *stub_; }
-
- private:
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::ControllerService::Stub> stub_;
-  std::string address_;
-  std::ostream& err_;
-};
 
 uint32_t CountRuns(const v1::Experiment& e, bool (*pred)(v1::RunState)) {
   uint32_t n = 0;
@@ -367,14 +337,16 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     if (!CheckFormat(format, err)) return 2;
     return RunSim(a.positional[1], a.flags.count("db") ? a.flags.at("db") : "", format, out, err);
   }
-  static const char* kKnown[] = {"submit", "list", "show", "watch", "results", "cancel", "agents"};
+  static const char* kKnown[] = {"submit",  "list",   "show",   "watch",
+                                 "results", "cancel", "agents", "gate"};
   if (std::find(std::begin(kKnown), std::end(kKnown), cmd) == std::end(kKnown)) {
     err << "blkbench: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   }
   // Check everything that needs no controller first: bad input never dials.
   uint64_t id = 0;
-  const bool needs_id = cmd != "submit" && cmd != "list" && cmd != "agents";
+  const bool needs_id = cmd != "submit" && cmd != "list" && cmd != "agents" && cmd != "gate";
+  if (cmd == "gate" && !GateArgsOk(a, err)) return 2;
   if (needs_id && !ParseId(a, &id, err)) return 2;
   if (cmd == "submit") {
     if (a.positional.size() != 2) {
@@ -409,6 +381,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   if (cmd == "submit") return CmdSubmit(c, a, out, err);
   if (cmd == "list") return CmdList(c, out);
   if (cmd == "agents") return CmdAgents(c, out);
+  if (cmd == "gate") return CmdGate(c, a, out, err);
   if (cmd == "show") return CmdShow(c, id, out);
   if (cmd == "watch") return CmdWatch(c, id, out, err);
   if (cmd == "results") return CmdResults(c, id, a, out);

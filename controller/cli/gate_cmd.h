@@ -1,0 +1,18 @@
+// `blkbench gate`: the regression gate on the command line; see gate_cmd.cc.
+#ifndef BLKBENCH_CONTROLLER_CLI_GATE_CMD_H_
+#define BLKBENCH_CONTROLLER_CLI_GATE_CMD_H_
+
+#include <ostream>
+
+#include "controller/cli/cli_common.h"
+
+namespace blkbench {
+
+// Checks the gate's flags without the controller; prints usage and returns false if bad.
+bool GateArgsOk(const Args& a, std::ostream& err);
+// Runs the gate. Exit status: 0 no regression, 1 regression, 2 inconclusive or error.
+int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_CLI_GATE_CMD_H_

@@ -1,0 +1,115 @@
+// PrometheusExporter: the controller's /metrics (prometheus-cpp), fed through the
+// ControllerObserver interface with what agents stream and what the store holds.
+#ifndef BLKBENCH_CONTROLLER_METRICS_PROMETHEUS_EXPORTER_H_
+#define BLKBENCH_CONTROLLER_METRICS_PROMETHEUS_EXPORTER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "common/clock.h"
+#include "controller/metrics/latency_summary.h"
+#include "controller/metrics/observer.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace blkbench {
+
+struct ExporterOptions {
+  // host:port served at /metrics; port 0 picks a free one; "" = no HTTP (Scrape() only).
+  std::string listen = "127.0.0.1:9470";
+  // A finished run's cumulative counters stay this long after it ends, so the final
+  // totals are scraped and increase()/rate() windows over the end stay right; then every
+  // series of the run is removed (bounded cardinality).
+  int64_t finished_grace_ms = 5 * 60'000;
+  // A run that sent no sample for this long without being reported finished (its
+  // report was missed, e.g. across a controller restart) is removed as well.
+  int64_t idle_timeout_ms = 5 * 60'000;
+};
+
+// Thread-safe. The per-interval series of a run (IOPS and bandwidth gauges, the latency
+// summary) describe a *running* attempt and are removed as soon as the attempt ends, so
+// sums over runs never count a finished run's last interval; its I/O counters follow
+// after the grace period.
+class PrometheusExporter final : public ControllerObserver {
+ public:
+  // Starts serving. Unavailable when `options.listen` cannot be bound.
+  static absl::StatusOr<std::unique_ptr<PrometheusExporter>> Start(const ExporterOptions& options,
+                                                                   Clock& clock);
+  ~PrometheusExporter() override;
+
+  // The TCP port actually bound, 0 when not serving.
+  int port() const { return port_; }
+  // Everything /metrics would serve, in the Prometheus text format.
+  std::string Scrape() const;
+  // Removes series of runs past their grace period or idle timeout. Called by the
+  // controller's ticker.
+  void Sweep();
+  // Number of runs that still have series (for tests and the sweep's own bound).
+  size_t TrackedRuns() const;
+
+  void OnRunSample(const v1::Run& run, const v1::CellSpec& cell, const v1::Sample& sample) override;
+  void OnRunFinished(const v1::Run& run) override;
+  void OnAgentsChanged(const std::vector<v1::AgentInfo>& agents) override;
+  void OnStateCounts(const StateCounts& counts) override;
+
+ private:
+  // The series of one run attempt. Gauges are null once the attempt ended.
+  struct RunSeries {
+    prometheus::Labels labels;
+    uint32_t attempt = 0;
+    uint64_t last_seq = 0;
+    int64_t last_sample_ms = 0;
+    int64_t finished_ms = -1;  // -1 while running
+    prometheus::Gauge* iops = nullptr;
+    prometheus::Gauge* bandwidth = nullptr;
+    prometheus::Counter* ios[2] = {nullptr, nullptr};    // read, write
+    prometheus::Counter* bytes[2] = {nullptr, nullptr};  // read, write
+  };
+
+  PrometheusExporter(const ExporterOptions& options, Clock& clock);
+  RunSeries& SeriesFor(const v1::Run& run, const v1::CellSpec& cell)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveGauges(RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RemoveAll(RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const ExporterOptions options_;
+  Clock& clock_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<SummaryFamily> run_latency_;    // exposed beside registry_
+  std::unique_ptr<prometheus::Exposer> exposer_;  // null when not serving
+  int port_ = 0;
+
+  // Families are owned by registry_ and thread-safe themselves; mu_ guards which
+  // series exist, so Add/Remove pairs stay consistent.
+  prometheus::Family<prometheus::Gauge>& run_iops_;
+  prometheus::Family<prometheus::Gauge>& run_bandwidth_;
+  prometheus::Family<prometheus::Counter>& run_ios_;
+  prometheus::Family<prometheus::Counter>& run_bytes_;
+  prometheus::Family<prometheus::Gauge>& runs_;
+  prometheus::Family<prometheus::Gauge>& experiments_;
+  prometheus::Family<prometheus::Gauge>& agents_;
+  prometheus::Family<prometheus::Gauge>& agent_connected_;
+  prometheus::Family<prometheus::Gauge>& agent_devices_;
+  prometheus::Counter& samples_ingested_;
+  prometheus::Counter& samples_duplicate_;
+
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, RunSeries> runs_by_id_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, prometheus::Gauge*> agent_connected_by_id_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, prometheus::Gauge*> devices_by_agent_class_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_METRICS_PROMETHEUS_EXPORTER_H_

@@ -1,0 +1,330 @@
+// Tests for PrometheusExporter: scraped over real HTTP from the Exposer on 127.0.0.1:0,
+// parsed as the text format, checked by promtool when installed; series lifecycle on a
+// FakeClock; quantile gauges against LatencyHistogram.
+#include "controller/metrics/prometheus_exporter.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "common/histogram.h"
+#include "controller/metrics/exposition_test_util.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using testing::Exposition;
+using testing::HttpGet;
+using testing::ParseExposition;
+
+constexpr int64_t kGraceMs = 60'000;
+constexpr int64_t kIdleMs = 120'000;
+
+v1::CellSpec Cell() {
+  v1::CellSpec cell;
+  cell.set_index(1);
+  v1::AxisValue* axis = cell.add_axes();
+  axis->set_key("scheduler");
+  axis->set_value("mq-deadline");
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  cell.mutable_target()->set_device_class("sim:null_blk");
+  cell.mutable_target()->set_kernel("sim:6.16");
+  return cell;
+}
+
+v1::Run RunAt(uint64_t id, uint32_t attempt = 1, const std::string& agent = "host-a") {
+  v1::Run run;
+  run.set_id(id);
+  run.set_experiment_id(7);
+  run.set_cell_index(1);
+  run.set_attempt(attempt);
+  run.set_state(v1::RUN_RUNNING);
+  run.set_agent_id(agent);
+  run.set_device_path("sim:null_blk/0");
+  return run;
+}
+
+// One second of I/O: `reads` reads and `writes` writes of 4 KiB, latencies from `hist`.
+v1::Sample MakeSample(uint64_t seq, uint64_t reads, uint64_t writes, const LatencyHistogram& hist) {
+  v1::Sample s;
+  s.set_seq(seq);
+  s.set_offset_ns(seq * 1'000'000'000);
+  s.set_interval_ns(1'000'000'000);
+  s.mutable_io()->set_read_ios(reads);
+  s.mutable_io()->set_write_ios(writes);
+  s.mutable_io()->set_read_bytes(reads * 4096);
+  s.mutable_io()->set_write_bytes(writes * 4096);
+  hist.ToProto(s.mutable_lat());
+  return s;
+}
+
+LatencyHistogram SomeLatencies(uint64_t n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::lognormal_distribution<double> lat(std::log(80'000.0), 0.6);  // ~80 us median
+  LatencyHistogram h;
+  for (uint64_t i = 0; i < n; ++i) h.Add(static_cast<uint64_t>(lat(rng)));
+  return h;
+}
+
+v1::AgentInfo Agent(const std::string& id, bool connected, std::vector<std::string> classes) {
+  v1::AgentInfo a;
+  a.set_agent_id(id);
+  a.set_connected(connected);
+  for (size_t i = 0; i < classes.size(); ++i) {
+    v1::DeviceFacts* d = a.add_devices();
+    d->set_path("/dev/dev" + std::to_string(i));
+    d->set_device_class(classes[i]);
+  }
+  return a;
+}
+
+class ExporterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ExporterOptions options;
+    options.listen = "127.0.0.1:0";
+    options.finished_grace_ms = kGraceMs;
+    options.idle_timeout_ms = kIdleMs;
+    auto e = PrometheusExporter::Start(options, clock_);
+    ASSERT_TRUE(e.ok()) << e.status();
+    exporter_ = std::move(*e);
+    ASSERT_GT(exporter_->port(), 0);
+  }
+
+  // Scrapes /metrics over HTTP and parses it; fails the test on any error.
+  Exposition ScrapeHttp() {
+    auto body = HttpGet(exporter_->port(), "/metrics");
+    EXPECT_TRUE(body.ok()) << body.status();
+    if (!body.ok()) return {};
+    auto parsed = ParseExposition(*body);
+    EXPECT_TRUE(parsed.ok()) << parsed.status() << "\n" << *body;
+    return parsed.ok() ? *parsed : Exposition{};
+  }
+
+  // Feeds one agent, state counts and two samples of run 42.
+  void FeedSomething() {
+    exporter_->OnAgentsChanged({Agent("host-a", true, {"sim:null_blk", "sim:null_blk", "ssd"}),
+                                Agent("host-b", false, {"hdd"})});
+    StateCounts counts;
+    counts.runs[v1::RUN_RUNNING] = 1;
+    counts.runs[v1::RUN_QUEUED] = 3;
+    counts.experiments[v1::EXPERIMENT_RUNNING] = 1;
+    exporter_->OnStateCounts(counts);
+    exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(1, 1000, 500, SomeLatencies(1500, 1)));
+    exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(2, 2000, 1000, SomeLatencies(3000, 2)));
+  }
+
+  FakeClock clock_;
+  std::unique_ptr<PrometheusExporter> exporter_;
+};
+
+const std::map<std::string, std::string> kRun42 = {{"experiment", "7"},
+                                                   {"run", "42"},
+                                                   {"agent", "host-a"},
+                                                   {"device", "sim:null_blk/0"},
+                                                   {"device_class", "sim:null_blk"},
+                                                   {"cell", "scheduler=mq-deadline"},
+                                                   {"scheduler", "mq-deadline"},
+                                                   {"kernel", "sim:6.16"}};
+
+std::map<std::string, std::string> With(std::map<std::string, std::string> m, const std::string& k,
+                                        const std::string& v) {
+  m[k] = v;
+  return m;
+}
+
+TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
+  FeedSomething();
+  Exposition exp = ScrapeHttp();
+  ASSERT_FALSE(exp.samples.empty());
+  const std::regex name_rule("^blkbench_[a-z0-9_]+$");
+  int ours = 0;
+  for (const auto& [name, family] : exp.families) {
+    // prometheus-cpp's Exposer adds its own exposer_* self-metrics to every endpoint.
+    if (name.rfind("exposer_", 0) == 0) continue;
+    ++ours;
+    EXPECT_TRUE(std::regex_match(name, name_rule)) << name;
+    EXPECT_TRUE(family.has_help && !family.help.empty()) << name << " has no help";
+    EXPECT_FALSE(family.type.empty()) << name << " has no type";
+    EXPECT_EQ(family.type == "counter", name.ends_with("_total")) << name;
+  }
+  EXPECT_EQ(ours, 12);
+  for (const auto& s : exp.samples) {
+    if (s.name.rfind("blkbench_", 0) == 0) {
+      EXPECT_TRUE(exp.families.count(s.name)) << s.name;
+    }
+  }
+
+  EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 3000.0);
+  EXPECT_EQ(exp.Value("blkbench_run_bandwidth_bytes_per_second", kRun42), 3000.0 * 4096);
+  EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);
+  EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "write")), 1500.0);
+  EXPECT_EQ(exp.Value("blkbench_run_io_bytes_total", With(kRun42, "direction", "write")),
+            1500.0 * 4096);
+  for (const char* q : {"0.5", "0.99", "0.999"}) {
+    auto v = exp.Value("blkbench_run_latency_seconds", With(kRun42, "quantile", q));
+    ASSERT_TRUE(v.has_value()) << q;
+    EXPECT_GT(*v, 1e-6) << q;
+    EXPECT_LT(*v, 1.0) << q;
+  }
+  EXPECT_EQ(exp.Value("blkbench_samples_ingested_total"), 2.0);
+  EXPECT_EQ(exp.Value("blkbench_runs", {{"state", "running"}}), 1.0);
+  EXPECT_EQ(exp.Value("blkbench_runs", {{"state", "queued"}}), 3.0);
+  EXPECT_EQ(exp.Value("blkbench_runs", {{"state", "canceled"}}), 0.0);
+  EXPECT_EQ(exp.Find("blkbench_runs").size(), 6u);
+  EXPECT_EQ(exp.Value("blkbench_experiments", {{"state", "running"}}), 1.0);
+  EXPECT_EQ(exp.Find("blkbench_experiments").size(), 5u);
+  EXPECT_EQ(exp.Value("blkbench_agents", {{"state", "connected"}}), 1.0);
+  EXPECT_EQ(exp.Value("blkbench_agents", {{"state", "disconnected"}}), 1.0);
+  EXPECT_EQ(exp.Value("blkbench_agent_connected", {{"agent", "host-b"}}), 0.0);
+  EXPECT_EQ(
+      exp.Value("blkbench_agent_devices", {{"agent", "host-a"}, {"device_class", "sim:null_blk"}}),
+      2.0);
+  EXPECT_EQ(exp.Value("blkbench_agent_devices", {{"agent", "host-b"}, {"device_class", "hdd"}}),
+            1.0);
+}
+
+TEST_F(ExporterTest, PromtoolAcceptsTheScrape) {
+  if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed";
+  FeedSomething();
+  exporter_->OnRunSample(RunAt(43, 2, "host-\"quoted\"\\b"), Cell(),
+                         MakeSample(1, 0, 0, LatencyHistogram()));  // NaN quantiles, escaping
+  auto body = HttpGet(exporter_->port(), "/metrics");
+  ASSERT_TRUE(body.ok()) << body.status();
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("blkbench_promtool." + std::to_string(getpid()) + ".txt");
+  std::ofstream(file) << *body;
+  if (getenv("BLKBENCH_KEEP_SCRAPE")) std::ofstream(getenv("BLKBENCH_KEEP_SCRAPE")) << *body;
+  FILE* p = popen(("/usr/bin/promtool check metrics < " + file.string() + " 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), p)) out.append(buf, n);
+  const int status = pclose(p);
+  std::filesystem::remove(file);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out << "\n" << *body;
+}
+
+TEST_F(ExporterTest, QuantileGaugesMatchHistogramPercentiles) {
+  LatencyHistogram hist = SomeLatencies(20'000, 3);
+  exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(1, 20'000, 0, hist));
+  Exposition exp = ScrapeHttp();
+  const std::pair<const char*, double> quantiles[] = {{"0.5", 50}, {"0.99", 99}, {"0.999", 99.9}};
+  for (const auto& [label, pct] : quantiles) {
+    auto v = exp.Value("blkbench_run_latency_seconds", With(kRun42, "quantile", label));
+    ASSERT_TRUE(v.has_value()) << label;
+    EXPECT_DOUBLE_EQ(*v, static_cast<double>(hist.Percentile(pct)) / 1e9) << label;
+  }
+  // An interval without completions has no latency: NaN, not a stale or zero value.
+  exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(2, 0, 0, LatencyHistogram()));
+  exp = ScrapeHttp();
+  auto v = exp.Value("blkbench_run_latency_seconds", With(kRun42, "quantile", "0.99"));
+  ASSERT_TRUE(v.has_value());
+  EXPECT_TRUE(std::isnan(*v));
+  EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 0.0);
+}
+
+TEST_F(ExporterTest, FinishedRunSeriesGoAfterGracePeriodAndNotBefore) {
+  FeedSomething();
+  clock_.AdvanceMs(5'000);
+  exporter_->OnRunFinished(RunAt(42));
+  // The per-interval gauges describe a running run: gone at once.
+  Exposition exp = ScrapeHttp();
+  EXPECT_TRUE(exp.Find("blkbench_run_iops", {{"run", "42"}}).empty());
+  EXPECT_TRUE(exp.Find("blkbench_run_latency_seconds", {{"run", "42"}}).empty());
+  EXPECT_EQ(exp.Find("blkbench_run_io_total", {{"run", "42"}}).size(), 2u);
+
+  clock_.AdvanceMs(kGraceMs - 1);
+  exporter_->Sweep();
+  exp = ScrapeHttp();
+  EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);
+  EXPECT_EQ(exp.Find("blkbench_run_io_bytes_total", {{"run", "42"}}).size(), 2u);
+  EXPECT_EQ(exporter_->TrackedRuns(), 1u);
+
+  clock_.AdvanceMs(1);
+  exporter_->Sweep();
+  exp = ScrapeHttp();
+  for (const auto& s : exp.samples) EXPECT_EQ(s.labels.count("run"), 0u) << s.name;
+  EXPECT_EQ(exporter_->TrackedRuns(), 0u);
+  // The store-derived gauges are not per run and stay.
+  EXPECT_EQ(exp.Value("blkbench_runs", {{"state", "running"}}), 1.0);
+}
+
+TEST_F(ExporterTest, RunThatFallsSilentIsDroppedAfterIdleTimeout) {
+  FeedSomething();
+  clock_.AdvanceMs(kIdleMs - 1);
+  exporter_->Sweep();
+  EXPECT_EQ(exporter_->TrackedRuns(), 1u);
+  EXPECT_TRUE(ScrapeHttp().Value("blkbench_run_iops", kRun42).has_value());
+  clock_.AdvanceMs(1);
+  exporter_->Sweep();
+  EXPECT_EQ(exporter_->TrackedRuns(), 0u);
+  EXPECT_TRUE(ScrapeHttp().Find("blkbench_run_iops").empty());
+}
+
+TEST_F(ExporterTest, ResentSamplesAreNotCountedTwice) {
+  FeedSomething();
+  exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(2, 2000, 1000, SomeLatencies(3000, 2)));
+  exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(1, 1000, 500, SomeLatencies(1500, 1)));
+  Exposition exp = ScrapeHttp();
+  EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);
+  EXPECT_EQ(exp.Value("blkbench_samples_ingested_total"), 2.0);
+  EXPECT_EQ(exp.Value("blkbench_samples_duplicate_total"), 2.0);
+}
+
+TEST_F(ExporterTest, NewAttemptElsewhereReplacesTheOldSeries) {
+  FeedSomething();
+  exporter_->OnRunFinished(RunAt(42));  // lease lost; re-queued
+  exporter_->OnRunSample(RunAt(42, 2, "host-b"), Cell(),
+                         MakeSample(1, 10, 0, SomeLatencies(10, 4)));
+  Exposition exp = ScrapeHttp();
+  EXPECT_TRUE(exp.Find("blkbench_run_io_total", {{"agent", "host-a"}}).empty());
+  EXPECT_EQ(exp.Value("blkbench_run_io_total",
+                      {{"run", "42"}, {"agent", "host-b"}, {"direction", "read"}}),
+            10.0);
+  EXPECT_EQ(exp.Value("blkbench_run_iops", {{"run", "42"}}), 10.0);
+  // A late resend from the old attempt changes nothing.
+  exporter_->OnRunSample(RunAt(42, 1), Cell(), MakeSample(3, 99, 0, SomeLatencies(99, 5)));
+  EXPECT_EQ(ScrapeHttp().Value("blkbench_run_iops", {{"run", "42"}}), 10.0);
+}
+
+TEST_F(ExporterTest, AgentsThatGoAwayLoseTheirSeries) {
+  FeedSomething();
+  exporter_->OnAgentsChanged({Agent("host-a", false, {"ssd"})});
+  Exposition exp = ScrapeHttp();
+  EXPECT_EQ(exp.Value("blkbench_agents", {{"state", "connected"}}), 0.0);
+  EXPECT_EQ(exp.Value("blkbench_agents", {{"state", "disconnected"}}), 1.0);
+  EXPECT_TRUE(exp.Find("blkbench_agent_connected", {{"agent", "host-b"}}).empty());
+  EXPECT_TRUE(exp.Find("blkbench_agent_devices", {{"device_class", "sim:null_blk"}}).empty());
+  EXPECT_EQ(exp.Value("blkbench_agent_devices", {{"agent", "host-a"}, {"device_class", "ssd"}}),
+            1.0);
+}
+
+TEST_F(ExporterTest, ListenFailureIsUnavailable) {
+  ExporterOptions options;
+  options.listen = "127.0.0.1:" + std::to_string(exporter_->port());  // taken
+  auto second = PrometheusExporter::Start(options, clock_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+}
+
+TEST(ExporterNoHttpTest, ScrapeWorksWithoutListening) {
+  FakeClock clock;
+  ExporterOptions options;
+  options.listen = "";
+  auto e = PrometheusExporter::Start(options, clock);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ((*e)->port(), 0);
+  auto exp = ParseExposition((*e)->Scrape());
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  EXPECT_EQ(exp->Value("blkbench_agents", {{"state", "connected"}}), 0.0);
+}
+
+}  // namespace
+}  // namespace blkbench
