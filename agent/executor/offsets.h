@@ -5,33 +5,9 @@
 
 #include <cstdint>
 
+#include "common/rng.h"
+
 namespace blkbench {
-
-// xoshiro256** (Blackman & Vigna), seeded through splitmix64: fast, 256 bits of state,
-// good enough for offsets; deterministic for a given seed.
-class Xoshiro256 {
- public:
-  explicit Xoshiro256(uint64_t seed);
-  uint64_t Next() {
-    const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = Rotl(s_[3], 45);
-    return result;
-  }
-  // Uniform in [0, n) by Lemire's multiply-shift (no division; bias < n / 2^64).
-  uint64_t Below(uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >> 64);
-  }
-
- private:
-  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t s_[4];
-};
 
 struct IoGeneratorConfig {
   uint64_t region_start = 0;  // bytes; the caller checks alignment
@@ -64,9 +40,9 @@ class IoGenerator {
     } else if (read_percent_ == 0) {
       write = true;
     } else {
-      write = ddir_rng_.Below(100) + 1 > read_percent_;
+      write = ddir_rng_.Uniform(100) + 1 > read_percent_;
     }
-    if (random_) return {start_ + offset_rng_.Below(blocks_) * bs_, write};
+    if (random_) return {start_ + offset_rng_.Uniform(blocks_) * bs_, write};
     uint64_t& pos = seq_pos_[write];
     const uint64_t off = start_ + pos;
     pos += bs_;
@@ -79,8 +55,8 @@ class IoGenerator {
   bool random_;
   uint32_t read_percent_;
   uint64_t seq_pos_[2] = {0, 0};
-  Xoshiro256 offset_rng_;
-  Xoshiro256 ddir_rng_;
+  Rng offset_rng_;
+  Rng ddir_rng_;
 };
 
 }  // namespace blkbench

@@ -78,10 +78,10 @@ TEST(IoGenerator, RwmixFractionAndPerDirectionSequentialPositions) {
   for (int i = 0; i < 1000; ++i) ASSERT_TRUE(writes_only.Next().write);
 }
 
-TEST(Xoshiro256, BelowStaysBelow) {
-  Xoshiro256 r(1);
+TEST(Rng, UniformStaysBelow) {
+  Rng r(1);
   for (uint64_t n : {1ull, 2ull, 3ull, 1000ull, 1ull << 40}) {
-    for (int i = 0; i < 1000; ++i) ASSERT_LT(r.Below(n), n);
+    for (int i = 0; i < 1000; ++i) ASSERT_LT(r.Uniform(n), n);
   }
 }
 

@@ -15,7 +15,7 @@ double CentreOf(const std::vector<double>& x, Centre centre) {
 
 void Resample(const std::vector<double>& from, Rng& rng, std::vector<double>& to) {
   to.resize(from.size());
-  for (double& v : to) v = from[rng.Below(from.size())];
+  for (double& v : to) v = from[rng.Uniform(from.size())];
 }
 
 }  // namespace

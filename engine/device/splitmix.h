@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "common/rng.h"
+
 namespace blkbench::engine {
 
 // Steele, Lea & Flood's SplitMix64 (the generator Java's SplittableRandom uses): one add and
@@ -12,12 +14,7 @@ class SplitMix64 {
  public:
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
 
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t Next() { return SplitMix64Next(state_); }
 
   // Uniform in [0, n); the multiply-shift mapping avoids the modulo bias of Next() % n.
   uint64_t Below(uint64_t n) {

@@ -5,18 +5,13 @@
 
 #include <cstdint>
 
+#include "common/rng.h"
+
 namespace blkbench::engine {
 
 // The splitmix64 / murmur3 fmix64-style finaliser: a bijection on 64 bits with full
 // avalanche. Constants from Steele, Lea & Flood, "Fast splittable PRNGs" (2014).
-inline constexpr uint64_t Mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+using ::blkbench::Mix64;  // splitmix64's mixer (common/rng.h)
 
 // An order-sensitive running hash: Add(a); Add(b) differs from Add(b); Add(a).
 class TraceHash {
