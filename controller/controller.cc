@@ -11,8 +11,9 @@
 namespace blkbench {
 namespace {}  // namespace
 
-Controller::Controller(Store& store, Clock& clock, ControllerOptions options)
-    : store_(store), clock_(clock), options_(options) {}
+Controller::Controller(Store& store, Clock& clock, ControllerOptions options,
+                       ControllerObserver* observer)
+    : store_(store), clock_(clock), options_(options), observer_(observer) {}
 
 absl::Status Controller::Start() {
   absl::MutexLock lock(&mu_);

@@ -19,6 +19,7 @@
 #include "blkbench/v1/agent.pb.h"
 #include "blkbench/v1/controller.pb.h"
 #include "common/clock.h"
+#include "controller/metrics/observer.h"
 #include "controller/store/store.h"
 
 namespace blkbench {
@@ -41,7 +42,10 @@ struct ControllerOptions {
 // Thread-safe. Every public method may be called from any thread.
 class Controller {
  public:
-  Controller(Store& store, Clock& clock, ControllerOptions options);
+  // `observer` (may be null) hears of committed samples, ended attempts; it must
+  // outlive the Controller.
+  Controller(Store& store, Clock& clock, ControllerOptions options,
+             ControllerObserver* observer = nullptr);
 
   // Re-arms leases of runs that were active when the controller last stopped: each
   // gets a full TTL for its agent to reconnect (calm restarts).
@@ -110,6 +114,7 @@ class Controller {
   Store& store_;
   Clock& clock_;
   const ControllerOptions options_;
+  ControllerObserver* const observer_;  // may be null
 
   absl::Mutex mu_;
   absl::CondVar changed_cv_;

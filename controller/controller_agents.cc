@@ -118,6 +118,12 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
         run->set_state(v1::RUN_RUNNING);
         (void)store_.UpdateRun(*run);
       }
+      if (observer_ != nullptr && run.ok()) {
+        auto cells = CellsOf(run->experiment_id());
+        if (cells.ok() && run->cell_index() < (*cells)->size()) {
+          observer_->OnRunSample(*run, (**cells)[run->cell_index()], rs.sample());
+        }
+      }
       ack.mutable_ack()->set_sample_seq(rs.sample().seq());
       Changed();
     }
@@ -158,6 +164,7 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
         return;  // not acknowledged; the agent resends
       }
       leases_.erase(fin.run_id());
+      if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
       out.emplace_back(link, ack);
       if (run.ok()) MaybeFinishExperiment(run->experiment_id());
       PlaceQueuedRuns(out);
@@ -278,6 +285,12 @@ void Controller::LoseLease(uint64_t run_id, const std::string& why, Outbox& out)
   if (it == leases_.end()) return;
   Lease lease = it->second;
   leases_.erase(it);
+  if (observer_ != nullptr) {
+    v1::Run ended;
+    ended.set_id(run_id);
+    ended.set_attempt(lease.attempt);
+    observer_->OnRunFinished(ended);
+  }
   auto agent = agents_.find(lease.agent_id);
   if (agent != agents_.end() && agent->second.link != nullptr) {
     v1::ControllerMessage cancel;  // fencing: a late agent must stop, too

@@ -17,6 +17,10 @@ ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "re-queue a run whose agent is silent th
 ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
 ABSL_FLAG(uint32_t, sample_interval_ms, 1000, "interval of live samples from agents");
 ABSL_FLAG(uint32_t, max_attempts, 3, "lease losses before a run fails");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9470",
+          "Prometheus /metrics address (host:port), '' for none");
+ABSL_FLAG(int64_t, metrics_grace_ms, 300000,
+          "keep a finished run's counters this long before dropping its series");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE]");
@@ -29,6 +33,8 @@ int main(int argc, char** argv) {
   opts.controller.heartbeat_interval_ms = absl::GetFlag(FLAGS_heartbeat_ms);
   opts.controller.sample_interval_ms = absl::GetFlag(FLAGS_sample_interval_ms);
   opts.controller.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  opts.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
+  opts.metrics.finished_grace_ms = absl::GetFlag(FLAGS_metrics_grace_ms);
 
   // Block SIGINT/SIGTERM in every thread; main waits for them with sigwait.
   sigset_t sigs;
@@ -49,6 +55,10 @@ int main(int argc, char** argv) {
           "use only\n",
           opts.listen.empty() ? "" : ("127.0.0.1:" + std::to_string((*server)->port())).c_str(),
           opts.unix_socket.empty() ? "" : " unix:", opts.unix_socket.c_str(), opts.db_path.c_str());
+  if ((*server)->metrics_port() != 0) {
+    fprintf(stderr, "blkbench-controller: metrics on %s (port %d)/metrics\n",
+            opts.metrics.listen.c_str(), (*server)->metrics_port());
+  }
   int sig = 0;
   sigwait(&sigs, &sig);
   fprintf(stderr, "blkbench-controller: shutting down\n");

@@ -2,6 +2,7 @@
 #include "controller/server.h"
 
 #include "absl/strings/str_cat.h"
+#include "controller/metrics/state_counts.h"
 #include "controller/store/sqlite_store.h"
 
 namespace blkbench {
@@ -19,7 +20,13 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   auto store = SqliteStore::Open(options.db_path);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
-  s->controller_ = std::make_unique<Controller>(*s->store_, clock, options.controller);
+  if (!options.metrics.listen.empty()) {
+    auto metrics = PrometheusExporter::Start(options.metrics, clock);
+    if (!metrics.ok()) return metrics.status();
+    s->metrics_ = std::move(*metrics);
+  }
+  s->controller_ =
+      std::make_unique<Controller>(*s->store_, clock, options.controller, s->metrics_.get());
   if (absl::Status st = s->controller_->Start(); !st.ok()) return st;
   s->cli_service_ = std::make_unique<ControllerServiceImpl>(*s->controller_);
   s->agent_service_ = std::make_unique<AgentServiceImpl>(*s->controller_);
@@ -51,15 +58,29 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
   s->tick_ms_ = options.tick_ms;
   ControllerServer* raw = s.get();
-  s->ticker_ = std::thread([raw] {
+  if (raw->metrics_) raw->RefreshMetrics();  // the first scrape already has data
+  s->ticker_ = std::thread([raw, &clock, refresh_ms = options.metrics_refresh_ms] {
+    int64_t next_refresh = clock.MonotonicMs() + refresh_ms;
     while (!raw->stop_.WaitForNotificationWithTimeout(absl::Milliseconds(raw->tick_ms_))) {
       raw->controller_->Tick();
+      if (raw->metrics_ && clock.MonotonicMs() >= next_refresh) {
+        raw->RefreshMetrics();
+        next_refresh = clock.MonotonicMs() + refresh_ms;
+      }
     }
   });
   return s;
 }
 
 ControllerServer::~ControllerServer() { Shutdown(); }
+
+void ControllerServer::RefreshMetrics() {
+  auto counts = CountStates(*store_);
+  if (counts.ok()) metrics_->OnStateCounts(*counts);
+  auto agents = controller_->ListAgents();
+  if (agents.ok()) metrics_->OnAgentsChanged(*agents);
+  metrics_->Sweep();
+}
 
 std::shared_ptr<grpc::Channel> ControllerServer::InProcessChannel() {
   grpc::ChannelArguments args;

@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "controller/controller.h"
+#include "controller/metrics/prometheus_exporter.h"
 #include "controller/services.h"
 #include "controller/store/store.h"
 #include "grpcpp/grpcpp.h"
@@ -23,7 +24,9 @@ struct ServerOptions {
   std::string unix_socket;                // path; "" = none
   std::string db_path;                    // SQLite file (required)
   ControllerOptions controller;
-  int64_t tick_ms = 500;  // lease expiry and placement check period
+  int64_t tick_ms = 500;                     // lease expiry and placement check period
+  ExporterOptions metrics = {.listen = ""};  // /metrics address; "" = no exporter
+  int64_t metrics_refresh_ms = 5'000;        // store-derived gauges (state counts, agents)
 };
 
 class ControllerServer {
@@ -34,14 +37,19 @@ class ControllerServer {
 
   // The TCP port actually bound (0 if none).
   int port() const { return port_; }
+  // The /metrics port actually bound (0 if none).
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   Controller& controller() { return *controller_; }
   std::shared_ptr<grpc::Channel> InProcessChannel();
   void Shutdown();
 
  private:
   ControllerServer() = default;
+  // Pushes state counts and agents to the exporter and sweeps finished runs' series.
+  void RefreshMetrics();
 
   std::unique_ptr<Store> store_;
+  std::unique_ptr<PrometheusExporter> metrics_;  // before controller_: outlives it
   std::unique_ptr<Controller> controller_;
   std::unique_ptr<ControllerServiceImpl> cli_service_;
   std::unique_ptr<AgentServiceImpl> agent_service_;

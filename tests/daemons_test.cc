@@ -76,7 +76,7 @@ class DaemonsTest : public ::testing::Test {
   std::unique_ptr<Process> StartController() {
     auto p = std::make_unique<Process>(
         std::vector<std::string>{BuildDir() + "/controller/blkbench-controller",
-                                 "--listen=", "--socket=" + socket_,
+                                 "--listen=", "--metrics_listen=127.0.0.1:0", "--socket=" + socket_,
                                  "--db=" + dir_.File("db.sqlite"), "--heartbeat_ms=200",
                                  "--lease_ttl_ms=3000", "--sample_interval_ms=100"},
         dir_.File("controller.log"));
