@@ -97,11 +97,7 @@ absl::StatusOr<bool> Statement::Step() {
 }
 
 absl::Status Statement::Run() {
-  while (true) {
-    absl::StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::OkStatus();
-  }
+  return ForEachRow([](Statement&) { return absl::OkStatus(); });
 }
 
 absl::Status Statement::Reset() {

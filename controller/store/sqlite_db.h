@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -52,6 +53,30 @@ class Statement {
   }
 
   // Advances: true when a row is available, false when done.
+  // Steps through every row, calling `fn(*this)` on each; stops at the first error from
+  // SQLite or from `fn`.
+  template <typename Fn>
+  absl::Status ForEachRow(Fn fn) {
+    while (true) {
+      absl::StatusOr<bool> row = Step();
+      if (!row.ok()) return row.status();
+      if (!*row) return absl::OkStatus();
+      if (absl::Status s = fn(*this); !s.ok()) return s;
+    }
+  }
+  // Every row converted by `from_row` (absl::StatusOr<T>(Statement&)), in order.
+  template <typename T, typename FromRow>
+  absl::StatusOr<std::vector<T>> Collect(FromRow from_row) {
+    std::vector<T> out;
+    absl::Status s = ForEachRow([&](Statement& row) -> absl::Status {
+      absl::StatusOr<T> value = from_row(row);
+      if (!value.ok()) return value.status();
+      out.push_back(*std::move(value));
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    return out;
+  }
   absl::StatusOr<bool> Step();
   // Steps to completion, ignoring any rows (for INSERT/UPDATE/DELETE).
   absl::Status Run();

@@ -187,14 +187,13 @@ absl::StatusOr<v1::Experiment> SqliteStore::GetExperiment(uint64_t id, bool with
                                  " FROM runs r WHERE r.experiment_id = ? ORDER BY r.id"));
     if (!select.ok()) return select.status();
     select->BindAll(key);
-    while (true) {
-      absl::StatusOr<bool> row = select->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
-      absl::StatusOr<v1::Run> run = sqlite::RunFromRow(*select);
+    absl::Status rows = select->ForEachRow([&](Statement& row) -> absl::Status {
+      absl::StatusOr<v1::Run> run = sqlite::RunFromRow(row);
       if (!run.ok()) return run.status();
       *experiment.add_runs() = *std::move(run);
-    }
+      return absl::OkStatus();
+    });
+    if (!rows.ok()) return rows;
   }
   for (v1::Run& run : *experiment.mutable_runs()) runs[run.id()] = &run;
   if (absl::Status s = FillRunDetails(runs, "r.experiment_id = ?1", key, with_results); !s.ok()) {
@@ -210,16 +209,7 @@ absl::StatusOr<std::vector<v1::Experiment>> SqliteStore::ListExperiments(uint32_
                                        " FROM experiments e ORDER BY e.id DESC LIMIT ?"));
   if (!select.ok()) return select.status();
   select->BindAll(limit == 0 ? int64_t{-1} : int64_t{limit});  // LIMIT -1: no limit
-  std::vector<v1::Experiment> experiments;
-  while (true) {
-    absl::StatusOr<bool> row = select->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<v1::Experiment> experiment = sqlite::ExperimentFromRow(*select);
-    if (!experiment.ok()) return experiment.status();
-    experiments.push_back(*std::move(experiment));
-  }
-  return experiments;
+  return select->Collect<v1::Experiment>(sqlite::ExperimentFromRow);
 }
 
 absl::Status SqliteStore::UpdateExperimentState(uint64_t id, v1::ExperimentState state,

@@ -111,8 +111,7 @@ absl::StatusOr<v1::Run> SqliteStore::GetRun(uint64_t run_id) {
 
 absl::StatusOr<std::vector<v1::Run>> SqliteStore::ListRunsInStates(
     const std::vector<v1::RunState>& states) {
-  std::vector<v1::Run> runs;
-  if (states.empty()) return runs;
+  if (states.empty()) return std::vector<v1::Run>{};
   // One placeholder per state; the states themselves are bound, never spliced in.
   std::string placeholders;
   for (size_t i = 0; i < states.size(); ++i) absl::StrAppend(&placeholders, i ? ", ?" : "?");
@@ -124,15 +123,7 @@ absl::StatusOr<std::vector<v1::Run>> SqliteStore::ListRunsInStates(
                                 placeholders, ") ORDER BY r.id"));
   if (!select.ok()) return select.status();
   for (v1::RunState state : states) select->BindText(sqlite::RunStateName(state));
-  while (true) {
-    absl::StatusOr<bool> row = select->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<v1::Run> run = sqlite::RunFromRow(*select);
-    if (!run.ok()) return run.status();
-    runs.push_back(*std::move(run));
-  }
-  return runs;
+  return select->Collect<v1::Run>(sqlite::RunFromRow);
 }
 
 absl::Status SqliteStore::UpdateRun(const v1::Run& run) {
@@ -212,16 +203,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamples(uint64_t run_id
                                    " WHERE s.run_id = ? AND s.attempt = ? ORDER BY s.seq"));
   if (!select.ok()) return select.status();
   select->BindAll(static_cast<int64_t>(run_id), run->attempt());
-  std::vector<v1::Sample> samples;
-  while (true) {
-    absl::StatusOr<bool> row = select->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<v1::Sample> sample = sqlite::SampleFromRow(*select, 0);
-    if (!sample.ok()) return sample.status();
-    samples.push_back(*std::move(sample));
-  }
-  return samples;
+  return select->Collect<v1::Sample>([](Statement& row) { return sqlite::SampleFromRow(row, 0); });
 }
 
 absl::Status SqliteStore::WriteResult(uint64_t run_id, uint32_t attempt,
