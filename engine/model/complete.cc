@@ -12,20 +12,14 @@ void Engine::IssueOne(Task& task) {
     task.dispatch.clear();
     task.dispatch_pos = 0;
   }
+  // blk_mq_get_budget_and_tag(): SCSI-like devices need a budget; while the hardware
+  // queue is dispatch_busy, submitters insert and let the queue run instead.
+  if (has_budget_ && (hctxs_[index / depth_].dispatch_busy || !GetBudget())) {
+    Requeue(task, index);
+    return;
+  }
   Charge(task, Stage::kDriver, profile_.stage.driver_queue_rq);
-  const Request& rq = requests_[index];
-  ++counters_.dispatched;
-  if (rq.sector == last_dispatch_end_) ++counters_.sequential_dispatches;
-  last_dispatch_end_ = rq.sector + rq.sectors;
-  sim_.MixTrace(rq.sector * 2 + (rq.write ? 1 : 0));
-  const uint32_t hctx = index / depth_;
-  DeviceRequest d;
-  d.id = index;
-  d.sector = rq.sector;
-  d.sectors = rq.sectors;
-  d.write = rq.write;
-  d.hw_queue = hctx % device_->hw_queues();
-  device_->Submit(d, sim_.now());
+  IssueToDriver(index, task.cpu, /*kblockd=*/false);
   ArmCompletion();
 }
 
@@ -52,21 +46,69 @@ void Engine::ProcessCompletions() {
   ArmCompletion();
 }
 
-// blk_mq_end_request() -> blk_mq_free_request() on the submitting CPU (completion
-// steered there; same-CPU IRQ/softirq, or inline for null_blk irqmode 0).
+// The CPU a hardware queue's interrupt arrives on: the configured one, else the first
+// CPU blk_mq_map_queues() maps to the hctx (contiguous groups of CPUs per hctx).
+int Engine::IrqCpu(uint32_t hctx) const {
+  if (config_.queue.irq_cpu >= 0) return config_.queue.irq_cpu;
+  const uint64_t nr_hw = hctxs_.size();
+  const uint64_t nr_cpus = static_cast<uint64_t>(profile_.cpus());
+  return static_cast<int>((hctx * nr_cpus + nr_hw - 1) / nr_hw);
+}
+
+// blk_mq_complete_request() -> blk_mq_end_request() -> blk_mq_free_request(). null_blk
+// (softirq or hrtimer raised by queue_rq) and NVMe/Optane (an interrupt vector per CPU)
+// complete on the CPU that issued the request. A single-vector device (SCSI-like)
+// interrupts IrqCpu(): blk_mq_complete_request_remote() then completes there when it
+// shares the cache with the submitter (rq_affinity 1) or rq_affinity is 0, and otherwise
+// queues the request on the submitter and sends it an IPI (one line transfer to send,
+// one more to arrive: the profile has no IPI figure of its own).
 void Engine::EndRequest(uint32_t index) {
   const Request& rq = requests_[index];
   Task& task = *tasks_[rq.task];
-  const SimTime end =
-      cpus_[task.cpu].Run(sim_.now(), Stage::kCompletion, profile_.stage.completion);
-  FreeTag(index / depth_, static_cast<int>(index % depth_), task.cpu, end);
-  IoSlot& io = task.ios[rq.io];
-  if (--io.pieces_left != 0) return;
-  const uint64_t arg = (uint64_t{rq.task} << 32) | rq.io;
-  if (end <= sim_.now()) {
-    PostCqe(rq.task, rq.io);
-  } else {
-    sim_.Schedule(end, this, kCqe, arg);
+  int cpu = task.cpu;
+  SimTime at = sim_.now();
+  if (single_irq_) {
+    const int irq = IrqCpu(index / depth_);
+    if (irq != task.cpu) {
+      const int affinity = config_.queue.rq_affinity;
+      const bool shared = profile_.CcxOf(irq) == profile_.CcxOf(task.cpu);
+      if (affinity == 2 || (affinity == 1 && !shared)) {
+        const SimTime line = profile_.LineTransferNs(irq, task.cpu);
+        at = cpus_[irq].Run(at, Stage::kCompletion, line) + line;
+        ++counters_.completion_ipis;
+      } else {
+        cpu = irq;
+        ++counters_.remote_completions;
+      }
+    }
+  }
+  if (trace_out_ != nullptr) TraceEvent('C', index, cpu, 0);
+  const SimTime end = cpus_[cpu].Run(at, Stage::kCompletion, profile_.stage.completion);
+  const uint32_t h = index / depth_;
+  if (has_budget_) {
+    // scsi_end_request() puts the budget; __blk_mq_free_request() then calls
+    // blk_mq_sched_restart(), which re-runs a queue marked SCHED_RESTART (async).
+    PutBudget();
+    Hctx& hctx = hctxs_[h];
+    if (hctx.restart) {
+      hctx.restart = false;
+      ++counters_.restarts;
+      ScheduleRun(h, cpu, end);
+    }
+  }
+  FreeTag(h, static_cast<int>(index % depth_), task.cpu, end);
+  // Every bio merged into the request ends with it.
+  uint32_t io_index = rq.io;
+  for (uint32_t b = 0; b < rq.nr_bios; ++b) {
+    IoSlot& io = task.ios[io_index];
+    const uint32_t this_io = io_index;
+    io_index = io.next;
+    if (--io.pieces_left != 0) continue;
+    if (end <= sim_.now()) {
+      PostCqe(rq.task, this_io);
+    } else {
+      sim_.Schedule(end, this, kCqe, (uint64_t{rq.task} << 32) | this_io);
+    }
   }
 }
 

@@ -110,6 +110,23 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   const std::string family = c.device_kind.substr(0, c.device_kind.find('-'));
   for (const auto& [key, value] : cell.device_params()) {
     if (key.rfind(family + ".", 0) == 0) c.device_params[key] = value;
+    if (key == "engine.can_queue") {
+      int v = 0;
+      if (!ParseInt(value, &v) || v == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("engine.can_queue \"", value, "\" is not a positive integer"));
+      }
+      c.queue.can_queue = static_cast<uint32_t>(v);
+    }
+    if (key == "engine.rq_affinity" &&
+        (!ParseInt(value, &c.queue.rq_affinity) || c.queue.rq_affinity > 2)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("engine.rq_affinity \"", value, "\" is not 0, 1 or 2"));
+    }
+    if (key == "engine.irq_cpu" && !ParseInt(value, &c.queue.irq_cpu)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("engine.irq_cpu \"", value, "\" is not a CPU number"));
+    }
   }
   absl::StatusOr<KernelSpec> kernel = ParseKernel(cell.target().kernel());
   if (!kernel.ok()) return kernel.status();

@@ -60,6 +60,16 @@ struct QueueOptions {
   std::string scheduler;        // "none" (v0)
   uint32_t nr_requests = 0;     // 0 = leave (driver tags = device queue depth)
   uint32_t max_sectors = 1024;  // 512-byte sectors (max_sectors_kb * 2)
+  // SCSI host tags (shost->can_queue: the tag set's depth) for devices with a per-LUN
+  // budget; 0 = the device's queue depth (AHCI: both 32). Device param "engine.can_queue".
+  uint32_t can_queue = 0;
+  // /sys/block/<dev>/queue/rq_affinity: 0 complete where the interrupt arrives, 1 (the
+  // default) on the submitting CPU unless it shares the cache, 2 always on the submitter.
+  // Device param "engine.rq_affinity".
+  int rq_affinity = 1;
+  // The CPU that takes a single-vector (SCSI-like) device's interrupts; -1 = the first
+  // CPU mapped to the hardware queue. Device param "engine.irq_cpu".
+  int irq_cpu = -1;
 };
 
 struct EngineConfig {

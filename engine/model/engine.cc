@@ -47,8 +47,22 @@ absl::Status Engine::Init(uint64_t target_size) {
 
   // Driver tags per hctx = queue_depth (blk_mq_alloc_tag_set); nr_requests may lower
   // it with "none" (blk_mq_update_nr_requests -> blk_mq_tag_update_depth).
+  // SCSI (sd over AHCI or a SAS HBA): the tag set is the host's can_queue and each LUN
+  // has a dispatch budget of its queue_depth (scsi_mq_get_budget). NVMe and null_blk
+  // have no budget callback.
+  const std::string& kind = config_.device_kind;
+  has_budget_ = kind.rfind("hdd", 0) == 0 || kind == "ssd-sata";
+  budget_depth_ = device_->queue_depth();
   depth_ = device_->queue_depth();
+  if (has_budget_ && config_.queue.can_queue != 0) depth_ = config_.queue.can_queue;
   if (config_.queue.nr_requests != 0) depth_ = std::min(depth_, config_.queue.nr_requests);
+  single_irq_ = has_budget_;
+  if (config_.queue.irq_cpu >= nr_cpus) {
+    return absl::InvalidArgumentError(absl::StrCat("engine.irq_cpu ", config_.queue.irq_cpu,
+                                                   " >= the machine's ", nr_cpus, " CPUs"));
+  }
+  trace_major_ = has_budget_ ? 8 : kind.rfind("null_blk", 0) == 0 ? 252 : 259;
+  trace_seq_.assign(static_cast<size_t>(nr_cpus), 0);
   if (config_.kernel.plug_batch_retry) mechanisms_.batch_mode = BatchMode::kMultiPass;
   const uint32_t nr_hw = device_->hw_queues();
   for (uint32_t h = 0; h < nr_hw; ++h) {
@@ -57,7 +71,9 @@ absl::Status Engine::Init(uint64_t target_size) {
     o.batch_mode = mechanisms_.batch_mode;
     absl::StatusOr<SbitmapQueue> sbq = SbitmapQueue::Create(depth_, o);
     if (!sbq.ok()) return sbq.status();
-    hctxs_.push_back(Hctx{std::make_unique<SbitmapQueue>(*std::move(sbq)), WaitIndex{}});
+    Hctx hctx;
+    hctx.tags = std::make_unique<SbitmapQueue>(*std::move(sbq));
+    hctxs_.push_back(std::move(hctx));
   }
   requests_.resize(static_cast<size_t>(nr_hw) * depth_);
 
@@ -139,6 +155,17 @@ void Engine::OnEvent(uint32_t kind, uint64_t arg) {
     case kCqe:
       PostCqe(static_cast<uint32_t>(arg >> 32), static_cast<uint32_t>(arg));
       return;
+    case kRunQueue: {
+      Hctx& hctx = hctxs_[arg];
+      const SimTime busy = cpus_[hctx.run_cpu].busy_until();
+      if (busy > sim_.now()) {  // kblockd waits for its CPU
+        sim_.Schedule(busy, this, kRunQueue, arg);
+        return;
+      }
+      hctx.run_pending = false;
+      RunHwQueue(static_cast<uint32_t>(arg));
+      return;
+    }
     default:
       return;
   }

@@ -4,7 +4,9 @@
 #define BLKBENCH_ENGINE_MODEL_ENGINE_H_
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <ostream>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -37,6 +39,11 @@ struct EngineCounters {
   uint64_t split_pieces = 0;  // pieces of bios that were split
   uint64_t dispatched = 0;
   uint64_t sequential_dispatches = 0;  // start sector == previous dispatch's end
+  uint64_t requeues = 0;            // requests put on hctx->dispatch (no budget / BLK_STS_RESOURCE)
+  uint64_t restarts = 0;            // blk_mq_sched_restart re-runs of a hardware queue
+  uint64_t plug_merges = 0;         // bios back-merged into the plug's last request
+  uint64_t completion_ipis = 0;     // completions sent to the submitting CPU by IPI
+  uint64_t remote_completions = 0;  // completed on the interrupted CPU, not the submitter
   uint64_t read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
 };
 
@@ -79,24 +86,38 @@ class Engine final : public EventHandler {
   uint64_t events() const { return sim_.events_executed(); }
   uint64_t trace_hash() const { return sim_.trace_hash(); }
   const DeviceModel& device() const { return *device_; }
+  // SCSI-like devices (hdd*, ssd-sata) have a per-LUN dispatch budget of queue_depth.
+  bool has_budget() const { return has_budget_; }
+  // Driver tags per hardware queue (the tag set's depth, after nr_requests).
+  unsigned driver_tags() const { return depth_; }
+
+  // blktrace: writes a blkparse-format line (BlktraceLine) for each of the first
+  // `max_events` D (issue) and C (complete) events from now on; nullptr stops tracing.
+  // The stream must outlive the engine or the next call. Tracing never changes the run.
+  void set_trace_sink(std::ostream* out, uint64_t max_events = ~uint64_t{0});
+  uint64_t trace_events_written() const { return trace_written_; }
 
  private:
-  enum EventKind : uint32_t { kTaskResume = 1, kDeviceCompletion = 2, kCqe = 3 };
+  enum EventKind : uint32_t { kTaskResume = 1, kDeviceCompletion = 2, kCqe = 3, kRunQueue = 4 };
 
   // One in-flight fio I/O (a bio before splitting).
   struct IoSlot {
     SimTime start = 0;
     uint32_t pieces_left = 0;
     uint32_t bytes = 0;
+    uint32_t next = 0;  // the next bio merged into the same request (Request::nr_bios)
     bool write = false;
   };
   // One request: index = hctx * depth + tag.
   struct Request {
     uint32_t task = 0;
-    uint32_t io = 0;
+    uint32_t io = 0;       // first bio; the others follow IoSlot::next
+    uint32_t last_io = 0;  // last merged bio
+    uint32_t nr_bios = 1;
     uint64_t sector = 0;
     uint32_t sectors = 0;
     bool write = false;
+    bool nomerge = false;  // REQ_NOMERGE: the front piece of a split bio
   };
   // struct blk_plug: the request list and the cached (batch-allocated) tags.
   struct Plug {
@@ -142,6 +163,11 @@ class Engine final : public EventHandler {
   struct Hctx {
     std::unique_ptr<SbitmapQueue> tags;
     WaitIndex wait_index;
+    std::deque<uint32_t> dispatch;  // hctx->dispatch (and the ctx lists), FIFO
+    bool restart = false;           // BLK_MQ_S_SCHED_RESTART
+    bool dispatch_busy = false;
+    bool run_pending = false;  // an async run (kblockd) is scheduled
+    int run_cpu = 0;           // the CPU that run executes on
   };
 
   Engine(const EngineConfig& config, MachineProfile profile, std::unique_ptr<DeviceModel> device);
@@ -162,6 +188,7 @@ class Engine final : public EventHandler {
 
   // blk_mq_submit_bio and the plug (submit.cc).
   void SubmitPiece(Task& task);
+  bool TryPlugMerge(Task& task);
   int AllocTag(Task& task);
   int SleepForTag(Task& task);
   int RetryTagAfterWake(Task& task);
@@ -169,11 +196,21 @@ class Engine final : public EventHandler {
   void FlushPlug(Task& task, bool from_schedule);
   void FinishPlug(Task& task);
 
+  // Budget, hctx->dispatch, requeue and restart (dispatch.cc).
+  bool GetBudget();
+  void PutBudget();
+  void Requeue(Task& task, uint32_t rq_index);
+  void ScheduleRun(uint32_t hctx, int cpu, SimTime at);
+  void RunHwQueue(uint32_t hctx);
+  void IssueToDriver(uint32_t rq_index, int cpu, bool kblockd);
+  void TraceEvent(char action, uint32_t rq_index, int cpu, int pid);
+
   // Issue and completion (complete.cc).
   void IssueOne(Task& task);
   void ArmCompletion();
   void ProcessCompletions();
   void EndRequest(uint32_t rq_index);
+  int IrqCpu(uint32_t hctx) const;
   void FreeTag(uint32_t hctx, int tag, int cpu, SimTime at);
   void PostCqe(uint32_t task_index, uint32_t io);
 
@@ -191,6 +228,15 @@ class Engine final : public EventHandler {
   EventId completion_event_;
   SimTime completion_at_ = kNever;
   uint64_t last_dispatch_end_ = ~uint64_t{0};
+  bool has_budget_ = false;
+  uint32_t budget_depth_ = 0;  // sdev->queue_depth
+  uint32_t budget_used_ = 0;   // sdev->device_busy
+  std::ostream* trace_out_ = nullptr;
+  uint64_t trace_left_ = 0;
+  uint64_t trace_written_ = 0;
+  std::vector<uint64_t> trace_seq_;  // blktrace sequence numbers are per CPU
+  int trace_major_ = 0;
+  bool single_irq_ = false;  // one interrupt vector per hctx (SCSI-like), not per CPU
   int finished_tasks_ = 0;
   SimTime last_cqe_ = 0;
   bool measuring_ = false;

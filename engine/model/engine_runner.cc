@@ -41,6 +41,11 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
   m["plug.flushes"] = static_cast<double>(c.plug_flushes);
   m["split.pieces"] = static_cast<double>(c.split_pieces);
   m["dispatch.requests"] = static_cast<double>(c.dispatched);
+  m["dispatch.requeues"] = static_cast<double>(c.requeues);
+  m["dispatch.restarts"] = static_cast<double>(c.restarts);
+  m["merges.plug"] = static_cast<double>(c.plug_merges);
+  m["completion.ipis"] = static_cast<double>(c.completion_ipis);
+  m["completion.remote"] = static_cast<double>(c.remote_completions);
   m["seq_ratio"] = c.dispatched ? static_cast<double>(c.sequential_dispatches) /
                                       static_cast<double>(c.dispatched)
                                 : 0.0;

@@ -12,6 +12,8 @@ namespace blkbench::engine {
 // sim:ssd, sim:optane). Time is simulated: runtime, ramp and sample_interval are
 // simulated nanoseconds, and Sample.offset_ns is simulated time since the ramp end.
 // ctx.target_path is ignored; ctx.target_size (if non-zero) bounds the jobs' regions.
+// Device params "engine.can_queue" (the SCSI host's tags for budgeted devices),
+// "engine.rq_affinity" (0-2) and "engine.irq_cpu" tune the block layer (see QueueOptions).
 // Errors: InvalidArgument/NotFound for a cell it cannot model (see DeriveConfig),
 // Unimplemented for elevators, Cancelled when ctx.cancel is set (checked every simulated
 // millisecond). Each Run is independent; the runner is thread-compatible.
@@ -26,6 +28,12 @@ namespace blkbench::engine {
 //   plug.flushes        blk_mq_flush_plug_list calls with requests
 //   split.pieces        requests made from bios that were split
 //   dispatch.requests   requests issued to the driver
+//   dispatch.requeues   requests that found no budget (SCSI-like devices) and waited on
+//                       hctx->dispatch;  dispatch.restarts: SCHED_RESTART queue re-runs
+//   merges.plug         bios back-merged into the plug's last request
+//   completion.ipis     completions sent to the submitting CPU by IPI (single-vector
+//                       devices, rq_affinity);  completion.remote: completed on the
+//                       interrupted CPU instead of the submitter
 //   seq_ratio           share of issued requests starting at the previous one's end
 //   inflight.mean       time-average of I/Os between submission and CQE
 //   cpu_ns_per_io.<stage>  simulated CPU ns per completed I/O (StageName(stage))

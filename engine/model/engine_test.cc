@@ -161,7 +161,8 @@ TEST(EngineTest, PlugFlushesAtBlkMaxRequestCount) {
   Param(&cell, "null_blk.completion_nsec", "1000000");
   v1::JobSpec& j = *cell.mutable_job();
   j.set_time_based(false);
-  j.set_size(48 * 4096);
+  j.set_size(uint64_t{1} << 30);  // random offsets far apart: no plug merges
+  j.set_io_size(48 * 4096);
   j.set_iodepth_batch_submit(48);
   j.set_iodepth_batch_complete_min(48);
   const v1::RunResult r = RunCell(cell);
@@ -179,7 +180,8 @@ TEST(EngineTest, BatchWiderThanWordFallsBackToSingleTags) {
   v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 32, 1, 0);
   v1::JobSpec& j = *cell.mutable_job();
   j.set_time_based(false);
-  j.set_size(32 * 4096);
+  j.set_size(uint64_t{1} << 30);
+  j.set_io_size(32 * 4096);
   j.set_iodepth_batch_submit(32);
   const v1::RunResult r = RunCell(cell);
   EXPECT_EQ(In(r, "tags.batch_obtained"), 0);

@@ -12,9 +12,36 @@ namespace blkbench::engine {
 // piece allocates its own tag and may sleep on its own.
 void Engine::SubmitPiece(Task& task) {
   Charge(task, Stage::kSubmit, profile_.stage.submit);
+  if (TryPlugMerge(task)) return;
   int tag = AllocTag(task);
   if (tag < 0) tag = SleepForTag(task);
   if (tag >= 0) QueueRequest(task, tag);
+}
+
+// blk_attempt_plug_merge(): a back merge of the current piece into the request last
+// added to the plug, if both are mergeable (neither is the REQ_NOMERGE front of a split),
+// the piece starts where the request ends, the direction matches and the result stays
+// within max_sectors (ll_back_merge_fn). The bio then ends with that request.
+bool Engine::TryPlugMerge(Task& task) {
+  Plug& plug = task.plug;
+  if (!plug.active || plug.rqs.empty()) return false;
+  const uint64_t max = config_.queue.max_sectors;
+  if (task.bio_sectors_left > max) return false;  // a split front: REQ_NOMERGE
+  Request& rq = requests_[plug.rqs.back()];
+  if (rq.nomerge || rq.write != task.bio_write || rq.sector + rq.sectors != task.bio_sector ||
+      rq.sectors + task.bio_sectors_left > max) {
+    return false;
+  }
+  task.ios[rq.last_io].next = task.bio_io;
+  rq.last_io = task.bio_io;
+  ++rq.nr_bios;
+  rq.sectors += static_cast<uint32_t>(task.bio_sectors_left);
+  task.bio_sector += task.bio_sectors_left;
+  task.bio_sectors_left = 0;
+  task.has_bio = false;
+  plug.last_bytes = uint64_t{rq.sectors} * 512;
+  ++counters_.plug_merges;
+  return true;
 }
 
 // blk_mq_get_new_requests() -> __blk_mq_alloc_requests(): a cached request from the plug
@@ -110,9 +137,12 @@ void Engine::QueueRequest(Task& task, int tag) {
   Request& rq = requests_[index];
   rq.task = task.index;
   rq.io = task.bio_io;
+  rq.last_io = task.bio_io;
+  rq.nr_bios = 1;
   rq.sector = task.bio_sector;
   rq.sectors = static_cast<uint32_t>(sectors);
   rq.write = task.bio_write;
+  rq.nomerge = task.bio_sectors_left > sectors;  // the front of a split
   if (task.bio_split) ++counters_.split_pieces;
   task.bio_sector += sectors;
   task.bio_sectors_left -= sectors;
