@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -27,6 +28,10 @@ struct RunContext {
   std::function<void(const v1::Sample&)> on_sample;
   // Set by another thread to stop the run early; the runner returns Cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // If set, the runner writes its dispatch (D) and completion (C) events there in
+  // blkparse's default text format. The engine does; the io_uring executor ignores it
+  // (use blktrace on a real device).
+  std::ostream* trace = nullptr;
 };
 
 class Runner {

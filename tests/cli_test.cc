@@ -63,8 +63,16 @@ TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
                          "runtime: 10ms, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
                          "target: {device_class: sim:null_blk}\n";
   std::string out, err;
-  ASSERT_EQ(Cli({"sim", path, "--db", dir.File("sim.db"), "--format", "csv"}, &out, &err), 0)
+  ASSERT_EQ(Cli({"sim", path, "--db", dir.File("sim.db"), "--trace", dir.File("trace.txt"),
+                 "--format", "csv"},
+                &out, &err),
+            0)
       << err;
+  // blkparse-style D and C events, one D and one C per request.
+  const std::string trace = testing::ReadFileOr(dir.File("trace.txt"));
+  EXPECT_THAT(trace, HasSubstr("# run 1 iodepth=1 rep 0"));
+  EXPECT_THAT(trace, ::testing::ContainsRegex(" D +R [0-9]+ \\+ 8 "));
+  EXPECT_THAT(trace, ::testing::ContainsRegex(" C +R [0-9]+ \\+ 8 "));
   EXPECT_THAT(out, HasSubstr("[2/2] iodepth=8 rep 0"));
   EXPECT_THAT(out, HasSubstr("stored as experiment 1"));
   EXPECT_THAT(out, HasSubstr("run,cell,axes"));

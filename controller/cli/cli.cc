@@ -41,7 +41,7 @@ constexpr char kUsage[] =
     "  gate --baseline EXP --candidate EXP | --experiment EXP --axis KEY --baseline V\n"
     "       --candidate V [--metrics iops,bw,p99] [--min-effect 2%] [--junit FILE]\n"
     "                                regression verdicts; exit 0 ok, 1 regression, 2 unsure\n"
-    "  sim FILE [--db FILE] [--format table|csv|json|fio-json]\n"
+    "  sim FILE [--db FILE] [--trace FILE] [--format table|csv|json|fio-json]\n"
     "                                run a matrix of sim: devices on the engine, no daemons\n"
     "\n"
     "The controller address comes from --controller, $BLKBENCH_CONTROLLER, or 127.0.0.1:7450\n"
@@ -49,10 +49,11 @@ constexpr char kUsage[] =
 
 bool ParseArgs(const std::vector<std::string>& in, Args* a, std::ostream& err) {
   static const std::map<std::string, bool> kTakesValue = {
-      {"controller", true}, {"format", true},     {"db", true},       {"baseline", true},
-      {"candidate", true},  {"experiment", true}, {"axis", true},     {"metrics", true},
-      {"min-effect", true}, {"alpha", true},      {"junit", true},    {"markdown", true},
-      {"json", true},       {"watch", false},     {"samples", false}, {"help", false}};
+      {"controller", true}, {"format", true},     {"db", true},         {"trace", true},
+      {"baseline", true},   {"candidate", true},  {"experiment", true}, {"axis", true},
+      {"metrics", true},    {"min-effect", true}, {"alpha", true},      {"junit", true},
+      {"markdown", true},   {"json", true},       {"watch", false},     {"samples", false},
+      {"help", false}};
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string& s = in[i];
     if (s.rfind("--", 0) != 0) {
@@ -330,12 +331,13 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   if (cmd == "validate") return CmdValidate(a, out, err);
   if (cmd == "sim") {
     if (a.positional.size() != 2) {
-      err << "usage: blkbench sim FILE [--db FILE] [--format table|csv|json|fio-json]\n";
+      err << "usage: blkbench sim FILE [--db FILE] [--trace FILE] [--format ...]\n";
       return 2;
     }
     const std::string format = a.flags.count("format") ? a.flags.at("format") : "table";
     if (!CheckFormat(format, err)) return 2;
-    return RunSim(a.positional[1], a.flags.count("db") ? a.flags.at("db") : "", format, out, err);
+    return RunSim(a.positional[1], a.flags.count("db") ? a.flags.at("db") : "",
+                  a.flags.count("trace") ? a.flags.at("trace") : "", format, out, err);
   }
   static const char* kKnown[] = {"submit",  "list",   "show",   "watch",
                                  "results", "cancel", "agents", "gate"};

@@ -4,6 +4,7 @@
 #include "controller/cli/sim.h"
 
 #include <chrono>
+#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
@@ -51,8 +52,8 @@ void PrintEngineInternals(const v1::GetResultsResponse& results, std::ostream& o
 
 }  // namespace
 
-int RunSim(const std::string& path, const std::string& db_path, const std::string& format,
-           std::ostream& out, std::ostream& err) {
+int RunSim(const std::string& path, const std::string& db_path, const std::string& trace_path,
+           const std::string& format, std::ostream& out, std::ostream& err) {
   auto m = workloads::ParseMatrixFile(path);
   if (!m.ok()) {
     err << m.status().message() << "\n";
@@ -107,6 +108,14 @@ int RunSim(const std::string& path, const std::string& db_path, const std::strin
     }
   }
 
+  std::ofstream trace;
+  if (!trace_path.empty()) {
+    trace.open(trace_path);
+    if (!trace) {
+      err << "blkbench sim: cannot write '" << trace_path << "'\n";
+      return 1;
+    }
+  }
   std::unique_ptr<Runner> runner = engine::NewEngineRunner();
   v1::GetResultsResponse results;
   int failures = 0;
@@ -127,6 +136,11 @@ int RunSim(const std::string& path, const std::string& db_path, const std::strin
     ctx.cell.mutable_job()->set_randseed(cell.job().randseed() + run.repeat());
     ctx.target_path = cell.target().device_class();
     ctx.target_size = 1ull << 40;
+    if (trace.is_open()) {
+      trace << "# run " << run.id() << " " << workloads::CellLabel(cell) << " rep " << run.repeat()
+            << "\n";
+      ctx.trace = &trace;
+    }
     ctx.on_sample = [&](const v1::Sample& s) {
       if (store) (void)store->AppendSample(run.id(), run.attempt(), s);
     };

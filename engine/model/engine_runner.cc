@@ -66,6 +66,7 @@ class EngineRunner final : public Runner {
     absl::StatusOr<std::unique_ptr<Engine>> created = Engine::Create(*config, ctx.target_size);
     if (!created.ok()) return created.status();
     Engine& e = **created;
+    if (ctx.trace != nullptr) e.set_trace_sink(ctx.trace);
 
     const SimTime start = e.measure_start();
     const SimTime limit = e.time_limit() == kNever ? start + kBytesOnlyLimitNs : e.time_limit();
