@@ -12,6 +12,9 @@ case "$kind" in
 esac
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/blkbench-ccache}"
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
+# Relative paths in the cache key: a fresh clone elsewhere (CI) still hits the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
+export CCACHE_NOHASHDIR=1
 if [ ! -f "$dir/build.ninja" ]; then
   cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 fi
