@@ -33,7 +33,7 @@ namespace {
 
 constexpr std::string_view kTopLevelKeys[] = {"name",   "description", "repeats", "job",
                                               "matrix", "target",      "device"};
-constexpr std::string_view kDeviceKinds[] = {"null_blk", "hdd", "ssd", "optane"};
+constexpr std::string_view kDeviceKinds[] = {"null_blk", "hdd", "ssd", "optane", "engine"};
 constexpr std::string_view kNullBlkPrefix = "null_blk.";
 // Matrix files are hand-written; anything bigger is a mistake (or /dev/zero).
 constexpr size_t kMaxFileBytes = 4 << 20;
@@ -284,7 +284,7 @@ void Reader::ReadDevice(const Entry& e) {
     return;
   }
   for (const Entry& kind : Entries(e.value, "in device:")) {
-    if (kind.key == "hdd" || kind.key == "ssd" || kind.key == "optane") {
+    if (kind.key == "hdd" || kind.key == "ssd" || kind.key == "optane" || kind.key == "engine") {
       ReadModelParams(kind);
       continue;
     }
@@ -293,7 +293,7 @@ void Reader::ReadDevice(const Entry& e) {
           PosOf(kind.key_node),
           absl::StrCat("unknown device '", kind.key, "'",
                        DidYouMean(kind.key, {std::begin(kDeviceKinds), std::end(kDeviceKinds)}),
-                       "; devices with parameters: null_blk, hdd, ssd, optane"));
+                       "; devices with parameters: null_blk, hdd, ssd, optane, engine"));
       continue;
     }
     if (kind.value.IsNull()) continue;
@@ -307,6 +307,31 @@ void Reader::ReadDevice(const Entry& e) {
       ReadOption(param, "device: null_blk", {Scope::kNullBlk});
     }
   }
+}
+
+// blk-mq settings of the engine's simulated host (engine/model/config.cc reads them).
+absl::Status CheckEngineParam(std::string_view key, const std::string& value) {
+  struct Limit {
+    std::string_view key;
+    uint64_t lo, hi;
+    std::string_view meaning;
+  };
+  static constexpr Limit kLimits[] = {
+      {"can_queue", 1, 65536, "SCSI host tags (driver tags) of a budgeted device"},
+      {"rq_affinity", 0, 2, "0, 1 or 2 as /sys/block/X/queue/rq_affinity"},
+      {"irq_cpu", 0, 4095, "the CPU that takes the device's interrupt"}};
+  for (const Limit& l : kLimits) {
+    if (l.key != key) continue;
+    absl::StatusOr<uint64_t> v = ParseUint(value);
+    if (!v.ok() || *v < l.lo || *v > l.hi) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("key 'engine.", ToAbsl(key), "': expected an integer from ", l.lo, " to ",
+                       l.hi, " (", ToAbsl(l.meaning), "), got '", value, "'"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown key 'engine.", ToAbsl(key),
+                                                 "' (known: can_queue, rq_affinity, irq_cpu)"));
 }
 
 // Parameters of the engine's hdd/ssd/optane models: scalars only, checked by the model's
@@ -327,7 +352,9 @@ void Reader::ReadModelParams(const Entry& kind) {
       continue;
     }
     const std::string value = param.value.Scalar();
-    if (absl::Status s = engine::CheckDeviceParam(kind.key, param.key, value); !s.ok()) {
+    absl::Status s = kind.key == "engine" ? CheckEngineParam(param.key, value)
+                                          : engine::CheckDeviceParam(kind.key, param.key, value);
+    if (!s.ok()) {
       errors_.Add(PosOf(param.key_node), std::string(s.message()));
       continue;
     }

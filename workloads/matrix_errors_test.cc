@@ -206,7 +206,7 @@ TEST(MatrixErrorsTest, KeysInTheWrongSection) {
 TEST(MatrixErrorsTest, DeviceMistakes) {
   EXPECT_EQ(OneError("device: {nullblk: {irqmode: 1}}\n"),
             "m.yaml:3:10: unknown device 'nullblk' (did you mean 'null_blk'?); devices with "
-            "parameters: null_blk, hdd, ssd, optane");
+            "parameters: null_blk, hdd, ssd, optane, engine");
   EXPECT_EQ(OneError("device: {null_blk: {irqmode: 3}}\n"),
             "m.yaml:3:30: key 'null_blk.irqmode': expected 0 (none), 1 (softirq) or 2 (timer), "
             "got '3'");

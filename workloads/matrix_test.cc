@@ -297,6 +297,22 @@ TEST(MatrixModelParamsTest, EngineDeviceParamsReachEveryCell) {
   }
 }
 
+TEST(MatrixModelParamsTest, EngineHostSettings) {
+  auto m = ParseMatrix(
+      "name: m\ntarget: {device_class: 'sim:hdd'}\ndevice: {engine: {can_queue: 256, "
+      "rq_affinity: 2}}\n",
+      "m.yaml");
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->cells[0].device_params().at("engine.can_queue"), "256");
+  EXPECT_EQ(m->cells[0].device_params().at("engine.rq_affinity"), "2");
+  auto bad = ParseMatrix(
+      "name: m\ntarget: {device_class: 'sim:hdd'}\ndevice: {engine: {rq_affinity: 3}}\n", "m.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::HasSubstr("m.yaml:3:19: key 'engine.rq_affinity': expected an integer "
+                                   "from 0 to 2"));
+}
+
 TEST(MatrixModelParamsTest, BadEngineDeviceParamNamesItsLine) {
   auto m = ParseMatrix(
       "name: m\ntarget: {device_class: 'sim:hdd'}\ndevice:\n  hdd: {rpm: 7200, colour: red}\n",
