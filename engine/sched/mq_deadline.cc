@@ -1,0 +1,410 @@
+// MqDeadline: the unlocked bodies of block/mq-deadline.c's elevator_mq_ops. Each
+// function cites the kernel function it mirrors; the caller charges dd->lock around them.
+#include "engine/sched/mq_deadline.h"
+
+#include <algorithm>
+#include <cassert>
+#include <iterator>
+
+namespace blkbench::engine {
+
+DeadlineProfile DeadlineProfile::ForKernel(int major, int minor) {
+  const int v = major * 100 + minor;
+  DeadlineProfile p;
+  p.prio_levels = v >= 514;
+  p.prio_aging = v >= 600;
+  p.latest_pos_cursor = v >= 605;
+  p.async_depth = v < 514   ? DdAsyncDepthRule::kNone
+                  : v < 610 ? DdAsyncDepthRule::kThreeQuartersPerWord
+                            : DdAsyncDepthRule::kNrRequests;
+  return p;
+}
+
+MqDeadline::MqDeadline(DeadlineProfile profile, DeadlineTunables tunables)
+    : profile_(profile), tunables_(tunables) {}
+
+// dd_init_sched() + dd_depth_updated().
+absl::Status MqDeadline::Init(const ElevatorQueueLimits& limits) {
+  if (limits.nr_requests == 0) return absl::InvalidArgumentError("nr_requests must be > 0");
+  if (tunables_.fifo_batch <= 0) return absl::InvalidArgumentError("fifo_batch must be > 0");
+  limits_ = limits;
+  last_dir_ = kWrite;  // dd->last_dir = DD_WRITE
+  switch (profile_.async_depth) {
+    case DdAsyncDepthRule::kNone:
+      async_depth_ = 0;
+      break;
+    case DdAsyncDepthRule::kThreeQuartersPerWord:
+      async_depth_ = std::max<uint32_t>(1, 3 * limits.nr_requests / 4);
+      break;
+    case DdAsyncDepthRule::kNrRequests:
+      async_depth_ = limits.nr_requests;
+      break;
+  }
+  return absl::OkStatus();
+}
+
+// dd_exit_sched(): WARN if anything is still queued, then the stats must balance.
+absl::Status MqDeadline::Exit() { return counters_.CheckBalanced(queued_); }
+
+// ioprio_class_to_prio[]; before 5.14 there is a single level.
+int MqDeadline::PrioOf(IoprioClass c) const {
+  return profile_.prio_levels ? static_cast<int>(c) : static_cast<int>(IoprioClass::kBe);
+}
+
+// dd_limit_depth(): sync reads are never throttled; everything else gets
+// shallow_depth = dd->async_depth (interpreted per sbitmap word by the tag code).
+std::optional<uint32_t> MqDeadline::LimitDepth(bool write, bool sync) const {
+  if (profile_.async_depth == DdAsyncDepthRule::kNone) return std::nullopt;
+  if (sync && !write) return std::nullopt;
+  return async_depth_;
+}
+
+// ---- sort tree, FIFO and hash (deadline_add_rq_rb, deadline_del_rq_rb, elv_rqhash_*) ----
+
+void MqDeadline::AddRqRb(PerPrio& pp, SchedRequest& rq) {
+  rq.elv.sort_sector = rq.sector;
+  pp.sort_list[Dir(rq)].emplace(SortKey{rq.sector, rq.elv.seq}, &rq);
+}
+
+void MqDeadline::DelRqRb(PerPrio& pp, SchedRequest& rq) {
+  const int dir = Dir(rq);
+  // < 6.5: deadline_del_rq_rb() advances next_rq past the removed request.
+  if (pp.next_rq[dir] == &rq) pp.next_rq[dir] = LatterRequest(rq);
+  pp.sort_list[dir].erase(SortKey{rq.elv.sort_sector, rq.elv.seq});
+}
+
+void MqDeadline::HashAdd(SchedRequest& rq) {
+  rq.elv.hash_end = rq.End();
+  rq.elv.hashed = true;
+  hash_.emplace(std::pair{rq.elv.hash_end, rq.elv.seq}, &rq);
+}
+
+void MqDeadline::HashDel(SchedRequest& rq) {
+  if (!rq.elv.hashed) return;
+  hash_.erase(std::pair{rq.elv.hash_end, rq.elv.seq});
+  rq.elv.hashed = false;
+}
+
+// elv_rqhash_find(): the kernel's bucket lists the newest request first.
+SchedRequest* MqDeadline::HashFind(uint64_t end_sector) const {
+  auto it = hash_.upper_bound(std::pair{end_sector, UINT64_MAX});
+  if (it == hash_.begin()) return nullptr;
+  --it;
+  return it->first.first == end_sector ? it->second : nullptr;
+}
+
+// elv_rb_latter_request() / elv_rb_former_request() within the request's own tree.
+SchedRequest* MqDeadline::LatterRequest(const SchedRequest& rq) const {
+  const auto& tree = per_prio_[PrioOf(rq.ioprio)].sort_list[Dir(rq)];
+  auto it = tree.upper_bound(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  return it == tree.end() ? nullptr : it->second;
+}
+
+SchedRequest* MqDeadline::FormerRequest(const SchedRequest& rq) const {
+  const auto& tree = per_prio_[PrioOf(rq.ioprio)].sort_list[Dir(rq)];
+  auto it = tree.lower_bound(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  return it == tree.begin() ? nullptr : std::prev(it)->second;
+}
+
+// deadline_remove_request(): off the FIFO (or dispatch list), the tree and the hash.
+void MqDeadline::RemoveRequest(PerPrio& pp, SchedRequest& rq) {
+  if (!rq.elv.queued) return;
+  if (rq.elv.on_dispatch_list) {
+    pp.dispatch.erase(std::find(pp.dispatch.begin(), pp.dispatch.end(), &rq));
+    rq.elv.on_dispatch_list = false;
+  } else {
+    pp.fifo_list[Dir(rq)].erase(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq});
+    DelRqRb(pp, rq);
+  }
+  HashDel(rq);
+  if (last_merge_ == &rq) last_merge_ = nullptr;
+  rq.elv.queued = false;
+  --queued_;
+}
+
+// deadline_move_request(): about to be dispatched.
+void MqDeadline::MoveRequest(PerPrio& pp, SchedRequest& rq) {
+  if (!profile_.latest_pos_cursor) {
+    pp.next_rq = {nullptr, nullptr};
+    pp.next_rq[Dir(rq)] = LatterRequest(rq);
+  }
+  RemoveRequest(pp, rq);
+}
+
+// deadline_next_request(): 6.5+ deadline_from_pos(latest_pos); before, next_rq[dir].
+SchedRequest* MqDeadline::NextRequest(PerPrio& pp, int dir) const {
+  if (!profile_.latest_pos_cursor) return pp.next_rq[dir];
+  const auto& tree = pp.sort_list[dir];
+  auto it = tree.lower_bound(SortKey{pp.latest_pos[dir], 0});
+  return it == tree.end() ? nullptr : it->second;
+}
+
+// deadline_fifo_request(): the oldest request of this direction.
+SchedRequest* MqDeadline::FifoRequest(const PerPrio& pp, int dir) const {
+  const auto& fifo = pp.fifo_list[dir];
+  return fifo.empty() ? nullptr : fifo.begin()->second;
+}
+
+// deadline_check_fifo(): has the oldest request's deadline passed?
+bool MqDeadline::CheckFifo(const PerPrio& pp, int dir, uint64_t now_ns) const {
+  const SchedRequest* rq = FifoRequest(pp, dir);
+  return rq != nullptr && now_ns >= rq->fifo_time_ns;
+}
+
+bool MqDeadline::HasWorkForPrio(const PerPrio& pp) const {  // dd_has_work_for_prio()
+  return !pp.dispatch.empty() || !pp.fifo_list[kRead].empty() || !pp.fifo_list[kWrite].empty();
+}
+
+bool MqDeadline::HasWork() const {  // dd_has_work()
+  return std::any_of(per_prio_.begin(), per_prio_.end(),
+                     [this](const PerPrio& pp) { return HasWorkForPrio(pp); });
+}
+
+// ---- dispatch ----
+
+// __dd_dispatch_request(). latest_start_ns: requests submitted after it are not
+// eligible (started_after()); like the kernel, the batch/direction state is updated
+// before that check.
+SchedRequest* MqDeadline::DispatchFromPrio(PerPrio& pp, uint64_t now_ns, int64_t latest_start_ns) {
+  auto started_after = [latest_start_ns](const SchedRequest& rq) {
+    return static_cast<int64_t>(rq.submit_time_ns) > latest_start_ns;
+  };
+  SchedRequest* rq = nullptr;
+  int dir = kRead;
+
+  if (!pp.dispatch.empty()) {
+    rq = pp.dispatch.front();
+    if (started_after(*rq)) return nullptr;
+    dir = Dir(*rq);
+    RemoveRequest(pp, *rq);
+  } else {
+    // Batches are reads XOR writes: continue the current one while entitled.
+    rq = NextRequest(pp, last_dir_);
+    if (rq == nullptr || batching_ >= tunables_.fifo_batch) {
+      // Not in a batch: choose a direction. Reads win unless writes starved.
+      if (!pp.fifo_list[kRead].empty()) {
+        dir = kRead;
+        if (FifoRequest(pp, kWrite) != nullptr && starved_++ >= tunables_.writes_starved) {
+          dir = kWrite;
+        }
+      } else if (!pp.fifo_list[kWrite].empty()) {
+        dir = kWrite;
+      } else {
+        return nullptr;
+      }
+      if (dir == kWrite) starved_ = 0;
+      // dispatch_find_request: FIFO head if expired or the cursor ran out.
+      SchedRequest* next_rq = NextRequest(pp, dir);
+      rq = (CheckFifo(pp, dir, now_ns) || next_rq == nullptr) ? FifoRequest(pp, dir) : next_rq;
+      if (rq == nullptr) return nullptr;
+      last_dir_ = dir;
+      batching_ = 0;
+    }
+    dir = Dir(*rq);
+    if (started_after(*rq)) return nullptr;
+    ++batching_;
+    MoveRequest(pp, *rq);
+  }
+  // done: record the cursor and stats on the request's own level.
+  PerPrio& own = PrioFor(*rq);
+  own.latest_pos[dir] = rq->sector;
+  ++own.stats.dispatched;
+  ++counters_.dispatched;
+  return rq;
+}
+
+// dd_dispatch_prio_aged_requests(): with two or more levels busy, serve BE/IDLE
+// requests that have waited longer than prio_aging_expire.
+SchedRequest* MqDeadline::DispatchPrioAged(uint64_t now_ns) {
+  int prio_cnt = 0;
+  for (const PerPrio& pp : per_prio_) prio_cnt += HasWorkForPrio(pp) ? 1 : 0;
+  if (prio_cnt < 2) return nullptr;
+  const int64_t latest_start =
+      static_cast<int64_t>(now_ns) - static_cast<int64_t>(tunables_.prio_aging_expire_ns);
+  for (int prio = static_cast<int>(IoprioClass::kBe); prio < kDdNumPrios; ++prio) {
+    if (SchedRequest* rq = DispatchFromPrio(per_prio_[prio], now_ns, latest_start)) return rq;
+  }
+  return nullptr;
+}
+
+// dd_dispatch_request(): aged requests first, then RT → BE → IDLE; a level with
+// requests queued or in flight (dd_queued()) blocks the levels below it.
+SchedRequest* MqDeadline::DispatchRequest(uint64_t now_ns) {
+  if (profile_.prio_aging) {
+    if (SchedRequest* rq = DispatchPrioAged(now_ns)) return rq;
+  }
+  for (PerPrio& pp : per_prio_) {
+    SchedRequest* rq = DispatchFromPrio(pp, now_ns, static_cast<int64_t>(now_ns));
+    if (rq != nullptr || pp.stats.Queued() != 0) return rq;
+  }
+  return nullptr;
+}
+
+// ---- insertion ----
+
+// dd_insert_requests(): the whole list under one dd->lock hold.
+void MqDeadline::InsertRequests(std::span<SchedRequest* const> rqs, InsertFlags flags,
+                                uint64_t now_ns, std::vector<SchedRequest*>& freed) {
+  for (SchedRequest* rq : rqs) InsertRequest(*rq, flags, now_ns, freed);
+}
+
+// dd_insert_request().
+void MqDeadline::InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now_ns,
+                               std::vector<SchedRequest*>& freed) {
+  assert(!rq.elv.queued);
+  PerPrio& pp = PrioFor(rq);
+  if (!rq.elv.counted) {  // rq->elv.priv[0]: count each request once
+    rq.elv.counted = true;
+    ++pp.stats.inserted;
+    ++counters_.inserted;
+  } else {
+    ++counters_.reinserted;
+  }
+  if (TryInsertMerge(rq, freed)) return;
+
+  rq.elv.seq = next_seq_++;
+  rq.elv.queued = true;
+  ++queued_;
+  if (flags.at_head) {
+    pp.dispatch.push_front(&rq);
+    rq.elv.on_dispatch_list = true;
+    rq.fifo_time_ns = now_ns;
+    return;
+  }
+  AddRqRb(pp, rq);
+  HashAdd(rq);
+  if (last_merge_ == nullptr) last_merge_ = &rq;
+  rq.fifo_time_ns = now_ns + (rq.write ? tunables_.write_expire_ns : tunables_.read_expire_ns);
+  rq.elv.fifo_seq = rq.elv.seq;
+  pp.fifo_list[Dir(rq)].emplace(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq}, &rq);
+}
+
+// elv_attempt_insert_merge(): append `rq` to a queued request that ends where it
+// starts, then keep folding the result backwards while the hash finds neighbours.
+bool MqDeadline::TryInsertMerge(SchedRequest& rq, std::vector<SchedRequest*>& freed) {
+  bool merged = false;
+  SchedRequest* cur = &rq;
+  for (;;) {
+    SchedRequest* prev = HashFind(cur->sector);
+    if (prev == nullptr || prev == cur || !RqMergeOk(*prev, *cur)) break;
+    MergeRequests(*prev, *cur);
+    freed.push_back(cur);
+    merged = true;
+    cur = prev;
+  }
+  return merged;
+}
+
+// ---- merging ----
+
+// blk_rq_merge_ok() reduced to what the model carries: direction, ioprio, size.
+bool MqDeadline::BioMergeOk(const SchedRequest& rq, const SchedBio& bio) const {
+  return rq.elv.queued && !rq.elv.on_dispatch_list && rq.write == bio.write &&
+         rq.ioprio == bio.ioprio && rq.sectors + bio.sectors <= limits_.max_sectors;
+}
+
+// attempt_merge()'s checks for request + request.
+bool MqDeadline::RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const {
+  return rq.write == next.write && rq.ioprio == next.ioprio && rq.End() == next.sector &&
+         rq.sectors + next.sectors <= limits_.max_sectors;
+}
+
+// attempt_merge() → elv_merge_requests(): `next` is appended to `rq` and goes away.
+void MqDeadline::MergeRequests(SchedRequest& rq, SchedRequest& next) {
+  const bool rq_queued = rq.elv.queued;
+  if (rq_queued) HashDel(rq);
+  RequestsMerged(rq, next);
+  rq.sectors += next.sectors;
+  if (rq_queued) HashAdd(rq);  // elv_rqhash_reposition()
+  last_merge_ = &rq;
+}
+
+// dd_merged_requests(): `rq` inherits an earlier deadline (and FIFO slot) from `next`.
+void MqDeadline::RequestsMerged(SchedRequest& rq, SchedRequest& next) {
+  PerPrio& pp = PrioFor(next);
+  ++pp.stats.merged;
+  ++counters_.merged;
+  const bool both_on_fifo =
+      rq.elv.queued && !rq.elv.on_dispatch_list && next.elv.queued && !next.elv.on_dispatch_list;
+  if (both_on_fifo && next.fifo_time_ns < rq.fifo_time_ns) {
+    PerPrio& rq_pp = PrioFor(rq);
+    rq_pp.fifo_list[Dir(rq)].erase(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq});
+    rq.fifo_time_ns = next.fifo_time_ns;
+    rq.elv.fifo_seq = next.elv.fifo_seq;
+    RemoveRequest(pp, next);
+    rq_pp.fifo_list[Dir(rq)].emplace(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq}, &rq);
+    return;
+  }
+  RemoveRequest(pp, next);
+}
+
+// dd_request_merged(): a front merge moved the start sector, so re-sort the request.
+void MqDeadline::RequestMerged(SchedRequest& rq, MergeType type) {
+  if (type != MergeType::kFront || !rq.elv.queued || rq.elv.on_dispatch_list) return;
+  PerPrio& pp = PrioFor(rq);
+  pp.sort_list[Dir(rq)].erase(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  AddRqRb(pp, rq);
+}
+
+// dd_bio_merge() → blk_mq_sched_try_merge() → elv_merge(): last_merge, then the
+// back-merge hash, then dd_request_merge()'s front-merge lookup in the sort tree.
+// A successful merge then tries attempt_back_merge()/attempt_front_merge().
+BioMergeResult MqDeadline::BioMerge(const SchedBio& bio) {
+  BioMergeResult res;
+  if (last_merge_ != nullptr && BioMergeOk(*last_merge_, bio)) {
+    if (last_merge_->End() == bio.sector) {
+      res = {MergeType::kBack, last_merge_, nullptr};
+    } else if (last_merge_->sector == bio.End()) {  // blk_try_merge() ignores front_merges
+      res = {MergeType::kFront, last_merge_, nullptr};
+    }
+  }
+  if (res.type == MergeType::kNone) {
+    SchedRequest* rq = HashFind(bio.sector);
+    if (rq != nullptr && BioMergeOk(*rq, bio)) res = {MergeType::kBack, rq, nullptr};
+  }
+  if (res.type == MergeType::kNone && tunables_.front_merges) {
+    const auto& tree = per_prio_[PrioOf(bio.ioprio)].sort_list[bio.write ? kWrite : kRead];
+    auto it = tree.lower_bound(SortKey{bio.End(), 0});  // elv_rb_find(bio_end_sector)
+    if (it != tree.end() && it->first.first == bio.End() && BioMergeOk(*it->second, bio)) {
+      res = {MergeType::kFront, it->second, nullptr};
+    }
+  }
+  if (res.type == MergeType::kNone) return res;
+
+  SchedRequest& rq = *res.rq;
+  ++counters_.bio_merges;
+  if (res.type == MergeType::kBack) {
+    // bio_attempt_back_merge(), then attempt_back_merge() with the latter request.
+    HashDel(rq);
+    rq.sectors += bio.sectors;
+    HashAdd(rq);
+    SchedRequest* next = LatterRequest(rq);
+    if (next != nullptr && RqMergeOk(rq, *next)) {
+      MergeRequests(rq, *next);
+      res.freed = next;
+    }
+  } else {
+    // bio_attempt_front_merge(), then attempt_front_merge() into the former request.
+    rq.sector = bio.sector;
+    rq.sectors += bio.sectors;
+    RequestMerged(rq, MergeType::kFront);
+    SchedRequest* prev = FormerRequest(rq);
+    if (prev != nullptr && RqMergeOk(*prev, rq)) {
+      MergeRequests(*prev, rq);
+      res.freed = &rq;
+      res.rq = prev;
+    }
+  }
+  last_merge_ = res.rq;  // elv_merged_request(): q->last_merge = rq
+  return res;
+}
+
+// dd_finish_request(): count completion of requests dd inserted.
+void MqDeadline::FinishRequest(SchedRequest& rq) {
+  if (!rq.elv.counted) return;
+  rq.elv.counted = false;
+  ++PrioFor(rq).stats.completed;
+  ++counters_.completed;
+}
+
+}  // namespace blkbench::engine
