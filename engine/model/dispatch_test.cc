@@ -7,41 +7,21 @@
 #include "engine/model/config.h"
 #include "engine/model/engine.h"
 #include "engine/model/engine_runner.h"
+#include "engine/model/engine_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blkbench::engine {
 namespace {
 
+using test::In;
+using test::Ios;
+using test::RunCell;
+
+// 4 KiB blocks unless a test says otherwise.
 v1::CellSpec Cell(const std::string& kind, v1::RwMode rw, uint32_t iodepth, uint32_t numjobs,
                   uint64_t runtime_ns) {
-  v1::CellSpec cell;
-  cell.mutable_target()->set_device_class("sim:" + kind);
-  v1::JobSpec& j = *cell.mutable_job();
-  j.set_rw(rw);
-  j.set_bs(4096);
-  j.set_iodepth(iodepth);
-  j.set_numjobs(numjobs);
-  j.set_ioengine(v1::IO_URING);
-  j.set_time_based(true);
-  j.set_runtime_ns(runtime_ns);
-  return cell;
-}
-
-v1::RunResult RunCell(const v1::CellSpec& cell) {
-  RunContext ctx;
-  ctx.cell = cell;
-  ctx.sample_interval = std::chrono::milliseconds(100);
-  absl::StatusOr<v1::RunResult> r = NewEngineRunner()->Run(ctx);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : v1::RunResult();
-}
-
-uint64_t Ios(const v1::RunResult& r) { return r.io().read_ios() + r.io().write_ios(); }
-double In(const v1::RunResult& r, const std::string& key) {
-  auto it = r.internals().find(key);
-  EXPECT_NE(it, r.internals().end()) << key;
-  return it == r.internals().end() ? -1 : it->second;
+  return test::Cell(kind, rw, 4096, iodepth, numjobs, runtime_ns);
 }
 
 // A SAS HBA with 256 host tags in front of a SATA disk with NCQ 32: 4 jobs x QD32 = 128

@@ -7,46 +7,20 @@
 #include <vector>
 
 #include "engine/model/engine_runner.h"
+#include "engine/model/engine_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blkbench::engine {
 namespace {
 
-v1::CellSpec Cell(const std::string& kind, v1::RwMode rw, uint64_t bs, uint32_t iodepth,
-                  uint32_t numjobs, uint64_t runtime_ns) {
-  v1::CellSpec cell;
-  cell.mutable_target()->set_device_class("sim:" + kind);
-  v1::JobSpec& j = *cell.mutable_job();
-  j.set_rw(rw);
-  j.set_bs(bs);
-  j.set_iodepth(iodepth);
-  j.set_numjobs(numjobs);
-  j.set_ioengine(v1::IO_URING);
-  j.set_time_based(true);
-  j.set_runtime_ns(runtime_ns);
-  return cell;
-}
+using test::Cell;
+using test::In;
+using test::Ios;
+using test::RunCell;
 
 void Param(v1::CellSpec* cell, const std::string& key, const std::string& value) {
   (*cell->mutable_device_params())[key] = value;
-}
-
-v1::RunResult RunCell(const v1::CellSpec& cell, std::vector<v1::Sample>* samples = nullptr) {
-  RunContext ctx;
-  ctx.cell = cell;
-  ctx.sample_interval = std::chrono::milliseconds(5);
-  if (samples != nullptr) ctx.on_sample = [samples](const v1::Sample& s) { samples->push_back(s); };
-  absl::StatusOr<v1::RunResult> r = NewEngineRunner()->Run(ctx);
-  EXPECT_TRUE(r.ok()) << r.status();
-  return r.ok() ? *r : v1::RunResult();
-}
-
-uint64_t Ios(const v1::RunResult& r) { return r.io().read_ios() + r.io().write_ios(); }
-double In(const v1::RunResult& r, const std::string& key) {
-  auto it = r.internals().find(key);
-  EXPECT_NE(it, r.internals().end()) << key;
-  return it == r.internals().end() ? -1 : it->second;
 }
 
 TEST(EngineTest, DeterministicTraceHash) {
