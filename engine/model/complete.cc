@@ -67,7 +67,11 @@ void Engine::EndRequest(uint32_t index) {
   Task& task = *tasks_[rq.task];
   int cpu = task.cpu;
   SimTime at = sim_.now();
-  if (single_irq_) {
+  // null_blk irqmode 0 ends the request inside queue_rq, on the CPU that issued it
+  // (with an elevator, any dispatcher).
+  if (inline_completion_cpu_ >= 0) {
+    cpu = inline_completion_cpu_;
+  } else if (single_irq_) {
     const int irq = IrqCpu(index / depth_);
     if (irq != task.cpu) {
       const int affinity = config_.queue.rq_affinity;
@@ -85,29 +89,29 @@ void Engine::EndRequest(uint32_t index) {
   if (trace_out_ != nullptr) TraceEvent('C', index, cpu, 0);
   const SimTime end = cpus_[cpu].Run(at, Stage::kCompletion, profile_.stage.completion);
   const uint32_t h = index / depth_;
-  if (has_budget_) {
-    // scsi_end_request() puts the budget; __blk_mq_free_request() then calls
-    // blk_mq_sched_restart(), which re-runs a queue marked SCHED_RESTART (async).
-    PutBudget();
-    Hctx& hctx = hctxs_[h];
-    if (hctx.restart) {
-      hctx.restart = false;
-      ++counters_.restarts;
-      ScheduleRun(h, cpu, end);
-    }
+  if (elv_) ElvComplete(index, cpu, end);
+  if (has_budget_) PutBudget();  // scsi_end_request()
+  // __blk_mq_free_request() -> blk_mq_sched_restart(): a queue marked SCHED_RESTART
+  // (no budget or driver tag at dispatch) is re-run, async.
+  Hctx& hctx = hctxs_[h];
+  if (hctx.restart && (has_budget_ || elv_)) {
+    hctx.restart = false;
+    ++counters_.restarts;
+    ScheduleRun(h, cpu, end);
   }
-  FreeTag(h, static_cast<int>(index % depth_), task.cpu, end);
-  // Every bio merged into the request ends with it.
-  uint32_t io_index = rq.io;
-  for (uint32_t b = 0; b < rq.nr_bios; ++b) {
-    IoSlot& io = task.ios[io_index];
-    const uint32_t this_io = io_index;
-    io_index = io.next;
+  FreeTag(h, static_cast<int>(index % depth_), cpu, end);
+  // Every bio merged into the request ends with it (possibly other tasks' bios).
+  uint64_t bio = rq.io;
+  const uint32_t nr_bios = rq.nr_bios;
+  for (uint32_t b = 0; b < nr_bios; ++b) {
+    IoSlot& io = Bio(bio);
+    const uint64_t this_bio = bio;
+    bio = io.next;
     if (--io.pieces_left != 0) continue;
     if (end <= sim_.now()) {
-      PostCqe(rq.task, this_io);
+      PostCqe(static_cast<uint32_t>(this_bio >> 32), static_cast<uint32_t>(this_bio));
     } else {
-      sim_.Schedule(end, this, kCqe, (uint64_t{rq.task} << 32) | this_io);
+      sim_.Schedule(end, this, kCqe, this_bio);
     }
   }
 }

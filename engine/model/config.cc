@@ -23,8 +23,10 @@ std::string Str(std::string_view s) { return std::string(s); }
 }  // namespace
 
 const std::vector<std::string>& KnownPatches() {
-  static const std::vector<std::string>* const kPatches =
-      new std::vector<std::string>{"plug-batch-retry"};
+  static const std::vector<std::string>* const kPatches = new std::vector<std::string>{
+      "plug-batch-retry",      "dd-batch-dispatch", "bfq-batch-dispatch",
+      "dd-serialize-dispatch", "dd-insert-lists",   "split-whole-bio",
+      "wake-by-tags",          "tag-no-preempt",    "bfq-one-group-no-idle"};
   return *kPatches;
 }
 
@@ -57,7 +59,20 @@ absl::StatusOr<KernelSpec> ParseKernel(std::string_view kernel) {
                        "\"; known patches: ", absl::StrJoin(known, ", ")));
     }
     spec.patches.emplace_back(patch);
-    if (patch == "plug-batch-retry") spec.plug_batch_retry = true;
+    const std::pair<std::string_view, bool*> flags[] = {
+        {"plug-batch-retry", &spec.plug_batch_retry},
+        {"dd-batch-dispatch", &spec.dd_batch_dispatch},
+        {"bfq-batch-dispatch", &spec.bfq_batch_dispatch},
+        {"dd-serialize-dispatch", &spec.dd_serialize_dispatch},
+        {"dd-insert-lists", &spec.dd_insert_lists},
+        {"split-whole-bio", &spec.split_whole_bio},
+        {"wake-by-tags", &spec.wake_by_tags},
+        {"tag-no-preempt", &spec.tag_no_preempt},
+        {"bfq-one-group-no-idle", &spec.bfq_one_group_no_idle},
+    };
+    for (const auto& [name, flag] : flags) {
+      if (patch == name) *flag = true;
+    }
   }
   return spec;
 }
@@ -133,17 +148,27 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   c.kernel = *std::move(kernel);
 
   const v1::QueueSettings& q = cell.queue();
-  if (!q.scheduler().empty() && q.scheduler() != "none") {
-    return absl::UnimplementedError(absl::StrCat(
-        "scheduler \"", q.scheduler(),
-        "\": the engine models only \"none\" so far; mq-deadline, bfq and kyber come with the "
-        "elevators"));
+  static constexpr std::string_view kSchedulers[] = {"none", "mq-deadline", "bfq", "kyber"};
+  if (!q.scheduler().empty()) {
+    if (std::find(std::begin(kSchedulers), std::end(kSchedulers), q.scheduler()) ==
+        std::end(kSchedulers)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "scheduler \"", q.scheduler(), "\": the engine models none, mq-deadline, bfq and kyber"));
+    }
+    c.queue.scheduler = q.scheduler();
   }
-  c.queue.scheduler = "none";
   c.queue.nr_requests = q.nr_requests();
   c.queue.max_sectors = (q.max_sectors_kb() ? q.max_sectors_kb() : kDefaultMaxSectorsKb) * 2;
 
   const v1::JobSpec& j = cell.job();
+  c.threads = j.thread();
+  // Groups 1..n in layout order; jobs assigned in order (CgroupLayout's contract).
+  for (const v1::CgroupGroup& g : cell.cgroup_layout().groups()) {
+    c.cgroups.weights.push_back(g.weight() ? g.weight() : 100);
+    for (uint32_t k = 0; k < g.jobs(); ++k) {
+      c.cgroups.job_group.push_back(static_cast<uint32_t>(c.cgroups.weights.size()));
+    }
+  }
   JobOptions& o = c.job;
   switch (j.rw()) {
     case v1::READ:

@@ -20,8 +20,26 @@ struct KernelSpec {
   int major = 6;
   int minor = 16;
   std::vector<std::string> patches;  // in the order given
-  // Patch flags (ENGINE.md "Kernel profiles and patches are data").
+  // Patch flags (ENGINE.md "Kernel profiles and patches are data"); each is one
+  // modelled change, combinable with any version.
   bool plug_batch_retry = false;  // seed 003 (Xue He): 6.19 multi-pass batch tag allocation
+  // Seed 000 (Yu Kuai 2025): the elevator lock taken once for several dispatch_request
+  // calls (up to kBatchDispatchMax) when the hardware queue is not dispatch_busy.
+  bool dd_batch_dispatch = false;
+  bool bfq_batch_dispatch = false;
+  // Seed 002 (Axboe 2024): DD_DISPATCHING — a dispatcher that finds dispatch in progress
+  // returns nothing; and separate insertion lists drained at dispatch.
+  bool dd_serialize_dispatch = false;
+  bool dd_insert_lists = false;
+  // Seed 001 (Yu Kuai 2022 RFC): split a bio into all its pieces up front, wake waiters
+  // by the number of tags they need, and no new allocation while others wait.
+  bool split_whole_bio = false;
+  bool wake_by_tags = false;
+  bool tag_no_preempt = false;
+  // Seed 004: bfq's 6.2 one-group rule (no idling for one active group) on any version.
+  bool bfq_one_group_no_idle = false;
+
+  int version() const { return major * 100 + minor; }
 };
 
 // Patch names ParseKernel accepts, for error messages and docs.
@@ -57,8 +75,10 @@ struct JobOptions {
 };
 
 struct QueueOptions {
-  std::string scheduler;        // "none" (v0)
-  uint32_t nr_requests = 0;     // 0 = leave (driver tags = device queue depth)
+  std::string scheduler = "none";  // none, mq-deadline, bfq, kyber
+  // 0 = leave: "none" keeps driver tags = device queue depth, an elevator gets
+  // 2 * min(queue depth, 128) scheduler tags (blk_mq_init_sched).
+  uint32_t nr_requests = 0;
   uint32_t max_sectors = 1024;  // 512-byte sectors (max_sectors_kb * 2)
   // SCSI host tags (shost->can_queue: the tag set's depth) for devices with a per-LUN
   // budget; 0 = the device's queue depth (AHCI: both 32). Device param "engine.can_queue".
@@ -72,6 +92,16 @@ struct QueueOptions {
   int irq_cpu = -1;
 };
 
+// The cell's cgroup layout as the model sees it: group 0 is the root; groups 1..n are
+// the layout's children in order.
+struct CgroupOptions {
+  std::vector<uint32_t> weights;    // weights[g - 1] for group g (1..1000)
+  std::vector<uint32_t> job_group;  // per job; empty = every job in the root
+  uint32_t GroupOf(int job) const {
+    return job_group.empty() ? 0 : job_group[static_cast<size_t>(job) % job_group.size()];
+  }
+};
+
 struct EngineConfig {
   std::string device_kind;                           // "null_blk", "hdd", "ssd", ...
   std::map<std::string, std::string> device_params;  // without the "engine.*" keys
@@ -79,14 +109,15 @@ struct EngineConfig {
   KernelSpec kernel;
   JobOptions job;
   QueueOptions queue;
+  CgroupOptions cgroups;
+  bool threads = false;  // fio thread=1: jobs are threads of one process (one io context)
 };
 
 inline constexpr SimTime kDefaultRuntimeNs = 1'000'000'000;  // 1 s simulated
 inline constexpr uint32_t kDefaultMaxSectorsKb = 512;
 
 // Derives the model configuration from a cell. InvalidArgument for anything malformed
-// (device class not "sim:<kind>", bad kernel string, zero bs, ...); Unimplemented for an
-// elevator (mq-deadline, bfq, kyber) until the elevators land.
+// (device class not "sim:<kind>", bad kernel string, unknown scheduler, zero bs, ...).
 absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell);
 
 }  // namespace blkbench::engine

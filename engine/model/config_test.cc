@@ -120,10 +120,10 @@ TEST(DeriveConfigTest, Errors) {
   EXPECT_EQ(DeriveConfig(cell).status().code(), absl::StatusCode::kInvalidArgument);
 
   cell = NullBlkCell();
-  cell.mutable_queue()->set_scheduler("mq-deadline");
+  cell.mutable_queue()->set_scheduler("cfq");
   absl::StatusOr<EngineConfig> c = DeriveConfig(cell);
-  EXPECT_EQ(c.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(c.status().message(), HasSubstr("elevators"));
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("none, mq-deadline, bfq and kyber"));
 
   cell = NullBlkCell();
   cell.mutable_target()->set_kernel("sim:6.10+nope");

@@ -59,6 +59,14 @@ void Engine::ScheduleRun(uint32_t h, int cpu, SimTime at) {
 // SCHED_RESTART set, and dispatch_busy clears once the list is empty.
 void Engine::RunHwQueue(uint32_t h) {
   Hctx& hctx = hctxs_[h];
+  if (elv_) {
+    // With an elevator the kblockd work runs the whole blk_mq_sched_dispatch_requests()
+    // as a dispatcher on run_cpu.
+    hctx.kblockd.cpu = hctx.run_cpu;
+    StartDispatch(hctx.kblockd, h);
+    if (hctx.kblockd.active() && !hctx.kblockd.step_pending) KblockdStep(h);
+    return;
+  }
   if (hctx.dispatch.empty()) {
     hctx.dispatch_busy = false;
     return;

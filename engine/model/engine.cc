@@ -53,9 +53,19 @@ absl::Status Engine::Init(uint64_t target_size) {
   const std::string& kind = config_.device_kind;
   has_budget_ = kind.rfind("hdd", 0) == 0 || kind == "ssd-sata";
   budget_depth_ = device_->queue_depth();
-  depth_ = device_->queue_depth();
-  if (has_budget_ && config_.queue.can_queue != 0) depth_ = config_.queue.can_queue;
-  if (config_.queue.nr_requests != 0) depth_ = std::min(depth_, config_.queue.nr_requests);
+  driver_depth_ = device_->queue_depth();
+  if (has_budget_ && config_.queue.can_queue != 0) driver_depth_ = config_.queue.can_queue;
+  const bool elevator = config_.queue.scheduler != "none";
+  if (elevator) {
+    // blk_mq_init_sched(): nr_requests = 2 * min(queue depth, BLKDEV_DEFAULT_RQ) sched
+    // tags per hctx, unless set; driver tags keep the tag set's depth.
+    depth_ = config_.queue.nr_requests != 0 ? config_.queue.nr_requests
+                                            : 2 * std::min(driver_depth_, kBlkdevDefaultRq);
+  } else {
+    depth_ = driver_depth_;
+    if (config_.queue.nr_requests != 0) depth_ = std::min(depth_, config_.queue.nr_requests);
+    driver_depth_ = depth_;
+  }
   single_irq_ = has_budget_;
   if (config_.queue.irq_cpu >= nr_cpus) {
     return absl::InvalidArgumentError(absl::StrCat("engine.irq_cpu ", config_.queue.irq_cpu,
@@ -66,16 +76,26 @@ absl::Status Engine::Init(uint64_t target_size) {
   if (config_.kernel.plug_batch_retry) mechanisms_.batch_mode = BatchMode::kMultiPass;
   const uint32_t nr_hw = device_->hw_queues();
   for (uint32_t h = 0; h < nr_hw; ++h) {
-    SbitmapQueueOptions o = SbqOptionsForKernel(config_.kernel.major, config_.kernel.minor, nr_cpus,
-                                                Mix64(job.randseed + 0x7a95 + h));
+    SbitmapQueueOptions o =
+        SbqOptionsForKernel(config_.kernel.major, config_.kernel.minor, nr_cpus,
+                            Mix64(job.randseed + 0x7a95 + h), config_.kernel.wake_by_tags);
     o.batch_mode = mechanisms_.batch_mode;
     absl::StatusOr<SbitmapQueue> sbq = SbitmapQueue::Create(depth_, o);
     if (!sbq.ok()) return sbq.status();
     Hctx hctx;
     hctx.tags = std::make_unique<SbitmapQueue>(*std::move(sbq));
+    if (elevator) {
+      o.sbitmap.seed = Mix64(job.randseed + 0xd71e + h);
+      absl::StatusOr<SbitmapQueue> driver = SbitmapQueue::Create(driver_depth_, o);
+      if (!driver.ok()) return driver.status();
+      hctx.driver_tags = std::make_unique<SbitmapQueue>(*std::move(driver));
+    }
     hctxs_.push_back(std::move(hctx));
   }
   requests_.resize(static_cast<size_t>(nr_hw) * depth_);
+  if (elevator) {
+    if (absl::Status s = InitElevator(); !s.ok()) return s;
+  }
 
   uint64_t capacity = target_size;
   if (capacity == 0) {
@@ -104,6 +124,12 @@ absl::Status Engine::Init(uint64_t target_size) {
     }
     task->ios.resize(static_cast<size_t>(job.iodepth));
     for (int s = job.iodepth - 1; s >= 0; --s) task->free_ios.push_back(static_cast<uint32_t>(s));
+    task->group = config_.cgroups.GroupOf(i);
+    task->ioc = config_.threads ? 0 : static_cast<uint32_t>(i);
+    task->disp.cpu = task->cpu;
+    task->disp.pid = 1000 + i;  // as dispatch.cc's fio pids
+    task->disp.list.reserve(2 * kBlkMaxRequestCount);
+    task->insert.reserve(2 * kBlkMaxRequestCount);
     task->dispatch.reserve(2 * kBlkMaxRequestCount);
     task->plug.rqs.reserve(2 * kBlkMaxRequestCount);
     task->plug.cached_tags.reserve(64);
@@ -115,6 +141,28 @@ absl::Status Engine::Init(uint64_t target_size) {
   ResetMeasurements();
   for (auto& t : tasks_) Wake(*t, 0);
   return absl::OkStatus();
+}
+
+std::string Engine::DebugState() const {
+  std::string out = absl::StrCat("device in flight ", device_->in_flight());
+  if (elv_) {
+    absl::StrAppend(&out, "; elevator has_work ", elv_->HasWork(), ", pending inserts ",
+                    pending_inserts_.size());
+  }
+  for (size_t h = 0; h < hctxs_.size() && h < 4; ++h) {
+    const Hctx& x = hctxs_[h];
+    absl::StrAppend(&out, "; hctx", h, " dispatch ", x.dispatch.size(), " restart ", x.restart,
+                    " run_pending ", x.run_pending, " kblockd ", x.kblockd.active());
+  }
+  int phases[4] = {0, 0, 0, 0};
+  int inflight = 0;
+  for (const auto& t : tasks_) {
+    ++phases[static_cast<int>(t->phase)];
+    inflight += t->inflight;
+  }
+  absl::StrAppend(&out, "; tasks submit/tagsleep/reap/done ", phases[0], "/", phases[1], "/",
+                  phases[2], "/", phases[3], ", I/Os in flight ", inflight);
+  return out;
 }
 
 SimTime Engine::time_limit() const {
@@ -154,6 +202,11 @@ void Engine::OnEvent(uint32_t kind, uint64_t arg) {
       return;
     case kCqe:
       PostCqe(static_cast<uint32_t>(arg >> 32), static_cast<uint32_t>(arg));
+      return;
+    case kKblockdStep:
+      KblockdStep(static_cast<uint32_t>(arg));
+      return;
+    case kElvTimer:
       return;
     case kRunQueue: {
       Hctx& hctx = hctxs_[arg];
@@ -199,6 +252,8 @@ void Engine::ResetMeasurements() {
   inflight_area_ = 0;
   inflight_since_ = sim_.now();
   measure_from_ = sim_.now();
+  if (elv_lock_) elv_lock_base_ = elv_lock_->stats();
+  if (insert_lock_) insert_lock_base_ = insert_lock_->stats();
   cpu_stage_base_.assign(kStageCount, 0);
   for (int s = 0; s < kStageCount; ++s) cpu_stage_base_[s] = cpus_.TotalNs(static_cast<Stage>(s));
 }
@@ -213,6 +268,19 @@ double Engine::MeanInflight() const {
 
 SimTime Engine::CpuStageNs(Stage stage) const {
   return cpus_.TotalNs(stage) - cpu_stage_base_[static_cast<int>(stage)];
+}
+
+LockStats Engine::LockStatsSinceRamp(const Spinlock& lock) const {
+  const LockStats& base = &lock == insert_lock_.get() ? insert_lock_base_ : elv_lock_base_;
+  LockStats d = lock.stats();
+  d.acquisitions -= base.acquisitions;
+  d.contended -= base.contended;
+  d.failed_try -= base.failed_try;
+  d.spin_ns -= base.spin_ns;
+  d.hold_ns -= base.hold_ns;
+  d.busy_ns -= base.busy_ns;
+  d.multiplier_sum -= base.multiplier_sum;
+  return d;
 }
 
 SimTime Engine::CpuBusyNs() const {

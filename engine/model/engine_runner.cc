@@ -50,6 +50,47 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
                                       static_cast<double>(c.dispatched)
                                 : 0.0;
   m["inflight.mean"] = e.MeanInflight();
+  m["sched.tags"] = e.sched_tags();
+  m["driver.tags"] = e.driver_tags();
+  if (e.elevator() != nullptr) {
+    m["elv.bio_merges"] = static_cast<double>(c.elv_bio_merges);
+    m["elv.insert_merges"] = static_cast<double>(c.elv_insert_merges);
+    m["elv.dispatch_calls"] = static_cast<double>(c.elv_dispatch_calls);
+    m["elv.dispatch_null"] = static_cast<double>(c.elv_dispatch_null);
+    m["elv.dispatch_skipped"] = static_cast<double>(c.elv_dispatch_skipped);
+    m["elv.timer_fires"] = static_cast<double>(c.elv_timer_fires);
+    m["dispatch.inversions"] = static_cast<double>(c.dispatch_inversions);
+    m["dispatch.inversion_ratio"] = c.dispatched ? static_cast<double>(c.dispatch_inversions) /
+                                                       static_cast<double>(c.dispatched)
+                                                 : 0.0;
+    m["dispatch.in_order_ratio"] =
+        c.dispatched ? static_cast<double>(c.dispatch_in_order) / static_cast<double>(c.dispatched)
+                     : 0.0;
+    m["dispatch.driver_tag_fails"] = static_cast<double>(c.driver_tag_fails);
+    m["dispatch.budget_fails"] = static_cast<double>(c.budget_fails);
+  }
+  // Per lock: acquisitions per I/O, contended share, spin ns per I/O and per
+  // acquisition, and hold ns per acquisition ("lock.<name>.*"; name without "->").
+  for (const Spinlock* lock : {e.elevator_lock(), e.insert_lock()}) {
+    if (lock == nullptr) continue;
+    std::string name = lock->name();
+    for (char& ch : name) {
+      if (ch == '-' || ch == '>') ch = '_';
+    }
+    name.erase(
+        std::unique(name.begin(), name.end(), [](char a, char b) { return a == '_' && b == '_'; }),
+        name.end());
+    const LockStats st = e.LockStatsSinceRamp(*lock);
+    const double acq = static_cast<double>(st.acquisitions);
+    const double per_io = ios ? 1.0 / static_cast<double>(ios) : 0.0;
+    const std::string p = absl::StrCat("lock.", name, ".");
+    m[p + "acquisitions_per_io"] = acq * per_io;
+    m[p + "contended_share"] = st.contended_share();
+    m[p + "spin_ns_per_io"] = static_cast<double>(st.spin_ns) * per_io;
+    m[p + "spin_ns_per_acquisition"] = acq > 0 ? static_cast<double>(st.spin_ns) / acq : 0.0;
+    m[p + "hold_ns_per_acquisition"] = acq > 0 ? static_cast<double>(st.hold_ns) / acq : 0.0;
+    m[p + "cycle_ns"] = st.cycle_ns();
+  }
   for (int s = 0; s < kStageCount; ++s) {
     const Stage stage = static_cast<Stage>(s);
     m[absl::StrCat("cpu_ns_per_io.", std::string(StageName(stage)))] =
@@ -90,7 +131,8 @@ class EngineRunner final : public Runner {
         if (cancelled()) return absl::CancelledError("engine run cancelled");
         if (e.stalled()) {
           return absl::InternalError(absl::StrCat(
-              "engine stalled at ", e.now(), " ns: every job is asleep and nothing is pending"));
+              "engine stalled at ", e.now(), " ns: every job is asleep and nothing is pending (",
+              e.DebugState(), ")"));
         }
       }
       done = e.all_done() || sample_end >= limit;

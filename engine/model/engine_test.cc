@@ -83,8 +83,8 @@ TEST(EngineTest, UnknownDeviceAndElevatorErrors) {
   ctx.cell = Cell("floppy", v1::RANDREAD, 4096, 1, 1, 1'000'000);
   EXPECT_EQ(NewEngineRunner()->Run(ctx).status().code(), absl::StatusCode::kInvalidArgument);
   ctx.cell = Cell("null_blk", v1::RANDREAD, 4096, 1, 1, 1'000'000);
-  ctx.cell.mutable_queue()->set_scheduler("bfq");
-  EXPECT_EQ(NewEngineRunner()->Run(ctx).status().code(), absl::StatusCode::kUnimplemented);
+  ctx.cell.mutable_queue()->set_scheduler("cfq");
+  EXPECT_EQ(NewEngineRunner()->Run(ctx).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // Little's law: mean in-flight (time-average, measured independently) = IOPS x mean

@@ -11,6 +11,17 @@ namespace blkbench::engine {
 // goes to sleep (tag wait, waiting for completions, finished), resumes itself when its
 // CPU is free again.
 void Engine::Step(Task& task) {
+  // Elevator path: a pending insertion, then the queue run it triggers, come first.
+  if (!task.insert.empty()) {
+    InsertStep(task);
+    Wake(task, cpus_[task.cpu].busy_until());
+    return;
+  }
+  if (task.disp.active()) {
+    DispatchStep(task.disp);
+    Wake(task, cpus_[task.cpu].busy_until());
+    return;
+  }
   if (task.dispatch_pos < task.dispatch.size()) {
     IssueOne(task);
     Wake(task, cpus_[task.cpu].busy_until());
@@ -31,7 +42,7 @@ void Engine::Step(Task& task) {
       }
       SubmitPiece(task);
       if (task.phase == Phase::kTagSleep && task.dispatch_pos >= task.dispatch.size() &&
-          !task.woken) {
+          task.insert.empty() && !task.disp.active() && !task.woken) {
         return;  // io_schedule(): asleep until a tag free wakes us
       }
       Wake(task, cpus_[task.cpu].busy_until());

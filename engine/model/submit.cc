@@ -2,6 +2,7 @@
 // piece at a time, request/tag allocation (__blk_mq_alloc_requests, blk_mq_get_tag) and
 // the plug (blk_add_rq_to_plug, blk_mq_flush_plug_list, blk_finish_plug).
 #include <algorithm>
+#include <optional>
 
 #include "engine/model/engine.h"
 
@@ -10,9 +11,21 @@ namespace blkbench::engine {
 // blk_mq_submit_bio() for the front piece of the current bio: __bio_split_to_limits()
 // cuts at most max_sectors; the remainder re-enters later (current->bio_list), so every
 // piece allocates its own tag and may sleep on its own.
+//
+// With an elevator, its bio_merge takes the elevator lock: that happens at the start of
+// the next step, so the lock sees the arrival at the simulator's time.
 void Engine::SubmitPiece(Task& task) {
-  Charge(task, Stage::kSubmit, profile_.stage.submit);
-  if (TryPlugMerge(task)) return;
+  if (!task.elv_merge_pending) {
+    Charge(task, Stage::kSubmit, profile_.stage.submit);
+    if (TryPlugMerge(task)) return;
+    if (elv_ && task.bio_sectors_left <= config_.queue.max_sectors) {
+      task.elv_merge_pending = true;
+      return;
+    }
+  } else {
+    task.elv_merge_pending = false;
+    if (ElvBioMerge(task)) return;
+  }
   int tag = AllocTag(task);
   if (tag < 0) tag = SleepForTag(task);
   if (tag >= 0) QueueRequest(task, tag);
@@ -32,8 +45,9 @@ bool Engine::TryPlugMerge(Task& task) {
       rq.sectors + task.bio_sectors_left > max) {
     return false;
   }
-  task.ios[rq.last_io].next = task.bio_io;
-  rq.last_io = task.bio_io;
+  const uint64_t bio = BioId(task.index, task.bio_io);
+  Bio(rq.last_io).next = bio;
+  rq.last_io = bio;
   ++rq.nr_bios;
   rq.sectors += static_cast<uint32_t>(task.bio_sectors_left);
   task.bio_sector += task.bio_sectors_left;
@@ -58,8 +72,11 @@ int Engine::AllocTag(Task& task) {
   SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
   const StageCosts& cost = profile_.stage;
   const int nr_tags = plug.active ? plug.nr_ios : 1;
-  // No elevator: no shallow depth, so blk_mq_get_tags() may batch (CanBatchAllocate).
-  if (nr_tags > 1 && mechanisms_.batch_alloc && CanBatchAllocate(0, false, false)) {
+  // The elevator's limit_depth (mq-deadline: everything but sync reads) sets a shallow
+  // depth, and blk_mq_get_tags() refuses batches then (CanBatchAllocate).
+  const std::optional<uint32_t> shallow = ShallowDepth(task);
+  if (nr_tags > 1 && mechanisms_.batch_alloc &&
+      CanBatchAllocate(shallow.value_or(0), false, false)) {
     const BatchTags got = sbq.GetBatchTags(task.cpu, nr_tags);
     ++counters_.batch_allocs;
     counters_.batch_requested += static_cast<uint64_t>(nr_tags);
@@ -78,7 +95,7 @@ int Engine::AllocTag(Task& task) {
     plug.nr_ios = 1;  // data.nr_tags = plug->nr_ios; plug->nr_ios = 1
   }
   Charge(task, Stage::kTagAlloc, cost.tag_get_single);
-  const int tag = sbq.Get(task.cpu);
+  const int tag = GetSchedTag(task, shallow);
   if (tag >= 0) {
     ++counters_.single_allocs;
     Charge(task, Stage::kRequestAlloc, cost.request_alloc);
@@ -96,7 +113,7 @@ int Engine::SleepForTag(Task& task) {
   (void)sbq.Wait(ws, task.index);
   task.waiting = true;
   Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
-  const int tag = sbq.Get(task.cpu);
+  const int tag = GetSchedTag(task, ShallowDepth(task));
   if (tag >= 0) {
     sbq.FinishWait(task.index);
     task.waiting = false;
@@ -119,7 +136,7 @@ int Engine::RetryTagAfterWake(Task& task) {
     task.waiting = false;
   }
   Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
-  const int tag = sbq.Get(task.cpu);
+  const int tag = GetSchedTag(task, ShallowDepth(task));
   if (tag >= 0) {
     ++counters_.single_allocs;
     Charge(task, Stage::kRequestAlloc, profile_.stage.request_alloc);
@@ -136,8 +153,8 @@ void Engine::QueueRequest(Task& task, int tag) {
   const uint64_t sectors = std::min<uint64_t>(task.bio_sectors_left, config_.queue.max_sectors);
   Request& rq = requests_[index];
   rq.task = task.index;
-  rq.io = task.bio_io;
-  rq.last_io = task.bio_io;
+  rq.io = BioId(task.index, task.bio_io);
+  rq.last_io = rq.io;
   rq.nr_bios = 1;
   rq.sector = task.bio_sector;
   rq.sectors = static_cast<uint32_t>(sectors);
@@ -147,10 +164,17 @@ void Engine::QueueRequest(Task& task, int tag) {
   task.bio_sector += sectors;
   task.bio_sectors_left -= sectors;
   if (task.bio_sectors_left == 0) task.has_bio = false;
+  if (elv_) PrepareSchedRequest(task, index);
 
   Plug& plug = task.plug;
   if (!plug.active) {
-    task.dispatch.push_back(index);
+    if (elv_) {
+      // blk_mq_insert_request() + blk_mq_run_hw_queue(hctx, async = true).
+      task.insert.push_back(index);
+      task.insert_run_sync = false;
+    } else {
+      task.dispatch.push_back(index);
+    }
     return;
   }
   // One device, so plug->multiple_queues never applies (the 64-request limit).
@@ -165,12 +189,22 @@ void Engine::QueueRequest(Task& task, int tag) {
 // blk_mq_flush_plug_list(): without an elevator the list goes to queue_rqs (or direct
 // issue), on this CPU. v0 also dispatches a from_schedule flush here rather than on
 // kblockd.
+//
+// With an elevator (blk_mq_dispatch_list): insert_requests for the batch under one lock
+// hold at the next step, then the hardware queue is run by this task — or by kblockd
+// when the flush comes from schedule() (the task is going to sleep).
 void Engine::FlushPlug(Task& task, bool from_schedule) {
-  (void)from_schedule;
   Plug& plug = task.plug;
   if (plug.rqs.empty()) return;
   ++counters_.plug_flushes;
   Charge(task, Stage::kPlugFlush, profile_.stage.plug_flush);
+  if (elv_) {
+    task.insert.insert(task.insert.end(), plug.rqs.begin(), plug.rqs.end());
+    task.insert_run_sync = !from_schedule;
+    plug.rqs.clear();
+    plug.last_bytes = 0;
+    return;
+  }
   if (task.dispatch_pos == task.dispatch.size()) {
     task.dispatch.clear();
     task.dispatch_pos = 0;

@@ -16,6 +16,18 @@ namespace blkbench::engine {
 // folded into kBe by the caller, as ioprio_class_to_prio[] does in mq-deadline.
 enum class IoprioClass : uint8_t { kRt = 0, kBe = 1, kIdle = 2 };
 
+// The operation class beyond the data direction (req_op()): kyber_sched_domain() maps
+// reads/writes to READ/WRITE, REQ_OP_DISCARD to DISCARD and everything else (flush,
+// zone ops, ...) to OTHER.
+enum class SchedOp : uint8_t { kReadWrite = 0, kDiscard = 1, kOther = 2 };
+
+inline constexpr uint64_t kNsPerMs = 1'000'000;  // simulated time is in ns
+
+// TimerDeadline() when the elevator has no timer armed.
+inline constexpr uint64_t kNoTimer = UINT64_MAX;
+// TakeRunRequests(): "run every hardware queue" (blk_mq_run_hw_queues()).
+inline constexpr uint32_t kAllHwQueues = UINT32_MAX;
+
 // A request as the scheduler sees it. Owned by the caller (the engine's request pool);
 // elevators keep borrowed pointers between insert and dispatch/merge.
 struct SchedRequest {
@@ -27,6 +39,17 @@ struct SchedRequest {
   IoprioClass ioprio = IoprioClass::kBe;
   uint64_t submit_time_ns = 0;  // rq->start_time_ns
   uint64_t fifo_time_ns = 0;    // rq->fifo_time: the FIFO deadline, set at insert
+  // Set by the caller when the driver starts the request (blk_mq_start_request() →
+  // rq->io_start_time_ns); kyber's I/O-latency histogram reads it at completion.
+  uint64_t io_start_time_ns = 0;
+
+  // Who issued it and where it was queued; the caller fills these in at allocation.
+  SchedOp op = SchedOp::kReadWrite;
+  uint8_t ioprio_level = 4;  // IOPRIO_PRIO_LEVEL() 0..7 (BE default 4 → bfq weight 40)
+  uint32_t ioc = 0;    // io context: one per process; threads of a process share it
+  uint32_t group = 0;  // blkcg (cgroup) index, 0 = root
+  uint32_t cpu = 0;    // rq->mq_ctx->cpu: the software queue it was submitted on
+  uint32_t hctx = 0;   // the hardware queue it maps to (rq->mq_hctx)
 
   // Elevator-private state (rq->elv.priv[], typed). Reset by PrepareRequest().
   struct ElvPriv {
@@ -38,7 +61,14 @@ struct SchedRequest {
     uint64_t sort_sector = 0;  // the sector the request is filed under in the sort tree
     uint64_t hash_end = 0;     // the end sector it is filed under in the merge hash
     bool hashed = false;       // ELV_ON_HASH()
+    uint32_t queue = 0;        // bfq: index + 1 of its bfq_queue (RQ_BFQQ), 0 = none
+    int32_t token = -1;        // kyber: domain token (rq->elv.priv[0]), -1 = none
+    bool started = false;      // handed to the driver by DispatchRequest (RQF_STARTED)
   } elv;
+
+  // Set by the elevator when this request is merged away into another (attempt_merge):
+  // the survivor, whose bios the core must end this request's bios with.
+  SchedRequest* merged_into = nullptr;
 
   uint64_t End() const { return sector + sectors; }  // rq_end_sector()
 };
@@ -49,6 +79,14 @@ struct SchedBio {
   uint32_t sectors = 0;
   bool write = false;
   IoprioClass ioprio = IoprioClass::kBe;
+  // Only bfq and kyber read these (mq-deadline merges queue-wide): the issuer's queue
+  // (bfq: the bio merges only into its own bfq_queue) and software queue (kyber).
+  bool sync = false;  // op_is_sync(): reads always, writes with REQ_SYNC
+  SchedOp op = SchedOp::kReadWrite;
+  uint32_t ioc = 0;
+  uint32_t group = 0;
+  uint32_t cpu = 0;
+  uint32_t hctx = 0;
   uint64_t End() const { return sector + sectors; }
 };
 
@@ -68,8 +106,14 @@ struct BioMergeResult {
 
 // Queue limits an elevator is initialised with (elevator_init_mq / depth_updated).
 struct ElevatorQueueLimits {
-  uint32_t nr_requests = 64;    // q->nr_requests (the sched_tags depth)
+  uint32_t nr_requests = 64;    // q->nr_requests (the sched_tags depth, per hctx)
   uint32_t max_sectors = 2560;  // queue_max_sectors(): caps merged request size
+  // Device facts bfq's idling decisions use (blk_queue_nonrot(), bfqd->hw_tag). The
+  // kernel detects hw_tag from the observed in-driver depth (> 3 requests in flight,
+  // bfq_update_hw_tag()); the model states it: true for NCQ/multi-queue devices.
+  bool rotational = false;
+  bool hw_tags = true;
+  uint32_t nr_hw_queues = 1;  // kyber keeps per-hctx state
 };
 
 // Counters the core checks at teardown. Every inserted request ends exactly once
@@ -121,14 +165,53 @@ class Elevator {
   // dispatch_request (mandatory): the next request for the driver, or nullptr.
   virtual SchedRequest* DispatchRequest(uint64_t now_ns) = 0;
   virtual bool HasWork() const = 0;
+
+  // --- Per-hardware-queue variants (dispatch_request(hctx), has_work(hctx)) ---
+  // Kyber keeps its lists per hctx; the single-queue schedulers (mq-deadline, bfq)
+  // ignore `hctx`. The model should always call these forms.
+  virtual SchedRequest* DispatchRequestFor(uint32_t /*hctx*/, uint64_t now_ns) {
+    return DispatchRequest(now_ns);
+  }
+  virtual bool HasWorkFor(uint32_t /*hctx*/) const { return HasWork(); }
+  // A side-effect-free prediction of DispatchRequestFor(hctx, now_ns). false means it
+  // would certainly return nullptr (bfq idling with nothing to inject, kyber out of
+  // tokens); true means it would return a request for bfq and kyber, and "maybe"
+  // (= HasWork) for the others. HasWork stays the kernel's lockless has_work: it is
+  // true while bfq idles, so the model charges a lock round-trip for nothing there.
+  virtual bool MayDispatch(uint32_t hctx, uint64_t /*now_ns*/) const { return HasWorkFor(hctx); }
+  // QUEUE_FLAG_SQ_SCHED: one scheduler instance serves all hctxs (mq-deadline, bfq).
+  virtual bool SingleQueue() const { return true; }
   // prepare_request: a fresh request was allocated with a sched tag.
   virtual void PrepareRequest(SchedRequest& rq) { rq.elv = {}; }
   // finish_request: the request is being freed (completed or merged away).
   virtual void FinishRequest(SchedRequest& /*rq*/) {}
-  // completed_request: device completion (kyber uses it; mq-deadline does not).
+  // completed_request: device completion of a request this elevator dispatched, called
+  // before FinishRequest (__blk_mq_end_request() order). Kyber samples latency here; bfq
+  // runs bfq_completed_request() (in-flight counts, think time, idling, expiry) here
+  // because finish_request carries no time. mq-deadline does not use it.
   virtual void CompletedRequest(SchedRequest& /*rq*/, uint64_t /*now_ns*/) {}
   // requeue_request: bfq only; requeued requests come back via InsertRequests.
   virtual void RequeueRequest(SchedRequest& /*rq*/) {}
+
+  // --- Completion locking ---
+  // true if the kernel takes the elevator's global lock on every completion (bfq:
+  // bfqd->lock in bfq_finish_requeue_request(), one hold covering CompletedRequest +
+  // FinishRequest). mq-deadline and kyber complete locklessly.
+  virtual bool LockOnCompletion() const { return false; }
+
+  // --- Timer (bfq's idle_slice_timer, kyber's stats timer) ---
+  // Absolute deadline of the elevator's timer in simulated ns, or kNoTimer. Any hook may
+  // arm, move or cancel it: re-read it after every call into the elevator.
+  virtual uint64_t TimerDeadline() const { return kNoTimer; }
+  // Called once at now_ns >= TimerDeadline() (bfq_idle_slice_timer(), kyber_timer_fn()).
+  // bfq takes bfqd->lock here; kyber's timer is lockless.
+  virtual void TimerExpired(uint64_t /*now_ns*/) {}
+
+  // --- Queue kicks ---
+  // Hardware-queue runs the elevator asked for since the last call: bfq_schedule_dispatch()
+  // (kAllHwQueues, async) and kyber_domain_wake() (that hctx, async). Appends to `hctxs`
+  // and forgets them; the model runs those queues asynchronously (kblockd).
+  virtual void TakeRunRequests(std::vector<uint32_t>& /*hctxs*/) {}
 
   virtual const ElevatorCounters& counters() const = 0;
 };

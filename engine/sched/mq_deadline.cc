@@ -314,6 +314,7 @@ void MqDeadline::MergeRequests(SchedRequest& rq, SchedRequest& next) {
   const bool rq_queued = rq.elv.queued;
   if (rq_queued) HashDel(rq);
   RequestsMerged(rq, next);
+  next.merged_into = &rq;
   rq.sectors += next.sectors;
   if (rq_queued) HashAdd(rq);  // elv_rqhash_reposition()
   last_merge_ = &rq;

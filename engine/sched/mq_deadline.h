@@ -17,7 +17,6 @@
 namespace blkbench::engine {
 
 // Tunable defaults (block/mq-deadline.c, top of file), in simulated ns.
-inline constexpr uint64_t kNsPerMs = 1'000'000;
 inline constexpr uint64_t kDdReadExpireNs = 500 * kNsPerMs;          // read_expire = HZ / 2
 inline constexpr uint64_t kDdWriteExpireNs = 5'000 * kNsPerMs;       // write_expire = 5 * HZ
 inline constexpr uint64_t kDdPrioAgingExpireNs = 10'000 * kNsPerMs;  // prio_aging_expire = 10 * HZ

@@ -1,0 +1,142 @@
+// The elevator path of the blk-mq model: scheduler tags, the elevator lock sites, the
+// dispatch loop and the seed patches' mechanisms (000 batch dispatch, 002 serialized
+// dispatch and insertion lists).
+#include <string>
+
+#include "engine/model/engine_test_util.h"
+#include "gtest/gtest.h"
+
+namespace blkbench::engine {
+namespace {
+
+using test::Cell;
+using test::In;
+using test::Ios;
+using test::RunCell;
+
+// Seed 000's setup, scaled down: null_blk irqmode 0 with 128 queues on the 4-node
+// server, 4k randwrite QD32 batch 8.
+v1::CellSpec Seed000(const std::string& kernel, uint32_t numjobs) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDWRITE, 4096, 32, numjobs, 20'000'000);
+  cell.mutable_job()->set_iodepth_batch_submit(8);
+  cell.mutable_job()->set_iodepth_batch_complete_min(8);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  cell.mutable_target()->set_kernel(kernel);
+  cell.mutable_target()->set_machine("server-128-4node");
+  auto& p = *cell.mutable_device_params();
+  p["null_blk.submit_queues"] = "128";
+  p["null_blk.hw_queue_depth"] = "1024";
+  p["null_blk.irqmode"] = "0";
+  p["null_blk.completion_nsec"] = "0";
+  return cell;
+}
+
+// Seed 002's setup: 32 threads x QD4 512 B randread, one queue, on the desktop.
+v1::CellSpec Seed002(const std::string& kernel) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 512, 4, 32, 20'000'000);
+  cell.mutable_job()->set_iodepth_batch_submit(4);
+  cell.mutable_job()->set_iodepth_batch_complete_min(4);
+  cell.mutable_job()->set_thread(true);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  cell.mutable_target()->set_kernel(kernel);
+  cell.mutable_target()->set_machine("desktop-16");
+  auto& p = *cell.mutable_device_params();
+  p["null_blk.irqmode"] = "0";
+  p["null_blk.completion_nsec"] = "0";
+  return cell;
+}
+
+TEST(SchedTest, SchedTagsDefaultToTwiceTheQueueDepthCappedAt128) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 8, 1, 2'000'000);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  v1::RunResult r = RunCell(cell);  // null_blk default hw_queue_depth 64
+  EXPECT_EQ(In(r, "sched.tags"), 128);
+  EXPECT_EQ(In(r, "driver.tags"), 64);
+  cell.mutable_device_params()->insert({"null_blk.hw_queue_depth", "1024"});
+  EXPECT_EQ(In(RunCell(cell), "sched.tags"), 256);
+  cell.mutable_queue()->set_nr_requests(32);
+  r = RunCell(cell);
+  EXPECT_EQ(In(r, "sched.tags"), 32);
+  EXPECT_EQ(In(r, "driver.tags"), 1024);
+  cell.mutable_queue()->set_scheduler("none");
+  EXPECT_EQ(In(RunCell(cell), "sched.tags"), 0);
+}
+
+// blk_mq_get_tags() refuses batches when limit_depth set a shallow depth: mq-deadline
+// limits everything but sync reads, so writes never batch-allocate and reads do.
+TEST(SchedTest, DeadlineNeverBatchAllocatesWrites) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDWRITE, 4096, 32, 2, 5'000'000);
+  cell.mutable_job()->set_iodepth_batch_submit(8);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  v1::RunResult writes = RunCell(cell);
+  EXPECT_GT(Ios(writes), 1000u);
+  EXPECT_EQ(In(writes, "tags.batch_allocs"), 0);
+  cell.mutable_job()->set_rw(v1::RANDREAD);
+  v1::RunResult reads = RunCell(cell);
+  EXPECT_GT(In(reads, "tags.batch_allocs"), 0);
+}
+
+// Every I/O takes dd->lock in bio_merge and in dispatch, and each plug batch once in
+// insert: 2 + 1/8 acquisitions per I/O (plus wasted dispatches that find nothing).
+TEST(SchedTest, DeadlineLockSitesPerIo) {
+  v1::RunResult r = RunCell(Seed000("sim:6.16", 2));
+  EXPECT_GT(Ios(r), 1000u);
+  EXPECT_NEAR(In(r, "lock.dd_lock.acquisitions_per_io"), 2.125, 0.15);
+  EXPECT_NEAR(In(r, "elv.dispatch_calls") / static_cast<double>(Ios(r)), 1.0, 0.1);
+}
+
+// Seed 000: taking dd->lock once for up to 8 dispatch_request calls cuts the lock
+// acquisitions per I/O and raises IOPS when 16 submitters contend.
+TEST(SchedTest, BatchDispatchRelievesTheDeadlineLock) {
+  const v1::RunResult base = RunCell(Seed000("sim:6.16", 16));
+  const v1::RunResult batch = RunCell(Seed000("sim:6.16+dd-batch-dispatch", 16));
+  EXPECT_GT(In(base, "lock.dd_lock.contended_share"), 0.9);
+  EXPECT_LT(In(batch, "lock.dd_lock.acquisitions_per_io"),
+            In(base, "lock.dd_lock.acquisitions_per_io") - 0.5);
+  EXPECT_GT(batch.iops(), 1.2 * base.iops());
+  EXPECT_LT(In(batch, "cpu_ns_per_io.lock_spin"), In(base, "cpu_ns_per_io.lock_spin"));
+}
+
+// Seed 002: with DD_DISPATCHING a dispatcher that finds dispatch in progress returns
+// nothing without the lock; contention and spin time fall and IOPS rise.
+TEST(SchedTest, SerializedDispatchCutsContention) {
+  const v1::RunResult base = RunCell(Seed002("sim:6.8"));
+  const v1::RunResult ser = RunCell(Seed002("sim:6.8+dd-serialize-dispatch"));
+  EXPECT_EQ(In(base, "elv.dispatch_skipped"), 0);
+  EXPECT_GT(In(ser, "elv.dispatch_skipped"), 0);
+  EXPECT_LT(In(ser, "lock.dd_lock.contended_share"), In(base, "lock.dd_lock.contended_share"));
+  EXPECT_LT(In(ser, "cpu_ns_per_io.lock_spin"), 0.5 * In(base, "cpu_ns_per_io.lock_spin"));
+  EXPECT_GT(ser.iops(), 1.3 * base.iops());
+}
+
+// dd-insert-lists moves insertion to its own lock: dd->lock is no longer taken per
+// insert batch, and the insertion lock is nearly uncontended.
+TEST(SchedTest, InsertListsMoveInsertionOffTheDeadlineLock) {
+  const v1::RunResult r = RunCell(Seed002("sim:6.8+dd-serialize-dispatch+dd-insert-lists"));
+  EXPECT_NEAR(In(r, "lock.dd_insert_lock.acquisitions_per_io"), 0.25, 0.05);
+  EXPECT_LT(In(r, "lock.dd_insert_lock.contended_share"), 0.2);
+}
+
+TEST(SchedTest, ElevatorRunsAreDeterministic) {
+  v1::CellSpec cell = Seed002("sim:6.8+dd-serialize-dispatch");
+  cell.mutable_job()->set_randseed(7);
+  const v1::RunResult a = RunCell(cell);
+  const v1::RunResult b = RunCell(cell);
+  EXPECT_EQ(In(a, "engine.trace_hash"), In(b, "engine.trace_hash"));
+  EXPECT_EQ(Ios(a), Ios(b));
+  cell.mutable_job()->set_randseed(8);
+  EXPECT_NE(In(RunCell(cell), "engine.trace_hash"), In(a, "engine.trace_hash"));
+}
+
+// A slow device behind a per-LUN budget with an elevator: every request still ends
+// (no stall), budgets and driver tags fail and re-run the queue through SCHED_RESTART.
+TEST(SchedTest, DeadlineOnHddWithBudgetCompletes) {
+  v1::CellSpec cell = Cell("hdd", v1::RANDWRITE, 4096, 16, 4, 1'000'000'000);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  const v1::RunResult r = RunCell(cell);
+  EXPECT_GT(Ios(r), 100u);
+  EXPECT_GT(In(r, "dispatch.budget_fails") + In(r, "dispatch.requeues"), 0);
+}
+
+}  // namespace
+}  // namespace blkbench::engine
