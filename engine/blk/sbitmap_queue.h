@@ -135,6 +135,14 @@ class SbitmapQueue {
 
   // True if some waiter is queued: for the caller's "tag-no-preempt" policy.
   bool has_waiters() const { return queued_ != 0; }
+  // Tags the queued waiters need in total (each counts 1 unless registered with more).
+  int queued_tags_needed() const {
+    int n = 0;
+    for (const auto& q : ws_) {
+      for (const Entry& e : q) n += e.tags_needed;
+    }
+    return n;
+  }
   // Registered waiters (queued or woken but not finished) — sbq->ws_active.
   int ws_active() const { return static_cast<int>(waiters_.size()); }
   size_t waiters_in(int ws) const { return ws_[ws].size(); }

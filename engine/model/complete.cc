@@ -42,7 +42,10 @@ void Engine::ProcessCompletions() {
   completed_ids_.clear();
   device_->CollectCompleted(sim_.now(), &completed_ids_);
   // EndRequest never touches the device, so completed_ids_ stays intact.
-  for (const uint64_t id : completed_ids_) EndRequest(static_cast<uint32_t>(id));
+  for (const uint64_t id : completed_ids_) {
+    UpdateDeviceInflight(-1);
+    EndRequest(static_cast<uint32_t>(id));
+  }
   ArmCompletion();
 }
 

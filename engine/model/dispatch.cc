@@ -107,6 +107,7 @@ void Engine::IssueToDriver(uint32_t index, int cpu, bool kblockd) {
   d.write = rq.write;
   d.hw_queue = (index / depth_) % device_->hw_queues();
   device_->Submit(d, sim_.now());
+  UpdateDeviceInflight(+1);
 }
 
 void Engine::set_trace_sink(std::ostream* out, uint64_t max_events) {

@@ -207,6 +207,7 @@ void Engine::OnEvent(uint32_t kind, uint64_t arg) {
       KblockdStep(static_cast<uint32_t>(arg));
       return;
     case kElvTimer:
+      ElvTimerFired();
       return;
     case kRunQueue: {
       Hctx& hctx = hctxs_[arg];
@@ -242,6 +243,24 @@ void Engine::UpdateInflight(int delta) {
   inflight_ += delta;
 }
 
+void Engine::UpdateDeviceInflight(int delta) {
+  const SimTime now = sim_.now();
+  if (measuring_) {
+    dev_inflight_area_ +=
+        static_cast<double>(dev_inflight_) * static_cast<double>(now - dev_inflight_since_);
+  }
+  dev_inflight_since_ = now;
+  dev_inflight_ += delta;
+}
+
+double Engine::MeanDeviceInflight() const {
+  const SimTime now = sim_.now();
+  if (now <= measure_from_) return 0;
+  const double area = dev_inflight_area_ + static_cast<double>(dev_inflight_) *
+                                               static_cast<double>(now - dev_inflight_since_);
+  return area / static_cast<double>(now - measure_from_);
+}
+
 void Engine::ResetMeasurements() {
   counters_ = EngineCounters{};
   interval_counters_ = EngineCounters{};
@@ -251,6 +270,8 @@ void Engine::ResetMeasurements() {
   interval_lat_.Clear();
   inflight_area_ = 0;
   inflight_since_ = sim_.now();
+  dev_inflight_area_ = 0;
+  dev_inflight_since_ = sim_.now();
   measure_from_ = sim_.now();
   if (elv_lock_) elv_lock_base_ = elv_lock_->stats();
   if (insert_lock_) insert_lock_base_ = insert_lock_->stats();

@@ -101,6 +101,9 @@ class Engine final : public EventHandler {
   void TakeInterval(LatencyHistogram* lat, EngineCounters* counters);
   // Time-average of I/Os between submission and CQE since the ramp end.
   double MeanInflight() const;
+  // Time-average of requests at the device (issued by the driver, not completed): the
+  // effective queue depth the device saw.
+  double MeanDeviceInflight() const;
   // CPU busy ns (all stages) and per stage, since the ramp end.
   SimTime CpuBusyNs() const;
   SimTime CpuStageNs(Stage stage) const;
@@ -268,6 +271,8 @@ class Engine final : public EventHandler {
   int AllocTag(Task& task);
   int SleepForTag(Task& task);
   int RetryTagAfterWake(Task& task);
+  int PiecesLeft(const Task& task) const;
+  bool NoPreempt(const Task& task) const;
   void QueueRequest(Task& task, int tag);
   void FlushPlug(Task& task, bool from_schedule);
   void FinishPlug(Task& task);
@@ -294,7 +299,8 @@ class Engine final : public EventHandler {
   int ElvDispatch(Dispatcher& d, int want);
   bool GetDriverTag(uint32_t index, int cpu);
   void ElvComplete(uint32_t index, int cpu, SimTime at);
-  void ArmElvTimer();
+  void ElvAfterCall();
+  void ElvTimerFired();
   void KblockdStep(uint32_t hctx);
   LockGrant TakeLock(Spinlock& lock, int cpu, SimTime cs_ns, Stage stage,
                      std::optional<double> missed_lines = std::nullopt, SimTime at = 0);
@@ -343,7 +349,8 @@ class Engine final : public EventHandler {
   uint64_t next_dispatch_seq_ = 1;
   uint64_t last_issued_seq_ = 0;
   EventId elv_timer_event_;
-  uint64_t elv_timer_at_ = 0;
+  uint64_t elv_timer_at_ = kNoTimer;
+  std::vector<uint32_t> run_requests_;
   SimTime elv_dispatch_cost_ = 0;
   bool elv_lock_on_completion_ = false;
   bool batch_dispatch_ = false;
@@ -373,6 +380,10 @@ class Engine final : public EventHandler {
   int inflight_ = 0;
   SimTime inflight_since_ = 0;
   double inflight_area_ = 0;
+  int dev_inflight_ = 0;
+  SimTime dev_inflight_since_ = 0;
+  double dev_inflight_area_ = 0;
+  void UpdateDeviceInflight(int delta);
   SimTime measure_from_ = 0;
   std::vector<SimTime> cpu_stage_base_;
   LockStats elv_lock_base_, insert_lock_base_;

@@ -50,6 +50,7 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
                                       static_cast<double>(c.dispatched)
                                 : 0.0;
   m["inflight.mean"] = e.MeanInflight();
+  m["device.inflight_mean"] = e.MeanDeviceInflight();
   m["sched.tags"] = e.sched_tags();
   m["driver.tags"] = e.driver_tags();
   if (e.elevator() != nullptr) {

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/model/engine.h"
+#include "engine/sched/bfq.h"
 #include "engine/sched/mq_deadline.h"
 
 namespace blkbench::engine {
@@ -32,13 +33,27 @@ absl::Status Engine::InitElevator() {
     if (k.dd_insert_lists) {
       insert_lock_ = std::make_unique<Spinlock>(profile_, profile_.generic_lock, "dd->insert_lock");
     }
+  } else if (name == "bfq") {
+    BfqProfile bp = BfqProfile::ForKernel(k.major, k.minor);
+    bp.one_group_no_idle = k.bfq_one_group_no_idle;
+    BfqTunables bt;
+    bt.group_weights.push_back(0);  // [0] is the root
+    for (const uint32_t w : config_.cgroups.weights) bt.group_weights.push_back(w);
+    elv_ = std::make_unique<Bfq>(bp, bt);
+    elv_lock_ = std::make_unique<Spinlock>(profile_, profile_.bfq_lock, "bfqd->lock");
+    elv_dispatch_cost_ = profile_.stage.bfq_dispatch;
+    batch_dispatch_ = k.bfq_batch_dispatch;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("scheduler \"", name, "\" is not modelled by the engine"));
   }
+  elv_lock_on_completion_ = elv_->LockOnCompletion();
   ElevatorQueueLimits limits;
   limits.nr_requests = depth_;
   limits.max_sectors = config_.queue.max_sectors;
+  limits.rotational = device_->rotational();
+  limits.hw_tags = device_->queue_depth() > 1;
+  limits.nr_hw_queues = static_cast<uint32_t>(hctxs_.size());
   if (absl::Status s = elv_->Init(limits); !s.ok()) return s;
   // dd_depth_updated() -> sbitmap_queue_min_shallow_depth(): 5.14-6.9 pass async_depth
   // (wake_batch stays 8 for 64 tags); 6.10+ pass 1, so wake_batch becomes 1.
@@ -101,7 +116,13 @@ bool Engine::ElvBioMerge(Task& task) {
   sbio.sector = task.bio_sector;
   sbio.sectors = static_cast<uint32_t>(task.bio_sectors_left);
   sbio.write = task.bio_write;
+  sbio.sync = true;
+  sbio.ioc = task.ioc;
+  sbio.group = task.group;
+  sbio.cpu = static_cast<uint32_t>(task.cpu);
+  sbio.hctx = task.hctx;
   const BioMergeResult m = elv_->BioMerge(sbio);
+  ElvAfterCall();
   if (m.type == MergeType::kNone) return false;
   const uint32_t index = IndexOf(*m.rq);
   Request& rq = requests_[index];
@@ -163,10 +184,13 @@ void Engine::PrepareSchedRequest(Task& task, uint32_t index) {
   s.ioprio = IoprioClass::kBe;
   s.submit_time_ns = sim_.now();
   s.merged_into = nullptr;
+  s.ioc = task.ioc;
+  s.group = task.group;
+  s.cpu = static_cast<uint32_t>(task.cpu);
+  s.hctx = task.hctx;
   requests_[index].driver_tag = -1;
   requests_[index].budget = false;
   elv_->PrepareRequest(s);
-  (void)task;
 }
 
 // blk_mq_dispatch_list() / blk_mq_insert_request(): insert_requests once for the batch
@@ -192,7 +216,7 @@ void Engine::InsertStep(Task& task) {
     }
   }
   task.insert.clear();
-  ArmElvTimer();
+  ElvAfterCall();
   if (task.insert_run_sync) {
     if (!task.disp.active()) StartDispatch(task.disp, task.hctx);
   } else {
@@ -318,6 +342,8 @@ int Engine::ElvDispatch(Dispatcher& d, int want) {
     elv_->InsertRequests(elv_scratch_, InsertFlags{}, now, elv_freed_);
     for (SchedRequest* f : elv_freed_) FreeMergedRequest(IndexOf(*f), d.cpu, now);
   }
+  // blk_mq_dispatch_rq_list() hands other hctxs' requests to their own queues; the
+  // per-hctx elevators (kyber) are asked for this hctx only.
   int got = 0;
   bool empty = false;
   for (int i = 0; i < want; ++i) {
@@ -328,7 +354,7 @@ int Engine::ElvDispatch(Dispatcher& d, int want) {
       break;
     }
     ++counters_.elv_dispatch_calls;
-    SchedRequest* s = elv_->DispatchRequest(now);
+    SchedRequest* s = elv_->DispatchRequestFor(d.hctx, now);
     if (s == nullptr) {
       PutBudget();
       ++counters_.elv_dispatch_null;
@@ -363,7 +389,7 @@ int Engine::ElvDispatch(Dispatcher& d, int want) {
   }
   // Driver tags (blk_mq_get_driver_tag) after the lock in the base kernel.
   cpus_[d.cpu].Run(now, Stage::kTagAlloc, profile_.stage.tag_get_single * got);
-  ArmElvTimer();
+  ElvAfterCall();
   return got;
 }
 
@@ -422,6 +448,7 @@ void Engine::IssueStep(Dispatcher& d) {
     last_issued_seq_ = rq.dispatch_seq;
   }
   cpus_[d.cpu].Run(sim_.now(), Stage::kDriver, profile_.stage.driver_queue_rq);
+  Srq(index).io_start_time_ns = sim_.now();  // blk_mq_start_request()
   IssueToDriver(index, d.cpu, d.pid < 0);
   inline_completion_cpu_ = d.cpu;
   ArmCompletion();
@@ -465,10 +492,43 @@ void Engine::ElvComplete(uint32_t index, int cpu, SimTime at) {
     rq.driver_tag = -1;
   }
   rq.budget = false;
-  ArmElvTimer();
+  ElvAfterCall();
 }
 
-void Engine::ArmElvTimer() {}
+// After any call into the elevator: its timer may have moved, and it may have asked for
+// hardware-queue runs (bfq_schedule_dispatch, kyber_domain_wake), which go to kblockd.
+void Engine::ElvAfterCall() {
+  const uint64_t deadline = elv_->TimerDeadline();
+  if (deadline != elv_timer_at_) {
+    if (elv_timer_event_.valid() && sim_.IsPending(elv_timer_event_)) sim_.Cancel(elv_timer_event_);
+    elv_timer_event_ = EventId{};
+    elv_timer_at_ = deadline;
+    if (deadline != kNoTimer) {
+      elv_timer_event_ = sim_.Schedule(std::max<SimTime>(deadline, sim_.now()), this, kElvTimer, 0);
+    }
+  }
+  run_requests_.clear();
+  elv_->TakeRunRequests(run_requests_);
+  for (const uint32_t h : run_requests_) {
+    if (h == kAllHwQueues) {
+      for (uint32_t i = 0; i < hctxs_.size(); ++i) ScheduleRun(i, IrqCpu(i), sim_.now());
+    } else if (h < hctxs_.size()) {
+      ScheduleRun(h, IrqCpu(h), sim_.now());
+    }
+  }
+}
+
+// bfq_idle_slice_timer() (under bfqd->lock) / kyber_timer_fn(): the timer's body, then
+// the queue runs it asked for.
+void Engine::ElvTimerFired() {
+  elv_timer_event_ = EventId{};
+  elv_timer_at_ = kNoTimer;
+  ++counters_.elv_timer_fires;
+  const int cpu = IrqCpu(0);
+  if (elv_lock_) TakeLock(*elv_lock_, cpu, profile_.coherence.lock_uncontended, Stage::kOther);
+  elv_->TimerExpired(sim_.now());
+  ElvAfterCall();
+}
 
 void Engine::KblockdStep(uint32_t h) {
   Hctx& hctx = hctxs_[h];

@@ -75,6 +75,7 @@ int Engine::AllocTag(Task& task) {
   // The elevator's limit_depth (mq-deadline: everything but sync reads) sets a shallow
   // depth, and blk_mq_get_tags() refuses batches then (CanBatchAllocate).
   const std::optional<uint32_t> shallow = ShallowDepth(task);
+  if (NoPreempt(task)) return -1;
   if (nr_tags > 1 && mechanisms_.batch_alloc &&
       CanBatchAllocate(shallow.value_or(0), false, false)) {
     const BatchTags got = sbq.GetBatchTags(task.cpu, nr_tags);
@@ -110,7 +111,10 @@ int Engine::SleepForTag(Task& task) {
   Hctx& hctx = hctxs_[task.hctx];
   SbitmapQueue& sbq = *hctx.tags;
   const int ws = SbitmapQueue::WaitPtr(hctx.wait_index);
-  (void)sbq.Wait(ws, task.index);
+  // split-whole-bio: the waiter records how many tags its bio still needs (all its
+  // remaining pieces), which wake-by-tags counts when waking.
+  const int need = config_.kernel.split_whole_bio ? PiecesLeft(task) : 1;
+  (void)sbq.Wait(ws, task.index, need);
   task.waiting = true;
   Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
   const int tag = GetSchedTag(task, ShallowDepth(task));
@@ -125,6 +129,26 @@ int Engine::SleepForTag(Task& task) {
   FlushPlug(task, /*from_schedule=*/true);
   task.phase = Phase::kTagSleep;
   return -1;
+}
+
+// Split pieces of the current bio not yet submitted, this one included.
+int Engine::PiecesLeft(const Task& task) const {
+  const uint64_t max = config_.queue.max_sectors;
+  return static_cast<int>(std::max<uint64_t>(1, (task.bio_sectors_left + max - 1) / max));
+}
+
+// tag-no-preempt (seed 001, Yu Kuai 2022): while others wait for tags, a new bio does
+// not take one — split continuations still may, and so may anyone when the free tags
+// cover every waiter's need ("force tag preemption if free tags are sufficient").
+bool Engine::NoPreempt(const Task& task) const {
+  if (!config_.kernel.tag_no_preempt) return false;
+  const bool continuation = task.bio_sectors_left < config_.job.bs / 512;
+  if (continuation) return false;
+  const SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
+  if (!sbq.has_waiters()) return false;
+  const int free_tags =
+      static_cast<int>(sbq.sbitmap().depth()) - static_cast<int>(sbq.sbitmap().Weight());
+  return free_tags < sbq.queued_tags_needed() + PiecesLeft(task);
 }
 
 // After a wake-up: sbitmap_finish_wait, a new waitqueue (bt_wait_ptr), and the loop of

@@ -46,10 +46,10 @@ struct SchedRequest {
   // Who issued it and where it was queued; the caller fills these in at allocation.
   SchedOp op = SchedOp::kReadWrite;
   uint8_t ioprio_level = 4;  // IOPRIO_PRIO_LEVEL() 0..7 (BE default 4 → bfq weight 40)
-  uint32_t ioc = 0;    // io context: one per process; threads of a process share it
-  uint32_t group = 0;  // blkcg (cgroup) index, 0 = root
-  uint32_t cpu = 0;    // rq->mq_ctx->cpu: the software queue it was submitted on
-  uint32_t hctx = 0;   // the hardware queue it maps to (rq->mq_hctx)
+  uint32_t ioc = 0;          // io context: one per process; threads of a process share it
+  uint32_t group = 0;        // blkcg (cgroup) index, 0 = root
+  uint32_t cpu = 0;          // rq->mq_ctx->cpu: the software queue it was submitted on
+  uint32_t hctx = 0;         // the hardware queue it maps to (rq->mq_hctx)
 
   // Elevator-private state (rq->elv.priv[], typed). Reset by PrepareRequest().
   struct ElvPriv {
@@ -190,7 +190,8 @@ class Elevator {
   // runs bfq_completed_request() (in-flight counts, think time, idling, expiry) here
   // because finish_request carries no time. mq-deadline does not use it.
   virtual void CompletedRequest(SchedRequest& /*rq*/, uint64_t /*now_ns*/) {}
-  // requeue_request: bfq only; requeued requests come back via InsertRequests.
+  // requeue_request: the driver gave a started request back (bfq: counts as completed;
+  // kyber: returns its token); it comes back via InsertRequests.
   virtual void RequeueRequest(SchedRequest& /*rq*/) {}
 
   // --- Completion locking ---
