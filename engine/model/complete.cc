@@ -152,6 +152,7 @@ void Engine::PostCqe(uint32_t task_index, uint32_t io_index) {
       }
     }
     last_cqe_ = now;
+    ++group_ios_[task.group];
   }
   task.free_ios.push_back(io_index);
   ++task.cqes;

@@ -146,7 +146,7 @@ absl::Status Engine::Init(uint64_t target_size) {
 std::string Engine::DebugState() const {
   std::string out = absl::StrCat("device in flight ", device_->in_flight());
   if (elv_) {
-    absl::StrAppend(&out, "; elevator has_work ", elv_->HasWork(), ", pending inserts ",
+    absl::StrAppend(&out, "; elevator has_work ", elv_->HasWorkFor(0), ", pending inserts ",
                     pending_inserts_.size());
   }
   for (size_t h = 0; h < hctxs_.size() && h < 4; ++h) {
@@ -270,6 +270,7 @@ void Engine::ResetMeasurements() {
   interval_lat_.Clear();
   inflight_area_ = 0;
   inflight_since_ = sim_.now();
+  group_ios_.assign(config_.cgroups.weights.size() + 1, 0);
   dev_inflight_area_ = 0;
   dev_inflight_since_ = sim_.now();
   measure_from_ = sim_.now();

@@ -101,6 +101,8 @@ class Engine final : public EventHandler {
   void TakeInterval(LatencyHistogram* lat, EngineCounters* counters);
   // Time-average of I/Os between submission and CQE since the ramp end.
   double MeanInflight() const;
+  // I/Os completed since the ramp end per cgroup (index 0 = root, g = layout group g).
+  const std::vector<uint64_t>& group_ios() const { return group_ios_; }
   // Time-average of requests at the device (issued by the driver, not completed): the
   // effective queue depth the device saw.
   double MeanDeviceInflight() const;
@@ -294,8 +296,8 @@ class Engine final : public EventHandler {
   void EndCollect(Dispatcher& d);
   void FinishDispatch(Dispatcher& d);
   void RequeueRest(Dispatcher& d);
-  bool ElvHasWork() const;
-  bool ElvHasWorkLockless();
+  bool ElvHasWork(uint32_t hctx) const;
+  bool ElvHasWorkLockless(uint32_t hctx);
   int ElvDispatch(Dispatcher& d, int want);
   bool GetDriverTag(uint32_t index, int cpu);
   void ElvComplete(uint32_t index, int cpu, SimTime at);
@@ -380,6 +382,7 @@ class Engine final : public EventHandler {
   int inflight_ = 0;
   SimTime inflight_since_ = 0;
   double inflight_area_ = 0;
+  std::vector<uint64_t> group_ios_;
   int dev_inflight_ = 0;
   SimTime dev_inflight_since_ = 0;
   double dev_inflight_area_ = 0;

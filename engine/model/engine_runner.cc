@@ -51,6 +51,11 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
                                 : 0.0;
   m["inflight.mean"] = e.MeanInflight();
   m["device.inflight_mean"] = e.MeanDeviceInflight();
+  if (e.group_ios().size() > 1) {
+    for (size_t g = 0; g < e.group_ios().size(); ++g) {
+      m[absl::StrCat("cgroup.", g, ".ios")] = static_cast<double>(e.group_ios()[g]);
+    }
+  }
   m["sched.tags"] = e.sched_tags();
   m["driver.tags"] = e.driver_tags();
   if (e.elevator() != nullptr) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "engine/model/engine.h"
 #include "engine/sched/bfq.h"
+#include "engine/sched/kyber.h"
 #include "engine/sched/mq_deadline.h"
 
 namespace blkbench::engine {
@@ -43,6 +44,11 @@ absl::Status Engine::InitElevator() {
     elv_lock_ = std::make_unique<Spinlock>(profile_, profile_.bfq_lock, "bfqd->lock");
     elv_dispatch_cost_ = profile_.stage.bfq_dispatch;
     batch_dispatch_ = k.bfq_batch_dispatch;
+  } else if (name == "kyber") {
+    // No global lock: per-ctx lists (kcq->lock, CPU-local) and per-hctx khd->lock; the
+    // bodies are charged as CPU work.
+    elv_ = std::make_unique<Kyber>();
+    elv_dispatch_cost_ = profile_.stage.deadline_dispatch;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("scheduler \"", name, "\" is not modelled by the engine"));
@@ -61,6 +67,19 @@ absl::Status Engine::InitElevator() {
       dd != nullptr && dd->async_depth() > 0) {
     const unsigned min_shallow = k.version() >= 610 ? 1u : dd->async_depth();
     for (Hctx& h : hctxs_) h.tags->SetMinShallowDepth(min_shallow);
+  } else {
+    // bfq_depth_updated() / kyber_depth_updated(): the smallest depth limit_depth sets.
+    unsigned min_shallow = ~0u;
+    for (const bool write : {false, true}) {
+      for (const bool sync : {false, true}) {
+        if (const std::optional<uint32_t> d = elv_->LimitDepth(write, sync)) {
+          min_shallow = std::min<unsigned>(min_shallow, std::max<uint32_t>(1, *d));
+        }
+      }
+    }
+    if (min_shallow != ~0u) {
+      for (Hctx& h : hctxs_) h.tags->SetMinShallowDepth(min_shallow);
+    }
   }
   sched_rqs_.resize(requests_.size());
   for (size_t i = 0; i < sched_rqs_.size(); ++i) sched_rqs_[i].id = i;
@@ -78,7 +97,8 @@ std::optional<uint32_t> Engine::ShallowDepth(const Task& task) const {
   std::optional<uint32_t> d = elv_->LimitDepth(task.bio_write, /*sync=*/true);
   if (!d) return d;
   const SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
-  if (config_.kernel.version() >= 610 && mechanisms_.shallow_mode == ShallowMode::kPerWord) {
+  if (config_.kernel.version() >= 610 && mechanisms_.shallow_mode == ShallowMode::kPerWord &&
+      config_.queue.scheduler == "mq-deadline") {
     const uint64_t word = uint64_t{1} << sbq.sbitmap().shift();
     d = static_cast<uint32_t>(
         std::max<uint64_t>(1, (uint64_t{*d} * word + depth_ - 1) / std::max(1u, depth_)));
@@ -224,18 +244,20 @@ void Engine::InsertStep(Task& task) {
   }
 }
 
-bool Engine::ElvHasWork() const { return !pending_inserts_.empty() || elv_->HasWork(); }
+bool Engine::ElvHasWork(uint32_t hctx) const {
+  return !pending_inserts_.empty() || elv_->HasWorkFor(hctx);
+}
 
 // dd_has_work() and friends read the lists without the lock. The model removes a
 // request from the elevator when its dispatcher arrives at the lock (arrival order is
 // grant order), but on a machine the request is still on the lists until the grant, so
 // other contexts see work, queue for the lock and find nothing: the wasted lock takes
 // that grow with the number of dispatchers.
-bool Engine::ElvHasWorkLockless() {
+bool Engine::ElvHasWorkLockless(uint32_t hctx) {
   while (!dispatch_visible_until_.empty() && dispatch_visible_until_.front() <= sim_.now()) {
     dispatch_visible_until_.pop_front();
   }
-  return ElvHasWork() || !dispatch_visible_until_.empty();
+  return ElvHasWork(hctx) || !dispatch_visible_until_.empty();
 }
 
 // blk_mq_run_hw_queue() -> blk_mq_sched_dispatch_requests(): nothing to do without work
@@ -245,7 +267,7 @@ void Engine::StartDispatch(Dispatcher& d, uint32_t hctx) {
     d.rerun = true;  // queue_work on a running work item: it runs once more
     return;
   }
-  if (hctxs_[hctx].dispatch.empty() && !ElvHasWorkLockless()) return;
+  if (hctxs_[hctx].dispatch.empty() && !ElvHasWorkLockless(hctx)) return;
   d.hctx = hctx;
   d.phase = Dispatcher::Phase::kDrain;
   d.list.clear();
@@ -286,7 +308,7 @@ void Engine::DispatchStep(Dispatcher& d) {
 // dispatch_request under the lock (or several with a batch-dispatch patch), a driver tag.
 void Engine::CollectStep(Dispatcher& d) {
   Hctx& hctx = hctxs_[d.hctx];
-  if (d.stop || d.max_dispatch <= 0 || !hctx.dispatch.empty() || !ElvHasWorkLockless()) {
+  if (d.stop || d.max_dispatch <= 0 || !hctx.dispatch.empty() || !ElvHasWorkLockless(d.hctx)) {
     EndCollect(d);
     return;
   }

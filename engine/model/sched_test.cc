@@ -138,5 +138,58 @@ TEST(SchedTest, DeadlineOnHddWithBudgetCompletes) {
   EXPECT_GT(In(r, "dispatch.budget_fails") + In(r, "dispatch.requeues"), 0);
 }
 
+// A cell with explicit cgroups: one job per group, with the given weights.
+v1::CellSpec Groups(v1::CellSpec cell, std::initializer_list<uint32_t> weights) {
+  v1::CgroupLayout& l = *cell.mutable_cgroup_layout();
+  l.set_kind(v1::CgroupLayout::GROUPS);
+  int i = 0;
+  for (const uint32_t w : weights) {
+    v1::CgroupGroup& g = *l.add_groups();
+    g.set_name("g" + std::to_string(i++));
+    g.set_weight(w);
+    g.set_jobs(1);
+  }
+  cell.mutable_job()->set_numjobs(static_cast<uint32_t>(weights.size()));
+  return cell;
+}
+
+// bfq's B-WF2Q+ between groups: two backlogged groups with io.bfq.weight 1000 and 100
+// share the device about 10:1.
+TEST(SchedTest, BfqGroupWeightsShareTheDevice) {
+  v1::CellSpec cell = Cell("ssd", v1::RANDREAD, 4096, 16, 2, 300'000'000);
+  cell.mutable_queue()->set_scheduler("bfq");
+  const v1::RunResult r = RunCell(Groups(cell, {1000, 100}));
+  const double heavy = In(r, "cgroup.1.ios");
+  const double light = In(r, "cgroup.2.ios");
+  ASSERT_GT(light, 0);
+  EXPECT_NEAR(heavy / light, 10.0, 3.0);
+  // Equal weights: equal shares.
+  const v1::RunResult eq = RunCell(Groups(cell, {500, 500}));
+  EXPECT_NEAR(In(eq, "cgroup.1.ios") / In(eq, "cgroup.2.ios"), 1.0, 0.15);
+}
+
+// bfqd->lock is taken on every completion as well: one more take per I/O than in
+// dispatch and bio_merge alone.
+TEST(SchedTest, BfqTakesItsLockOnCompletion) {
+  v1::RunResult r = RunCell(Seed000("sim:6.16", 2));
+  v1::CellSpec cell = Seed000("sim:6.16", 2);
+  cell.mutable_queue()->set_scheduler("bfq");
+  r = RunCell(cell);
+  EXPECT_NEAR(In(r, "lock.bfqd_lock.acquisitions_per_io"), 3.125, 0.3);
+}
+
+// kyber has no global lock (per-ctx lists, per-hctx dispatch) and a 100 ms stats timer:
+// on a fast SSD it costs nothing visible against "none".
+TEST(SchedTest, KyberHasNoGlobalLockAndRunsItsTimer) {
+  v1::CellSpec cell = Cell("ssd", v1::RANDREAD, 4096, 32, 4, 300'000'000);
+  const v1::RunResult none = RunCell(cell);
+  cell.mutable_queue()->set_scheduler("kyber");
+  const v1::RunResult kyber = RunCell(cell);
+  EXPECT_EQ(kyber.internals().count("lock.dd_lock.acquisitions_per_io"), 0u);
+  EXPECT_EQ(kyber.internals().count("lock.bfqd_lock.acquisitions_per_io"), 0u);
+  EXPECT_GE(In(kyber, "elv.timer_fires"), 2);
+  EXPECT_NEAR(kyber.iops() / none.iops(), 1.0, 0.05);
+}
+
 }  // namespace
 }  // namespace blkbench::engine
