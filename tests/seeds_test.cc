@@ -1,6 +1,7 @@
 // The seed examples (examples/seeds/*.yaml), parsed by the matrix parser and run on the
 // engine at a reduced runtime: each seed's published result must keep its direction.
 // docs/seeds.md (scripts/reproduce-seeds.sh) shows the full-length numbers.
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -112,6 +113,22 @@ TEST(SeedsTest, Seed004OneGroupNoIdleLetsBandwidthScaleWithJobs) {
   // The mechanism: idling keeps one request at the device; without it, several.
   EXPECT_LT(In(s.Get("numjobs=8" + before), "device.inflight_mean"), 1.2);
   EXPECT_GT(In(s.Get("numjobs=8" + after), "device.inflight_mean"), 2.0);
+}
+
+// Every shipped example matrix, including the real-device seed variants, validates.
+TEST(SeedsTest, EveryExampleMatrixValidates) {
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(
+           std::string(BLKBENCH_SOURCE_DIR) + "/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    ++files;
+    absl::StatusOr<workloads::Matrix> m = workloads::ParseMatrixFile(entry.path().string());
+    EXPECT_TRUE(m.ok()) << entry.path() << ": " << m.status();
+    if (m.ok()) {
+      EXPECT_FALSE(m->cells.empty()) << entry.path();
+    }
+  }
+  EXPECT_GE(files, 8);
 }
 
 }  // namespace
