@@ -26,11 +26,13 @@ ChannelFactory TcpChannelFactory(const std::string& address) {
   };
 }
 
-Agent::Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFactory channels)
+Agent::Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFactory channels,
+             AgentObserver* observer)
     : config_(std::move(config)),
       executor_(executor),
       clock_(clock),
-      channels_(std::move(channels)) {
+      channels_(std::move(channels)),
+      observer_(observer) {
   absl::MutexLock lock(&mu_);
   last_contact_ms_ = clock_.MonotonicMs();
 }
@@ -95,6 +97,7 @@ void Agent::Session() {
           if (msg.registered().lease_ttl_ms() > 0) lease_ttl_ms_ = msg.registered().lease_ttl_ms();
           last_contact_ms_ = clock_.MonotonicMs();
         }
+        if (observer_ != nullptr) observer_->OnConnection(true);
         if (!heartbeat.joinable())
           heartbeat = std::thread([this, session] { Heartbeats(session); });
         ResendUnacked();
@@ -115,6 +118,7 @@ void Agent::Session() {
       registered_ = false;
       ++session_;  // ends the heartbeat loop of this session
     }
+    if (observer_ != nullptr) observer_->OnConnection(false);
     if (heartbeat.joinable()) heartbeat.join();
   }
   ctx.TryCancel();
@@ -131,6 +135,7 @@ v1::Register Agent::MakeRegister() {
   v1::Register reg;
   reg.set_agent_id(config_.agent_id);
   reg.set_version("0.1.0");
+  reg.set_metrics_address(config_.metrics_listen);
   *reg.mutable_host() = ReadHostFacts();
   for (const AllowedDevice& d : config_.devices) {
     auto facts = ReadDeviceFacts(d.path, d.device_class);
@@ -144,8 +149,11 @@ v1::Register Agent::MakeRegister() {
     *reg.add_devices() = *facts;
   }
   for (const std::string& sim : config_.sim_devices) *reg.add_devices() = SimulatedDeviceFacts(sim);
-  absl::MutexLock lock(&mu_);
-  for (v1::ActiveRun& ar : ActiveRunList()) *reg.add_active_runs() = ar;
+  {
+    absl::MutexLock lock(&mu_);
+    for (v1::ActiveRun& ar : ActiveRunList()) *reg.add_active_runs() = ar;
+  }
+  if (observer_ != nullptr) observer_->OnRegister(reg);
   return reg;
 }
 
@@ -161,6 +169,7 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
   } else if (msg.has_ack()) {
     const v1::Ack& ack = msg.ack();
     std::unique_ptr<ActiveRun> done;
+    size_t acked = 0, dropped = 0, buffered = 0;
     {
       absl::MutexLock lock(&mu_);
       auto it = runs_.find(ack.run_id());
@@ -171,6 +180,7 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
         fprintf(stderr, "blkbench-agent: run %lu rejected: %s\n",
                 static_cast<unsigned long>(ack.run_id()), ack.error().c_str());
         run.cancel = true;
+        dropped = run.unacked.size();
         run.unacked.clear();
         if (run.finished) {
           done = std::move(it->second);
@@ -179,12 +189,17 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
       } else {
         while (!run.unacked.empty() && run.unacked.front().sample().seq() <= ack.sample_seq()) {
           run.unacked.pop_front();
+          ++acked;
         }
         if (ack.finished() && run.finished) {
           done = std::move(it->second);
           runs_.erase(it);
         }
       }
+      buffered = UnackedSamples();
+    }
+    if (observer_ != nullptr && (acked > 0 || dropped > 0)) {
+      observer_->OnSampleBuffer(buffered, acked, dropped);
     }
     if (done && done->thread.joinable()) done->thread.join();
   }
@@ -205,14 +220,23 @@ void Agent::StartRun(const v1::RunAssignment& a) {
       rs->set_attempt(r->assignment.attempt());
       rs->set_lease_id(r->assignment.lease_id());
       *rs->mutable_sample() = s;
+      if (observer_ != nullptr) observer_->OnRunSample(r->assignment, s);
+      size_t dropped = 0, buffered = 0;
       {
         absl::MutexLock guard(&mu_);
-        if (r->unacked.size() >= kMaxUnackedSamples) r->unacked.pop_front();
+        if (r->unacked.size() >= kMaxUnackedSamples) {
+          r->unacked.pop_front();
+          dropped = 1;
+        }
         r->unacked.push_back(*rs);
+        buffered = UnackedSamples();
       }
-      Send(msg);
+      if (observer_ != nullptr) observer_->OnSampleBuffer(buffered, 0, dropped);
+      if (Send(msg) && observer_ != nullptr) observer_->OnSampleSent(false);
     };
+    if (observer_ != nullptr) observer_->OnRunStarted(r->assignment);
     v1::RunFinished fin = executor_.Execute(r->assignment, r->cancel, on_sample);
+    if (observer_ != nullptr) observer_->OnRunEnded(r->assignment, fin);
     if (fin.outcome() == v1::RUN_OUTCOME_FAILED) {
       fprintf(stderr, "blkbench-agent: run %lu failed: %s\n",
               static_cast<unsigned long>(fin.run_id()), fin.error().c_str());
@@ -252,6 +276,7 @@ void Agent::ResendUnacked() {
   }
   for (const v1::AgentMessage& m : pending) {
     if (!Send(m)) return;
+    if (observer_ != nullptr && m.has_sample()) observer_->OnSampleSent(true);
   }
 }
 
@@ -296,6 +321,12 @@ std::vector<v1::ActiveRun> Agent::ActiveRunList() {
     out.push_back(ar);
   }
   return out;
+}
+
+size_t Agent::UnackedSamples() {
+  size_t n = 0;
+  for (const auto& [id, run] : runs_) n += run->unacked.size();
+  return n;
 }
 
 void Agent::Stop() {

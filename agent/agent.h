@@ -16,6 +16,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "agent/config.h"
+#include "agent/metrics/observer.h"
 #include "agent/run_executor.h"
 #include "blkbench/v1/agent.grpc.pb.h"
 #include "common/clock.h"
@@ -30,7 +31,10 @@ ChannelFactory TcpChannelFactory(const std::string& address);
 
 class Agent {
  public:
-  Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFactory channels);
+  // `observer` (may be null) hears of the connection, devices, runs and samples; it must
+  // outlive the Agent. config.metrics_listen is reported at registration.
+  Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFactory channels,
+        AgentObserver* observer = nullptr);
   ~Agent();  // Stop()s
 
   // Connects and serves until Stop(); reconnects with jittered backoff.
@@ -66,11 +70,13 @@ class Agent {
   void Heartbeats(uint64_t session);
   void FenceIfCutOff();
   std::vector<v1::ActiveRun> ActiveRunList() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  size_t UnackedSamples() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const AgentConfig config_;
   RunExecutor& executor_;
   Clock& clock_;
   ChannelFactory channels_;
+  AgentObserver* const observer_;  // may be null
 
   absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   Stream* stream_ ABSL_GUARDED_BY(write_mu_) = nullptr;

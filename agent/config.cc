@@ -7,8 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/cgroup/hierarchy.h"
 #include "yaml-cpp/yaml.h"
 
 namespace blkbench {
@@ -52,6 +54,35 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       scalar(v, key, &cfg.agent_id);
     } else if (key == "state_dir") {
       scalar(v, key, &cfg.state_dir);
+    } else if (key == "cgroup_parent") {
+      scalar(v, key, &cfg.cgroup_parent);
+      if (!IsValidCgroupParent(cfg.cgroup_parent)) {
+        errors.push_back(absl::StrCat(Where(file_name, v),
+                                      ": 'cgroup_parent': expected a relative cgroup path like "
+                                      "blkbench or lab.slice/blkbench, got '",
+                                      cfg.cgroup_parent, "'"));
+      }
+    } else if (key == "metrics_listen") {
+      // "" (quoted) turns the exporter off, so the scalar may be empty here.
+      if (!v.IsScalar()) {
+        errors.push_back(absl::StrCat(Where(file_name, v),
+                                      ": 'metrics_listen': expected host:port, e.g. 0.0.0.0:9471"));
+        continue;
+      }
+      cfg.metrics_listen = v.Scalar();
+      if (!cfg.metrics_listen.empty() && cfg.metrics_listen.find(':') == std::string::npos) {
+        errors.push_back(absl::StrCat(Where(file_name, v),
+                                      ": 'metrics_listen': expected host:port, got '",
+                                      cfg.metrics_listen, "'"));
+      }
+    } else if (key == "metrics_grace_ms") {
+      int64_t ms = -1;
+      if (!v.IsScalar() || !absl::SimpleAtoi(v.Scalar(), &ms) || ms < 0) {
+        errors.push_back(
+            absl::StrCat(Where(file_name, v), ": 'metrics_grace_ms': expected milliseconds >= 0"));
+        continue;
+      }
+      cfg.metrics_grace_ms = ms;
     } else if (key == "sim_devices") {
       if (!v.IsSequence()) {
         errors.push_back(absl::StrCat(
@@ -108,7 +139,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
     } else {
       errors.push_back(
           absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
-                       "' (expected controller, agent_id, state_dir, devices, sim_devices)"));
+                       "' (expected controller, agent_id, state_dir, cgroup_parent, devices, "
+                       "sim_devices, metrics_listen, metrics_grace_ms)"));
     }
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

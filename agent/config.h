@@ -3,6 +3,7 @@
 #ifndef BLKBENCH_AGENT_CONFIG_H_
 #define BLKBENCH_AGENT_CONFIG_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,10 +20,19 @@ struct AgentConfig {
   std::string controller = "127.0.0.1:7450";  // host:port or unix:/path
   std::string agent_id;                       // default: the host name
   std::string state_dir = "/var/lib/blkbench-agent";
+  // Where runs' cgroup layouts are made, relative to the root of the I/O cgroup hierarchy
+  // (cgroup v2 with io, else v1 blkio); created on demand and removed when unused.
+  std::string cgroup_parent = "blkbench";
   std::vector<AllowedDevice> devices;
   // Simulated devices offered to the controller and run by the scheduler engine; they
   // touch no hardware. `sim_devices: []` in the file turns them off.
   std::vector<std::string> sim_devices = {"sim:null_blk", "sim:hdd", "sim:ssd", "sim:optane"};
+  // Prometheus /metrics address (host:port); "" = no exporter. Reported to the
+  // controller, which lists it for Prometheus service discovery (a wildcard host is
+  // replaced there by the address the agent connects from).
+  std::string metrics_listen = "127.0.0.1:9471";
+  // A finished run's series stay on /metrics this long, then are dropped.
+  int64_t metrics_grace_ms = 5 * 60'000;
 };
 
 // Parses an agent config. Errors name the file, line and key, e.g.

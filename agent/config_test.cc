@@ -1,6 +1,7 @@
 // Tests for the agent config parser: valid files and errors that name line and key.
 #include "agent/config.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -52,10 +53,37 @@ stat_dir: /tmp
   EXPECT_THAT(msg, HasSubstr("agent.yaml:6:1: unknown key 'stat_dir'"));
 }
 
+TEST(AgentConfigTest, CgroupParentIsARelativeCgroupPath) {
+  auto cfg = ParseAgentConfig("cgroup_parent: lab.slice/bench\n", "agent.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->cgroup_parent, "lab.slice/bench");
+  EXPECT_EQ(ParseAgentConfig("{}\n", "agent.yaml")->cgroup_parent, "blkbench");
+  for (const char* bad : {"/sys/fs/cgroup/x", "../x", "a//b"}) {
+    auto refused = ParseAgentConfig(absl::StrCat("cgroup_parent: ", bad, "\n"), "agent.yaml");
+    EXPECT_THAT(refused.status().message(),
+                HasSubstr("agent.yaml:1:16: 'cgroup_parent': expected a relative cgroup path"))
+        << bad;
+  }
+}
+
 TEST(AgentConfigTest, YamlSyntaxErrorHasLine) {
   auto cfg = ParseAgentConfig("devices:\n  - {path: /dev/x, class: ssd\n", "bad.yaml");
   ASSERT_FALSE(cfg.ok());
   EXPECT_THAT(std::string(cfg.status().message()), HasSubstr("bad.yaml:"));
+}
+
+TEST(AgentConfigTest, MetricsListenAndGrace) {
+  auto cfg = ParseAgentConfig("metrics_listen: 0.0.0.0:9471\nmetrics_grace_ms: 60000\n", "a.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->metrics_listen, "0.0.0.0:9471");
+  EXPECT_EQ(cfg->metrics_grace_ms, 60000);
+  auto off = ParseAgentConfig("metrics_listen: \"\"\n", "a.yaml");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->metrics_listen, "");
+  auto bad = ParseAgentConfig("metrics_listen: 9471\nmetrics_grace_ms: -5\n", "a.yaml");
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("a.yaml:1:17: 'metrics_listen': expected host:port"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("a.yaml:2:19: 'metrics_grace_ms'"));
 }
 
 TEST(AgentConfigTest, MissingFileIsNotFound) {

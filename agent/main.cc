@@ -5,16 +5,20 @@
 
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "agent/agent.h"
+#include "agent/metrics/agent_exporter.h"
 #include "agent/runners.h"
 
 ABSL_FLAG(std::string, config, "/etc/blkbench/agent.yaml", "agent config file (YAML)");
 ABSL_FLAG(std::string, controller, "", "override the config's controller address");
+ABSL_FLAG(std::optional<std::string>, metrics_listen, std::nullopt,
+          "override the config's metrics_listen (Prometheus /metrics host:port, '' for none)");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("blkbench-agent --config agent.yaml");
@@ -26,6 +30,9 @@ int main(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_controller).empty())
     config->controller = absl::GetFlag(FLAGS_controller);
+  if (absl::GetFlag(FLAGS_metrics_listen).has_value()) {
+    config->metrics_listen = *absl::GetFlag(FLAGS_metrics_listen);
+  }
   mkdir(config->state_dir.c_str(), 0700);
   auto journal = blkbench::QueueSettingsJournal::Open(config->state_dir);
   if (!journal.ok()) {
@@ -46,8 +53,26 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
 
   blkbench::SystemClock clock;
+  // Metrics are secondary to running benchmarks: a taken port is a loud warning, not a
+  // refusal to serve (the agent then reports no metrics address and is not discovered).
+  blkbench::AgentExporterOptions metrics{.listen = config->metrics_listen,
+                                         .finished_grace_ms = config->metrics_grace_ms};
+  auto exporter = blkbench::AgentExporter::Start(metrics, clock);
+  if (!exporter.ok()) {
+    fprintf(stderr, "blkbench-agent: WARNING: %s; running without /metrics\n",
+            exporter.status().ToString().c_str());
+    metrics.listen = "";
+    exporter = blkbench::AgentExporter::Start(metrics, clock);
+    if (!exporter.ok()) return 1;
+  }
+  // Report the port actually bound (metrics_listen may say port 0).
+  config->metrics_listen = (*exporter)->address();
+  if (!config->metrics_listen.empty()) {
+    fprintf(stderr, "blkbench-agent: metrics on %s/metrics\n", config->metrics_listen.c_str());
+  }
   blkbench::RunExecutor executor(*config, **journal, blkbench::DefaultRunnerFactory());
-  blkbench::Agent agent(*config, executor, clock, blkbench::TcpChannelFactory(config->controller));
+  blkbench::Agent agent(*config, executor, clock, blkbench::TcpChannelFactory(config->controller),
+                        exporter->get());
   fprintf(stderr, "blkbench-agent: %s connecting to %s with %zu allowlisted device(s)\n",
           config->agent_id.c_str(), config->controller.c_str(), config->devices.size());
   std::thread serve([&agent] { agent.Run(); });

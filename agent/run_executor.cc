@@ -22,6 +22,14 @@ v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
 
 }  // namespace
 
+RunExecutor::RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal,
+                         RunnerFactory factory)
+    : config_(config),
+      journal_(journal),
+      factory_(std::move(factory)),
+      cgroups_(std::make_unique<CgroupManager>(journal.settings_journal(),
+                                               CgroupOptions{.parent = config.cgroup_parent})) {}
+
 v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class) {
   v1::DeviceFacts f;
   f.set_path(device_class);
@@ -113,6 +121,29 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
                   absl::StrCat("applying queue settings: ", s.message()));
   }
 
+  // Regular files have no queue settings, so nothing was journaled for them.
+  auto restore_queue = [&] {
+    return facts->is_block() ? journal_.Restore(facts->kernel_name()) : absl::OkStatus();
+  };
+
+  // 4. The cell's cgroups, journaled before they are made. After the queue settings: bfq's
+  // weight files exist once a device runs bfq.
+  std::unique_ptr<CgroupPlacement> cgroups;
+  if (a.cell().cgroup_layout().kind() != v1::CgroupLayout::ROOT) {
+    auto built = cgroups_->Build(absl::StrCat("run-", a.run_id(), "-", a.attempt()),
+                                 a.cell().cgroup_layout(), a.cell().job().numjobs(),
+                                 a.cell().job().thread());
+    if (!built.ok()) {
+      std::string error =
+          absl::StrCat("cgroup layout '", a.cell().cgroup(), "': ", built.status().message());
+      if (absl::Status s = restore_queue(); !s.ok()) {
+        absl::StrAppend(&error, "; restoring queue settings: ", s.message());
+      }
+      return Failed(a, v1::RUN_OUTCOME_FAILED, error);
+    }
+    cgroups = std::move(*built);
+  }
+
   RunContext ctx;
   ctx.cell = a.cell();
   ctx.target_path = resolved;
@@ -122,22 +153,32 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
       std::chrono::milliseconds(a.sample_interval_ms() ? a.sample_interval_ms() : 1000);
   ctx.on_sample = on_sample;
   ctx.cancel = &cancel;
+  if (cgroups != nullptr) {
+    ctx.place_job = [p = cgroups.get()](uint32_t job, int tid) { return p->Place(job, tid); };
+  }
   auto result = runner->Run(ctx);
 
-  // Regular files have no queue settings, so nothing was journaled for them.
-  absl::Status restored =
-      facts->is_block() ? journal_.Restore(facts->kernel_name()) : absl::OkStatus();
+  // 5. Undo in reverse order; the runner has reaped every job, so the groups are empty.
+  std::string undo_error;
+  if (cgroups != nullptr) {
+    if (absl::Status s = cgroups->Remove(); !s.ok()) {
+      absl::StrAppend(&undo_error, "removing cgroups: ", s.message());
+    }
+  }
+  if (absl::Status s = restore_queue(); !s.ok()) {
+    absl::StrAppend(&undo_error, undo_error.empty() ? "" : "; ",
+                    "restoring queue settings: ", s.message());
+  }
   if (!result.ok()) {
     const v1::RunOutcome outcome =
         absl::IsCancelled(result.status()) ? v1::RUN_OUTCOME_CANCELED : v1::RUN_OUTCOME_FAILED;
     std::string error(result.status().message());
-    if (!restored.ok()) absl::StrAppend(&error, "; restoring queue settings: ", restored.message());
+    if (!undo_error.empty()) absl::StrAppend(&error, "; ", undo_error);
     return Failed(a, outcome, error);
   }
-  if (!restored.ok()) {
-    return Failed(
-        a, v1::RUN_OUTCOME_FAILED,
-        absl::StrCat("run completed but restoring queue settings failed: ", restored.message()));
+  if (!undo_error.empty()) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("run completed but leaving the host as found failed: ", undo_error));
   }
   v1::RunFinished f = Failed(a, v1::RUN_OUTCOME_SUCCEEDED, "");
   *f.mutable_result() = std::move(*result);

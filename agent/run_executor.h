@@ -1,6 +1,7 @@
 // RunExecutor: carries out one run assignment on one allowlisted device — safety
-// checks, exclusive hold, queue settings applied and journaled, the Runner, and the
-// host restored — without knowing anything about the controller connection.
+// checks, exclusive hold, queue settings applied and journaled, the cell's cgroup layout
+// built (journaled too), the Runner, and the host restored — without knowing anything
+// about the controller connection.
 #ifndef BLKBENCH_AGENT_RUN_EXECUTOR_H_
 #define BLKBENCH_AGENT_RUN_EXECUTOR_H_
 
@@ -9,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "agent/cgroup/cgroup_manager.h"
 #include "agent/config.h"
 #include "agent/device/queue_settings.h"
 #include "blkbench/v1/agent.pb.h"
@@ -27,13 +29,17 @@ v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class);
 
 class RunExecutor {
  public:
-  RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal, RunnerFactory factory)
-      : config_(config), journal_(journal), factory_(std::move(factory)) {}
+  // Cgroup layouts go under config.cgroup_parent and are journaled in `journal`'s
+  // directory, so its RecoverAll also removes the groups of a crashed run.
+  RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal, RunnerFactory factory);
 
   // Runs the assignment to its end and returns the message to send to the controller:
   // outcome SUCCEEDED with the result (host, device facts and the exact queue settings
   // used attached), FAILED with the reason (nothing is written to a refused device), or
-  // CANCELED. Queue settings are restored before it returns, whatever happened.
+  // CANCELED. A cell with a cgroup layout other than root has its groups built after the
+  // queue settings and its jobs placed in them before their first I/O (on a real device;
+  // the engine models layouts itself). Groups are removed and queue settings restored
+  // before it returns, whatever happened.
   v1::RunFinished Execute(const v1::RunAssignment& assignment, const std::atomic<bool>& cancel,
                           const std::function<void(const v1::Sample&)>& on_sample);
 
@@ -45,6 +51,7 @@ class RunExecutor {
   const AgentConfig& config_;
   QueueSettingsJournal& journal_;
   RunnerFactory factory_;
+  std::unique_ptr<CgroupManager> cgroups_;
 };
 
 }  // namespace blkbench

@@ -28,6 +28,11 @@ struct RunContext {
   std::function<void(const v1::Sample&)> on_sample;
   // Set by another thread to stop the run early; the runner returns Cancelled.
   const std::atomic<bool>* cancel = nullptr;
+  // If set, called once per job, from the runner's thread, after the job is set up and before
+  // it issues any I/O, with the job's index and kernel task id (a process job's pid, a thread
+  // job's tid): the agent puts the job in its cgroup there. An error ends the run with that
+  // error before any I/O. Runners whose jobs are not OS tasks (the engine) ignore it.
+  std::function<absl::Status(uint32_t job, int tid)> place_job;
   // If set, the runner writes its dispatch (D) and completion (C) events there in
   // blkparse's default text format. The engine does; the io_uring executor ignores it
   // (use blktrace on a real device).

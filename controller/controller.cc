@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/states.h"
+#include "controller/gate/history.h"
 #include "workloads/matrix.h"
 
 namespace blkbench {
@@ -138,6 +139,50 @@ absl::StatusOr<v1::GetResultsResponse> Controller::GetResults(uint64_t id, bool 
   exp->clear_runs();
   *resp.mutable_experiment() = std::move(*exp);
   return resp;
+}
+
+absl::StatusOr<v1::AddRepeatsResponse> Controller::AddRepeats(
+    uint64_t id, const std::vector<uint32_t>& cell_indices, uint32_t count) {
+  if (count < 1 || count > kMaxAddedRepeats) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("repeats to add: expected 1 to ", kMaxAddedRepeats, ", got ", count));
+  }
+  v1::AddRepeatsResponse resp;
+  Outbox out;
+  {
+    absl::MutexLock lock(&mu_);
+    if (canceled_.count(id)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("experiment ", id, " was canceled; it takes no more runs"));
+    }
+    auto ids = store_.AddRuns(id, cell_indices, count, clock_.WallMs());
+    if (!ids.ok()) return ids.status();
+    for (uint64_t run_id : *ids) resp.add_run_ids(run_id);
+    PlaceQueuedRuns(out);
+    Changed();
+  }
+  Flush(out);
+  auto exp = store_.GetExperiment(id, false);
+  if (!exp.ok()) return exp.status();
+  *resp.mutable_experiment() = *std::move(exp);
+  return resp;
+}
+
+absl::StatusOr<v1::GetHistoryResponse> Controller::GetHistory(const v1::GetHistoryRequest& req) {
+  if (absl::Status s = gate::CheckHistoryRequest(req); !s.ok()) return s;
+  auto listed = store_.ListExperiments(req.limit());
+  if (!listed.ok()) return listed.status();
+  std::vector<v1::Experiment> matching;
+  // Newest first from the store; the history is oldest first.
+  for (auto it = listed->rbegin(); it != listed->rend(); ++it) {
+    auto cells = store_.GetExperiment(it->id(), false);
+    if (!cells.ok()) return cells.status();
+    if (!gate::AnyCellMatches(*cells, req)) continue;
+    auto full = store_.GetExperiment(it->id(), true);
+    if (!full.ok()) return full.status();
+    matching.push_back(*std::move(full));
+  }
+  return gate::BuildHistory(matching, req);
 }
 
 uint64_t Controller::WaitForChange(uint64_t seen, absl::Duration timeout) {

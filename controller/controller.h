@@ -62,6 +62,24 @@ class Controller {
   absl::StatusOr<v1::Experiment> Cancel(uint64_t id);
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
   absl::StatusOr<v1::GetResultsResponse> GetResults(uint64_t id, bool with_samples);
+  // Adds `count` repeats (1 to kMaxAddedRepeats) of each of `cell_indices` to experiment
+  // `id` and places them at once; an ended experiment is RUNNING again until they end.
+  // The new runs' ids are in the response. InvalidArgument for a bad count or cell,
+  // NotFound for an unknown experiment, FailedPrecondition for a canceled one.
+  absl::StatusOr<v1::AddRepeatsResponse> AddRepeats(uint64_t id,
+                                                    const std::vector<uint32_t>& cell_indices,
+                                                    uint32_t count);
+  static constexpr uint32_t kMaxAddedRepeats = 100;
+
+  // One metric of one cell across experiments: every experiment (newest `limit`, oldest
+  // first in the answer) with a cell matching req.cell on req.device_class contributes
+  // a point per matching cell, holding each RUN_DONE run's value; change points come
+  // from E-divisive means over the points' medians (controller/gate/history.h).
+  // For dashboards: this is the function to serve over HTTP (e.g. GET
+  // /api/history?metric=p99&cell=bs=4k,iodepth=32&device_class=nvme as JSON with
+  // google::protobuf::util::MessageToJsonString); it reads only the store and is
+  // thread-safe. InvalidArgument for an unknown metric or an empty cell.
+  absl::StatusOr<v1::GetHistoryResponse> GetHistory(const v1::GetHistoryRequest& req);
 
   // Blocks until something changed after `seen` or `timeout` passed; returns the
   // current change counter. Watchers poll the experiment after each wake-up.

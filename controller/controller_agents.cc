@@ -2,6 +2,7 @@
 // placement of queued runs on free devices.
 #include <fnmatch.h>
 
+#include <chrono>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
@@ -40,6 +41,7 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
     AgentState& state = agents_[reg.agent_id()];
     state.info = info;
     state.link = link;
+    if (observer_ != nullptr) observer_->OnAgentRegistered(info, reg.metrics_address());
 
     v1::ControllerMessage hello;
     hello.mutable_registered()->set_heartbeat_interval_ms(options_.heartbeat_interval_ms);
@@ -164,6 +166,12 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
         return;  // not acknowledged; the agent resends
       }
       leases_.erase(fin.run_id());
+      if (observer_ != nullptr && run.ok() && state == v1::RUN_DONE) {
+        auto cells = CellsOf(run->experiment_id());
+        if (cells.ok() && run->cell_index() < (*cells)->size()) {
+          observer_->OnRunResult(*run, (**cells)[run->cell_index()], fin.result());
+        }
+      }
       if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
       out.emplace_back(link, ack);
       if (run.ok()) MaybeFinishExperiment(run->experiment_id());
@@ -221,6 +229,20 @@ bool Controller::DeviceBusy(const std::string& agent_id, const std::string& path
 }
 
 void Controller::PlaceQueuedRuns(Outbox& out) {
+  // Metrics: how long a pass takes (store reads and writes under the lock) and what it
+  // placed. A steady clock, not clock_: this measures real latency, never a timeout.
+  const auto pass_start = std::chrono::steady_clock::now();
+  std::vector<v1::Run> placed;
+  struct Report {
+    ControllerObserver* observer;
+    const std::chrono::steady_clock::time_point& start;
+    const std::vector<v1::Run>& placed;
+    ~Report() {
+      if (observer == nullptr) return;
+      observer->OnPlacement(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), placed);
+    }
+  } report{observer_, pass_start, placed};
   auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
   if (!queued.ok()) {
     fprintf(stderr, "controller: listing queued runs failed: %s\n",
@@ -275,6 +297,7 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       a->set_sample_interval_ms(options_.sample_interval_ms);
       a->set_repeat(run.repeat());
       out.emplace_back(agent.link, msg);
+      placed.push_back(run);
       break;
     }
   }

@@ -2,6 +2,9 @@
 #include "controller/server.h"
 
 #include "absl/strings/str_cat.h"
+#include "controller/metrics/grpc_metrics.h"
+#include "controller/metrics/instrumented_store.h"
+#include "controller/metrics/results_api.h"
 #include "controller/metrics/state_counts.h"
 #include "controller/store/sqlite_store.h"
 
@@ -24,6 +27,13 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     auto metrics = PrometheusExporter::Start(options.metrics, clock);
     if (!metrics.ok()) return metrics.status();
     s->metrics_ = std::move(*metrics);
+    // Every store call timed; stored results served to Grafana as JSON.
+    s->store_ = std::make_unique<InstrumentedStore>(std::move(s->store_), s->metrics_->service());
+    Store* st = s->store_.get();
+    s->metrics_->AddHandler("/api/v1/experiments",
+                            [st](const HttpRequest& req) { return ExperimentsJson(*st, req); });
+    s->metrics_->AddHandler("/api/v1/results",
+                            [st](const HttpRequest& req) { return ResultsJson(*st, req); });
   }
   s->controller_ =
       std::make_unique<Controller>(*s->store_, clock, options.controller, s->metrics_.get());
@@ -47,6 +57,11 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     ::unlink(options.unix_socket.c_str());
     builder.AddListeningPort(absl::StrCat("unix:", options.unix_socket),
                              grpc::InsecureServerCredentials());
+  }
+  if (s->metrics_) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+    creators.push_back(NewGrpcMetricsInterceptorFactory(s->metrics_->service()));
+    builder.experimental().SetInterceptorCreators(std::move(creators));
   }
   builder.RegisterService(s->cli_service_.get());
   builder.RegisterService(s->agent_service_.get());

@@ -5,6 +5,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "common/states.h"
+#include "controller/metrics/http_sd.h"
 
 namespace blkbench {
 namespace {
@@ -108,8 +109,27 @@ grpc::Status ControllerServiceImpl::GetResults(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
+grpc::Status ControllerServiceImpl::AddRepeats(grpc::ServerContext*,
+                                               const v1::AddRepeatsRequest* req,
+                                               v1::AddRepeatsResponse* resp) {
+  const std::vector<uint32_t> cells(req->cell_indices().begin(), req->cell_indices().end());
+  auto res = controller_.AddRepeats(req->experiment_id(), cells, req->count());
+  if (!res.ok()) return ToGrpc(res.status());
+  *resp = std::move(*res);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::GetHistory(grpc::ServerContext*,
+                                               const v1::GetHistoryRequest* req,
+                                               v1::GetHistoryResponse* resp) {
+  auto res = controller_.GetHistory(*req);
+  if (!res.ok()) return ToGrpc(res.status());
+  *resp = std::move(*res);
+  return grpc::Status::OK;
+}
+
 grpc::Status AgentServiceImpl::Connect(
-    grpc::ServerContext*,
+    grpc::ServerContext* ctx,
     grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream) {
   v1::AgentMessage msg;
   if (!stream->Read(&msg)) return grpc::Status::OK;
@@ -118,6 +138,9 @@ grpc::Status AgentServiceImpl::Connect(
                         "the first message on AgentService.Connect must be register");
   }
   const std::string agent_id = msg.register_().agent_id();
+  // "0.0.0.0:9471" means "where I connect from": make it a scrapable target.
+  msg.mutable_register_()->set_metrics_address(
+      ResolveMetricsAddress(msg.register_().metrics_address(), ctx->peer()));
   auto link = std::make_shared<StreamLink>(stream);
   if (absl::Status s = controller_.OnRegister(msg.register_(), link); !s.ok()) {
     link->Close();

@@ -34,6 +34,10 @@ class ControllerServiceImpl final : public v1::ControllerService::Service {
                           v1::ListAgentsResponse* resp) override;
   grpc::Status GetResults(grpc::ServerContext*, const v1::GetResultsRequest* req,
                           v1::GetResultsResponse* resp) override;
+  grpc::Status AddRepeats(grpc::ServerContext*, const v1::AddRepeatsRequest* req,
+                          v1::AddRepeatsResponse* resp) override;
+  grpc::Status GetHistory(grpc::ServerContext*, const v1::GetHistoryRequest* req,
+                          v1::GetHistoryResponse* resp) override;
 
  private:
   Controller& controller_;

@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev sqlite3 liburing-dev libyaml-cpp-dev
+  libabsl-dev libsqlite3-dev sqlite3 liburing-dev libyaml-cpp-dev libcivetweb-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   fio prometheus clang-format util-linux e2fsprogs fdisk python3
 )

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "workloads/absl_compat.h"
+#include "workloads/cgroup_layout.h"
 #include "workloads/job_options.h"
 
 namespace blkbench::workloads {
@@ -70,6 +71,15 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
              absl::StrCat(ToAbsl(key), " is an io_uring option; it needs ioengine: io_uring")});
       }
     }
+  }
+
+  // Explicit groups must place every job, each in exactly one group.
+  const v1::CgroupLayout& layout = cell.cgroup_layout();
+  if (layout.kind() == v1::CgroupLayout::GROUPS && CgroupJobs(layout) != job.numjobs()) {
+    issues.push_back(
+        {{"cgroup", "numjobs"},
+         absl::StrCat("key 'cgroup': expected groups whose jobs add up to numjobs (", job.numjobs(),
+                      "), got '", cell.cgroup(), "' (", CgroupJobs(layout), " jobs)")});
   }
 
   const v1::Target& target = cell.target();

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
+#include "workloads/cgroup_layout.h"
 #include "workloads/units.h"
 
 namespace blkbench::workloads {
@@ -115,15 +117,13 @@ bool QueueUint(std::string_view s, CellSpec& cell) {
   return true;
 }
 
-// Layouts the agent knows how to build; "root" is stored as "" (CellSpec.cgroup).
+// The layout's label as written (CellSpec.cgroup, "" for root) and its parsed form; the
+// groups of one and per-job depend on numjobs and are filled by ResolveDerivedDefaults.
 bool ApplyCgroup(std::string_view s, CellSpec& cell) {
-  if (s == "root") {
-    cell.set_cgroup("");
-  } else if (s == "one" || s == "per-job") {
-    cell.set_cgroup(std::string(s));
-  } else {
-    return false;
-  }
+  absl::StatusOr<v1::CgroupLayout> layout = ParseCgroupLayout(s);
+  if (!layout.ok()) return false;
+  cell.set_cgroup(layout->kind() == v1::CgroupLayout::ROOT ? "" : std::string(s));
+  *cell.mutable_cgroup_layout() = std::move(*layout);
   return true;
 }
 
@@ -213,7 +213,10 @@ constexpr OptionDef kOptions[] = {
      &QueueUint<&v1::QueueSettings::set_nr_requests>},
     {"max_sectors_kb", "max_sectors_kb", Scope::kJob, "a positive integer",
      &QueueUint<&v1::QueueSettings::set_max_sectors_kb>},
-    {"cgroup", "cgroup", Scope::kJob, "one of root, one, per-job", &ApplyCgroup},
+    {"cgroup", "cgroup", Scope::kJob,
+     "root, one, one:<weight>, per-job, or groups as name:weight*jobs,... (e.g. "
+     "heavy:1000*1,light:100*1; weights 1 to 1000, names of a-z 0-9 _ -)",
+     &ApplyCgroup},
     // Where a cell may run.
     {"device_class", "device_class", Scope::kTarget,
      "a non-empty device class (e.g. null_blk, nvme, sim:null_blk)", &ApplyDeviceClass},
@@ -297,6 +300,7 @@ void ResolveDerivedDefaults(CellSpec& cell) {
   if (job->iodepth_batch_complete_max() == 0) {
     job->set_iodepth_batch_complete_max(std::max<uint32_t>(1, job->iodepth_batch_complete_min()));
   }
+  FillCgroupGroups(job->numjobs(), *cell.mutable_cgroup_layout());
 }
 
 }  // namespace blkbench::workloads

@@ -67,7 +67,8 @@ v1::CellSpec DefaultCell();
 // Fills fields whose fio default depends on other fields (fio init.c
 // fixup_options): iodepth_batch_submit=0 means iodepth; iodepth_batch_complete_max
 // unset (0) means iodepth_batch_complete_min (at least 1), which is what fio uses
-// when it is not given. Call after every key has been applied.
+// when it is not given. Also fills the groups of a one or per-job cgroup layout, which
+// depend on numjobs (FillCgroupGroups). Call after every key has been applied.
 void ResolveDerivedDefaults(v1::CellSpec& cell);
 
 }  // namespace blkbench::workloads

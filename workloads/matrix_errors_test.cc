@@ -214,6 +214,33 @@ TEST(MatrixErrorsTest, DeviceMistakes) {
             "m.yaml:3:21: unknown key 'submit_queue' (did you mean 'submit_queues'?)");
 }
 
+TEST(MatrixErrorsTest, BadCgroupLayouts) {
+  const std::string expected =
+      "expected root, one, one:<weight>, per-job, or groups as name:weight*jobs,... (e.g. "
+      "heavy:1000*1,light:100*1; weights 1 to 1000, names of a-z 0-9 _ -)";
+  EXPECT_EQ(OneError("job: {cgroup: two}\n"),
+            "m.yaml:3:15: key 'cgroup': " + expected + ", got 'two'");
+  EXPECT_EQ(OneError("job: {cgroup: 'one:0'}\n"),
+            "m.yaml:3:15: key 'cgroup': " + expected + ", got 'one:0'");
+  EXPECT_EQ(OneError("matrix:\n  cgroup: [one, 'a:100*1,A:100*1']\n"),
+            "m.yaml:4:17: key 'cgroup': " + expected + ", got 'a:100*1,A:100*1'");
+  EXPECT_THAT(OneError("job: {cgroup: 'a:1001*1'}\n"), HasSubstr("got 'a:1001*1'"));
+  EXPECT_THAT(OneError("job: {cgroup: 'a:100*1,a:100*1'}\n"), HasSubstr("got 'a:100*1,a:100*1'"));
+}
+
+TEST(MatrixErrorsTest, CgroupGroupsMustPlaceEveryJob) {
+  EXPECT_EQ(OneError("job: {numjobs: 4, cgroup: 'heavy:1000*1,light:100*1'}\n"),
+            "m.yaml:3:27: key 'cgroup': expected groups whose jobs add up to numjobs (4), got "
+            "'heavy:1000*1,light:100*1' (2 jobs)");
+  // As an axis value, the offending cell is named.
+  EXPECT_EQ(OneError("job: {numjobs: 2}\nmatrix:\n  cgroup: [one, 'a:100*3']\n"),
+            "m.yaml:5:17: key 'cgroup': expected groups whose jobs add up to numjobs (2), got "
+            "'a:100*3' (3 jobs) (cell 1: cgroup=a:100*3)");
+  // A bad numjobs is reported alone, not also as a mismatch.
+  EXPECT_EQ(OneError("job: {numjobs: 0, cgroup: 'a:100*3'}\n"),
+            "m.yaml:3:16: key 'numjobs': expected an integer from 1 to 4096, got '0'");
+}
+
 TEST(MatrixErrorsTest, RepeatsOutOfRange) {
   EXPECT_EQ(OneError("repeats: 0\n"),
             "m.yaml:3:10: key 'repeats': expected an integer from 1 to 1000, got '0'");

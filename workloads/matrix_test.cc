@@ -152,9 +152,50 @@ target: {device_class: sim:null_blk, kernel: "sim:6.16+dd-batch-dispatch"}
   EXPECT_EQ(job.io_size(), uint64_t{1} << 30);
   EXPECT_EQ(job.offset_increment(), uint64_t{100} << 20);
   EXPECT_EQ(m.cells[0].cgroup(), "per-job");
+  EXPECT_EQ(m.cells[0].cgroup_layout().groups_size(), 1);
   EXPECT_EQ(m.cells[0].queue().nr_requests(), 256u);
   EXPECT_EQ(m.cells[0].queue().max_sectors_kb(), 128u);
   EXPECT_EQ(m.cells[0].target().kernel(), "sim:6.16+dd-batch-dispatch");
+}
+
+TEST(ParseMatrixTest, CgroupLayoutsAreAxesWithGroupsFilled) {
+  const Matrix m = MustParse(R"(name: cg
+job: {numjobs: 2}
+matrix:
+  cgroup: [root, one, "one:500", per-job, "heavy:1000*1, light:100*1"]
+target: {device_class: loop}
+)");
+  ASSERT_EQ(m.cells.size(), 5u);
+  auto groups = [&](size_t i) {
+    std::vector<std::string> out;
+    for (const v1::CgroupGroup& g : m.cells[i].cgroup_layout().groups()) {
+      out.push_back(absl::StrCat(g.name(), ":", g.weight(), "*", g.jobs()));
+    }
+    return out;
+  };
+  EXPECT_EQ(m.cells[0].cgroup(), "");
+  EXPECT_EQ(m.cells[0].cgroup_layout().kind(), v1::CgroupLayout::ROOT);
+  EXPECT_THAT(groups(0), ElementsAre());
+  EXPECT_EQ(m.cells[1].cgroup(), "one");
+  EXPECT_EQ(m.cells[1].cgroup_layout().kind(), v1::CgroupLayout::ONE);
+  EXPECT_THAT(groups(1), ElementsAre("g0:100*2"));
+  EXPECT_EQ(m.cells[2].cgroup(), "one:500");
+  EXPECT_THAT(groups(2), ElementsAre("g0:500*2"));
+  EXPECT_EQ(m.cells[3].cgroup_layout().kind(), v1::CgroupLayout::PER_JOB);
+  EXPECT_THAT(groups(3), ElementsAre("j0:100*1", "j1:100*1"));
+  EXPECT_EQ(m.cells[4].cgroup(), "heavy:1000*1, light:100*1");
+  EXPECT_EQ(m.cells[4].cgroup_layout().kind(), v1::CgroupLayout::GROUPS);
+  EXPECT_THAT(groups(4), ElementsAre("heavy:1000*1", "light:100*1"));
+  EXPECT_EQ(CellLabel(m.cells[4]), "cgroup=heavy:1000*1, light:100*1");
+}
+
+TEST(ParseMatrixTest, OneAndPerJobFollowNumjobsAxis) {
+  const Matrix m = MustParse(
+      "name: cg\njob: {cgroup: per-job}\nmatrix: {numjobs: [1, 3]}\ntarget: {device_class: x}\n");
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(m.cells[0].cgroup_layout().groups_size(), 1);
+  ASSERT_EQ(m.cells[1].cgroup_layout().groups_size(), 3);
+  EXPECT_EQ(m.cells[1].cgroup_layout().groups(2).name(), "j2");
 }
 
 TEST(ParseMatrixTest, ExplicitBatchCompleteMaxIsKept) {

@@ -47,6 +47,10 @@ class QueueSettingsJournal {
   // Restores every entry a crashed agent left behind; see SettingsJournal::RecoverAll.
   absl::StatusOr<RecoveryReport> RecoverAll();
 
+  // The journal underneath, shared with the runs' cgroup layouts (agent/cgroup), so that the
+  // one RecoverAll at agent start restores both.
+  SettingsJournal& settings_journal() { return *journal_; }
+
   // The journal entry name used for the disk that owns `kernel_name`'s queue.
   absl::StatusOr<std::string> EntryName(const std::string& kernel_name) const;
 

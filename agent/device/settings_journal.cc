@@ -4,6 +4,7 @@
 //   boot_id<TAB>c950d506-...
 //   guard<TAB>/sys/class/block/loop0/dev<TAB>7:0
 //   restore<TAB>/sys/class/block/loop0/queue/scheduler<TAB>mq-deadline
+//   cgroup<TAB>/sys/fs/cgroup/blkio/blkbench/run-7-1/g0<TAB>tasks<TAB>/sys/fs/cgroup/blkio<TAB>0
 //   end
 // Fields are absl::CEscape'd, so a tab or newline inside a value cannot break the framing; a
 // missing "end" line means the file is truncated (it never should be: it is renamed into place).
@@ -109,6 +110,10 @@ std::string SerializeJournalEntry(const JournalEntry& entry) {
     absl::StrAppend(&out, "restore\t", absl::CEscape(original.path), "\t",
                     absl::CEscape(original.value), "\n");
   }
+  for (const CgroupDir& dir : entry.cgroups) {
+    absl::StrAppend(&out, "cgroup\t", absl::CEscape(dir.path), "\t", absl::CEscape(dir.tasks_file),
+                    "\t", absl::CEscape(dir.evacuate_to), "\t", dir.shared ? "1" : "0", "\n");
+  }
   absl::StrAppend(&out, "end\n");
   return out;
 }
@@ -142,6 +147,9 @@ absl::StatusOr<JournalEntry> ParseJournalEntry(absl::string_view text) {
       entry.guards.push_back({values[0], values[1]});
     } else if (fields[0] == "restore" && values.size() == 2) {
       entry.originals.push_back({values[0], values[1]});
+    } else if (fields[0] == "cgroup" && values.size() == 4 &&
+               (values[3] == "0" || values[3] == "1")) {
+      entry.cgroups.push_back({values[0], values[1], values[2], values[3] == "1"});
     } else {
       return absl::DataLossError(absl::StrCat("unexpected line ", i + 1, ": \"", lines[i], "\""));
     }
@@ -151,8 +159,8 @@ absl::StatusOr<JournalEntry> ParseJournalEntry(absl::string_view text) {
 }
 
 absl::StatusOr<std::unique_ptr<SettingsJournal>> SettingsJournal::Open(
-    const std::string& state_dir, std::vector<std::string> allowed_roots,
-    const SystemPaths& paths) {
+    const std::string& state_dir, std::vector<std::string> allowed_roots, const SystemPaths& paths,
+    RemoveDirFn remove_dir) {
   if (mkdir(state_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::ErrnoToStatus(errno, absl::StrCat("create journal directory ", state_dir));
   }
@@ -192,16 +200,22 @@ absl::StatusOr<std::unique_ptr<SettingsJournal>> SettingsJournal::Open(
     }
   }
   absl::StatusOr<std::string> boot_id = ReadAttribute(paths.procfs + "/sys/kernel/random/boot_id");
-  return std::unique_ptr<SettingsJournal>(new SettingsJournal(
-      state_dir, lock_fd, std::move(allowed_roots), boot_id.ok() ? *boot_id : std::string()));
+  if (remove_dir == nullptr) {
+    remove_dir = [](const std::string& path) { return rmdir(path.c_str()) == 0 ? 0 : errno; };
+  }
+  return std::unique_ptr<SettingsJournal>(
+      new SettingsJournal(state_dir, lock_fd, std::move(allowed_roots),
+                          boot_id.ok() ? *boot_id : std::string(), std::move(remove_dir)));
 }
 
 SettingsJournal::SettingsJournal(std::string dir, int lock_fd,
-                                 std::vector<std::string> allowed_roots, std::string boot_id)
+                                 std::vector<std::string> allowed_roots, std::string boot_id,
+                                 RemoveDirFn remove_dir)
     : dir_(std::move(dir)),
       lock_fd_(lock_fd),
       allowed_roots_(std::move(allowed_roots)),
-      boot_id_(std::move(boot_id)) {}
+      boot_id_(std::move(boot_id)),
+      remove_dir_(std::move(remove_dir)) {}
 
 SettingsJournal::~SettingsJournal() { close(lock_fd_); }
 
@@ -222,15 +236,30 @@ absl::Status SettingsJournal::CheckPath(const std::string& path) const {
       absl::StrCat("journal path ", path, " is not under ", absl::StrJoin(allowed_roots_, " or ")));
 }
 
-absl::Status SettingsJournal::Record(JournalEntry entry) {
-  if (!IsValidEntryName(entry.name)) {
-    return absl::InvalidArgumentError(absl::StrCat("bad journal entry name \"", entry.name, "\""));
-  }
+// Every path an entry names, originals, guards and cgroups alike, must be under an allowed root.
+absl::Status SettingsJournal::CheckEntryPaths(const JournalEntry& entry) const {
   for (const auto* list : {&entry.originals, &entry.guards}) {
     for (const SavedValue& saved : *list) {
       if (absl::Status status = CheckPath(saved.path); !status.ok()) return status;
     }
   }
+  for (const CgroupDir& dir : entry.cgroups) {
+    for (const std::string* path : {&dir.path, &dir.evacuate_to}) {
+      if (absl::Status status = CheckPath(*path); !status.ok()) return status;
+    }
+    if (dir.tasks_file != "tasks" && dir.tasks_file != "cgroup.procs") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("journal cgroup ", dir.path, ": bad tasks file \"", dir.tasks_file, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SettingsJournal::Record(JournalEntry entry) {
+  if (!IsValidEntryName(entry.name)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad journal entry name \"", entry.name, "\""));
+  }
+  if (absl::Status status = CheckEntryPaths(entry); !status.ok()) return status;
   entry.boot_id = boot_id_;
   absl::MutexLock lock(&mutex_);
   const std::string path = EntryPath(entry.name);
@@ -295,19 +324,21 @@ absl::StatusOr<SettingsJournal::RestoreResult> SettingsJournal::RestoreLocked(
   absl::StatusOr<JournalEntry> entry = LoadLocked(name);
   if (absl::IsNotFound(entry.status())) return RestoreResult{RestoreResult::kAbsent, ""};
   if (!entry.ok()) return entry.status();
-  for (const auto* list : {&entry->originals, &entry->guards}) {
-    for (const SavedValue& saved : *list) {
-      if (absl::Status status = CheckPath(saved.path); !status.ok()) {
-        return absl::PermissionDeniedError(
-            absl::StrCat(EntryPath(name), ": refusing to restore: ", status.message()));
-      }
-    }
+  if (absl::Status status = CheckEntryPaths(*entry); !status.ok()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat(EntryPath(name), ": refusing to restore: ", status.message()));
   }
   if (std::string why = StaleReason(*entry); !why.empty()) {
     if (absl::Status status = RemoveLocked(name); !status.ok()) return status;
     return RestoreResult{RestoreResult::kStale, why};
   }
   std::vector<std::string> errors;
+  // Groups first: a parent's settings (e.g. cgroup.subtree_control) may only change back once
+  // its children are gone.
+  for (const CgroupDir& dir : entry->cgroups) {
+    absl::Status status = RemoveCgroupDir(dir, remove_dir_);
+    if (!status.ok()) errors.emplace_back(status.message());
+  }
   for (const SavedValue& original : entry->originals) {
     absl::Status status = WriteAttribute(original.path, original.value);
     if (!status.ok()) errors.emplace_back(status.message());

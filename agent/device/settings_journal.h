@@ -1,8 +1,10 @@
-// A durable journal of the original contents of kernel tunables (sysfs, later cgroupfs files)
-// that the agent is about to change, so the host is left as found even if the agent crashes
-// (RELIABILITY.md promise 9). Generic: an entry is an ordered list of path -> original value.
+// A durable journal of the original contents of kernel tunables (sysfs, cgroupfs files) and of
+// the cgroups the agent is about to change or create, so the host is left as found even if the
+// agent crashes (RELIABILITY.md promise 9). Generic: an entry is an ordered list of
+// path -> original value, plus cgroup directories to remove.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,12 +24,33 @@ struct SavedValue {
   bool operator==(const SavedValue&) const = default;
 };
 
+// A cgroup directory the agent creates, to be removed on restore (agent/cgroup). Leftover tasks
+// are moved out first, as `echo PID > <evacuate_to>/<tasks_file>` would.
+struct CgroupDir {
+  std::string path;         // the cgroup directory
+  std::string tasks_file;   // "tasks" (v1: every thread) or "cgroup.procs" (v2)
+  std::string evacuate_to;  // a cgroup directory of the same hierarchy that takes leftovers
+  // The agent's parent of all runs' groups: shared by concurrent runs, so it is removed only
+  // when no other group lives in it (EBUSY is not an error).
+  bool shared = false;
+  bool operator==(const CgroupDir&) const = default;
+};
+
+// rmdir(2) as the journal sees it: 0 or an errno value. On cgroupfs removing a cgroup also
+// removes its control files, and fails with EBUSY while it has tasks or child groups; tests on
+// a fake tree of plain directories substitute a function that does the same.
+using RemoveDirFn = std::function<int(const std::string& path)>;
+
 // What to put back for one changed object (a disk's queue, a cgroup, ...).
 struct JournalEntry {
   std::string name;  // unique in the journal; [A-Za-z0-9._:-], not starting with '.'
   // Written back in this order by Restore: order matters for sysfs (e.g. the scheduler before
   // nr_requests, because switching the elevator resets nr_requests).
   std::vector<SavedValue> originals;
+  // Removed by Restore in this order (children before parents), before any original is
+  // written back. A directory that does not exist is skipped: the agent records the entry
+  // before it creates anything.
+  std::vector<CgroupDir> cgroups;
   // Identity checks: each path must still read (whitespace-trimmed) as recorded, else the
   // object the entry was made for is gone or replaced and the entry is stale.
   std::vector<SavedValue> guards;
@@ -53,9 +76,10 @@ class SettingsJournal {
   // tampered journal file must not make a root daemon write arbitrary files.
   // Errors: FailedPrecondition if another process holds the directory, or if it is not owned
   // by this user or is writable by group/others; the errno status if it cannot be created.
+  // `remove_dir` removes a journaled cgroup directory (default: rmdir(2)).
   static absl::StatusOr<std::unique_ptr<SettingsJournal>> Open(
       const std::string& state_dir, std::vector<std::string> allowed_roots,
-      const SystemPaths& paths = SystemPaths());
+      const SystemPaths& paths = SystemPaths(), RemoveDirFn remove_dir = nullptr);
   ~SettingsJournal();
 
   // Durably stores `entry` (temp file, fsync, rename, fsync of the directory) before the
@@ -70,10 +94,11 @@ class SettingsJournal {
   // Reads back entry `name`. NotFound if absent, DataLoss if the file is corrupt.
   absl::StatusOr<JournalEntry> Load(const std::string& name);
 
-  // Writes back the originals of entry `name` in order, then removes the entry durably.
+  // Removes the cgroups of entry `name` (each one's leftover tasks moved to its evacuate_to
+  // first), then writes back its originals in order, then removes the entry durably.
   // OK without writing anything if there is no such entry, or if it is stale (other boot,
-  // guard mismatch). If a write fails, the remaining ones are still attempted, the entry is
-  // kept for a later attempt, and the error names every failed path.
+  // guard mismatch). If a removal or write fails, the remaining ones are still attempted, the
+  // entry is kept for a later attempt, and the error names every failed path.
   absl::Status Restore(const std::string& name);
 
   // Restores every entry left behind (call at agent start, before accepting work). Stale
@@ -88,7 +113,7 @@ class SettingsJournal {
 
  private:
   SettingsJournal(std::string dir, int lock_fd, std::vector<std::string> allowed_roots,
-                  std::string boot_id);
+                  std::string boot_id, RemoveDirFn remove_dir);
 
   std::string EntryPath(const std::string& name) const;
   absl::Status CheckPath(const std::string& path) const;
@@ -103,11 +128,13 @@ class SettingsJournal {
   absl::StatusOr<RestoreResult> RestoreLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
   absl::Status RemoveLocked(const std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_);
+  absl::Status CheckEntryPaths(const JournalEntry& entry) const;
 
   const std::string dir_;
   const int lock_fd_;  // holds the flock for our lifetime
   const std::vector<std::string> allowed_roots_;
   const std::string boot_id_;
+  const RemoveDirFn remove_dir_;
   absl::Mutex mutex_;  // serialises file operations in dir_
 };
 
@@ -115,5 +142,12 @@ class SettingsJournal {
 // admin can read; paths and values are C-escaped and tab-separated). Exposed for tests.
 std::string SerializeJournalEntry(const JournalEntry& entry);
 absl::StatusOr<JournalEntry> ParseJournalEntry(absl::string_view text);
+
+// Removes one journaled cgroup (used by Restore; settings_journal_cgroups.cc): OK if it does not
+// exist. Otherwise every task listed in <path>/<tasks_file> is moved to evacuate_to (a task
+// that exits meanwhile is fine), then `remove_dir` removes it. A shared directory that is still
+// busy (other groups in it) is left in place without error; a busy group is retried briefly
+// (a task may still be exiting), then the error names what is left in it.
+absl::Status RemoveCgroupDir(const CgroupDir& dir, const RemoveDirFn& remove_dir);
 
 }  // namespace blkbench

@@ -226,6 +226,23 @@ TEST(JournalFormatTest, RoundTripsValuesWithAwkwardCharacters) {
   EXPECT_EQ(parsed->originals, entry.originals);
   EXPECT_EQ(parsed->guards, entry.guards);
   EXPECT_FALSE(ParseJournalEntry("something else\n").ok());
+  EXPECT_THAT(parsed->cgroups, IsEmpty());
+}
+
+TEST(JournalFormatTest, RoundTripsCgroupDirectories) {
+  JournalEntry entry;
+  entry.name = "cgroup-run-7-1";
+  entry.cgroups = {{"/sys/fs/cgroup/blkio/blkbench/run-7-1/g 0", "tasks", "/sys/fs/cgroup/blkio"},
+                   {"/sys/fs/cgroup/blkbench", "cgroup.procs", "/sys/fs/cgroup", true}};
+  const std::string text = SerializeJournalEntry(entry);
+  EXPECT_THAT(text,
+              HasSubstr("cgroup\t/sys/fs/cgroup/blkbench\tcgroup.procs\t/sys/fs/cgroup\t1\n"));
+  absl::StatusOr<JournalEntry> parsed = ParseJournalEntry(text);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->cgroups, entry.cgroups);
+  EXPECT_FALSE(
+      ParseJournalEntry("blkbench-settings-journal 1\ncgroup\t/a\ttasks\t/b\t2\nend\n").ok());
+  EXPECT_FALSE(ParseJournalEntry("blkbench-settings-journal 1\ncgroup\t/a\ttasks\nend\n").ok());
   EXPECT_FALSE(ParseJournalEntry(SerializeJournalEntry(entry) + "restore\t/x\ty\n").ok());
 }
 

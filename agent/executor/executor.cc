@@ -150,6 +150,18 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
     WaitForEvent(ctl, seen, kPollNs);
   }
 
+  // Every job is set up and waits for go, so none has issued I/O: place them now, and bfq
+  // charges all their requests to their cgroups.
+  if (ctx.place_job) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (absl::Status s = ctx.place_job(i, area.job(i).tid.load(std::memory_order_relaxed));
+          !s.ok()) {
+        guard.Stop(/*kill_after_ns=*/-1);
+        return s;
+      }
+    }
+  }
+
   const uint64_t t0 = MonotonicNs();
   const uint64_t measure_start = t0 + plan.ramp_ns;
   ctl.measure_start_ns.store(measure_start, std::memory_order_relaxed);

@@ -37,6 +37,8 @@ struct ExecutorOptions {
 //    completion batch (fio "lat"; one clock read per batch as in fio ios_completed).
 //  - Samples every ctx.sample_interval after the ramp, plus a final partial one; their
 //    counts and histogram buckets add up exactly to the result's.
+//  - ctx.place_job, if set, is called for every job once all jobs are set up (target open,
+//    ring and buffers ready) and before any of them issues I/O; an error aborts the run.
 //  - On ctx.cancel (polled every 10 ms): jobs stop issuing and drain their in-flight
 //    I/O; process jobs still running 250 ms later are SIGKILLed (thread jobs cannot be,
 //    they always drain). Returns Cancelled; normally nothing of ours is in flight then.

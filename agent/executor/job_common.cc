@@ -46,7 +46,11 @@ void JobReporter::Signal(JobState s) {
   FutexWakeAll(ctl_.events);
 }
 
-void JobReporter::Ready() { Signal(JobState::kReady); }
+void JobReporter::Ready() {
+  // For the parent's RunContext::place_job, which runs between kReady and go.
+  out_.tid.store(static_cast<int32_t>(gettid()), std::memory_order_relaxed);
+  Signal(JobState::kReady);
+}
 void JobReporter::Done() { Signal(JobState::kDone); }
 
 bool JobReporter::WaitForGo() {

@@ -45,7 +45,8 @@ struct alignas(64) JobShared {
   std::atomic<JobState> state{JobState::kStarting};
   std::atomic<int32_t> status_code{0};  // absl::StatusCode of a failure
   std::atomic<int32_t> error_errno{0};
-  char error[256] = {};  // written before state becomes kFailed (release)
+  char error[256] = {};         // written before state becomes kFailed (release)
+  std::atomic<int32_t> tid{0};  // the job's kernel task id (a process job's pid), set before kReady
 
   std::atomic<uint64_t> ios[2] = {};
   std::atomic<uint64_t> bytes[2] = {};

@@ -17,6 +17,8 @@
 #include "controller/cli/cli_common.h"
 #include "controller/cli/format.h"
 #include "controller/cli/gate_cmd.h"
+#include "controller/cli/gate_proof_cmd.h"
+#include "controller/cli/history_cmd.h"
 #include "controller/cli/sim.h"
 #include "google/protobuf/util/json_util.h"
 #include "workloads/format.h"
@@ -41,6 +43,11 @@ constexpr char kUsage[] =
     "  gate --baseline EXP --candidate EXP | --experiment EXP --axis KEY --baseline V\n"
     "       --candidate V [--metrics iops,bw,p99] [--min-effect 2%] [--junit FILE]\n"
     "                                regression verdicts; exit 0 ok, 1 regression, 2 unsure\n"
+    "       [--auto-repeat N] [--html FILE] [--markdown FILE] [--json FILE]\n"
+    "  history --metric p99 --cell bs=4k,iodepth=32 [--device-class C] [--format table|json]\n"
+    "                                a cell's metric across experiments, with change points\n"
+    "  gate-proof [--write docs/gating.md] [--trials N] [--quick]\n"
+    "                                measure the gate's false alarms and power (no controller)\n"
     "  sim FILE [--db FILE] [--trace FILE] [--format table|csv|json|fio-json]\n"
     "                                run a matrix of sim: devices on the engine, no daemons\n"
     "\n"
@@ -49,11 +56,14 @@ constexpr char kUsage[] =
 
 bool ParseArgs(const std::vector<std::string>& in, Args* a, std::ostream& err) {
   static const std::map<std::string, bool> kTakesValue = {
-      {"controller", true}, {"format", true},     {"db", true},         {"trace", true},
-      {"baseline", true},   {"candidate", true},  {"experiment", true}, {"axis", true},
-      {"metrics", true},    {"min-effect", true}, {"alpha", true},      {"junit", true},
-      {"markdown", true},   {"json", true},       {"watch", false},     {"samples", false},
-      {"help", false}};
+      {"controller", true}, {"format", true},      {"db", true},           {"trace", true},
+      {"baseline", true},   {"candidate", true},   {"experiment", true},   {"axis", true},
+      {"metrics", true},    {"min-effect", true},  {"alpha", true},        {"junit", true},
+      {"markdown", true},   {"json", true},        {"watch", false},       {"samples", false},
+      {"help", false},      {"auto-repeat", true}, {"html", true},         {"method", true},
+      {"metric", true},     {"cell", true},        {"device-class", true}, {"name", true},
+      {"limit", true},      {"min-segment", true}, {"write", true},        {"trials", true},
+      {"quick", false}};
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string& s = in[i];
     if (s.rfind("--", 0) != 0) {
@@ -339,16 +349,19 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     return RunSim(a.positional[1], a.flags.count("db") ? a.flags.at("db") : "",
                   a.flags.count("trace") ? a.flags.at("trace") : "", format, out, err);
   }
-  static const char* kKnown[] = {"submit",  "list",   "show",   "watch",
-                                 "results", "cancel", "agents", "gate"};
+  if (cmd == "gate-proof") return RunGateProof(a, out, err);
+  static const char* kKnown[] = {"submit", "list",   "show", "watch",  "results",
+                                 "cancel", "agents", "gate", "history"};
   if (std::find(std::begin(kKnown), std::end(kKnown), cmd) == std::end(kKnown)) {
     err << "blkbench: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   }
   // Check everything that needs no controller first: bad input never dials.
   uint64_t id = 0;
-  const bool needs_id = cmd != "submit" && cmd != "list" && cmd != "agents" && cmd != "gate";
+  const bool needs_id =
+      cmd != "submit" && cmd != "list" && cmd != "agents" && cmd != "gate" && cmd != "history";
   if (cmd == "gate" && !GateArgsOk(a, err)) return 2;
+  if (cmd == "history" && !HistoryArgsOk(a, err)) return 2;
   if (needs_id && !ParseId(a, &id, err)) return 2;
   if (cmd == "submit") {
     if (a.positional.size() != 2) {
@@ -384,6 +397,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   if (cmd == "list") return CmdList(c, out);
   if (cmd == "agents") return CmdAgents(c, out);
   if (cmd == "gate") return CmdGate(c, a, out, err);
+  if (cmd == "history") return CmdHistory(c, a, out, err);
   if (cmd == "show") return CmdShow(c, id, out);
   if (cmd == "watch") return CmdWatch(c, id, out, err);
   if (cmd == "results") return CmdResults(c, id, a, out);

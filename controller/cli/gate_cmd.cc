@@ -1,9 +1,14 @@
 // `blkbench gate`: compares two experiments (or two values of one axis of an
 // experiment) with controller/gate and exits 0 (no regression), 1 (regression) or 2
-// (inconclusive or error), writing text/Markdown/JSON and optionally JUnit XML.
+// (inconclusive or error), writing text/Markdown/JSON and optionally JUnit XML and HTML.
+// --auto-repeat asks the controller for more repeats of inconclusive cells (AddRepeats),
+// waits for them and decides again.
 #include "controller/cli/gate_cmd.h"
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -14,6 +19,11 @@ namespace blkbench {
 namespace {
 
 constexpr int kGateError = 2;
+constexpr int kAutoRepeatWaitSeconds = 24 * 3600;  // extra runs may queue behind others
+
+bool IsEnded(v1::ExperimentState s) {
+  return s == v1::EXPERIMENT_DONE || s == v1::EXPERIMENT_FAILED || s == v1::EXPERIMENT_CANCELED;
+}
 
 bool WriteFile(const std::string& path, const std::string& text, std::ostream& err) {
   std::ofstream f(path);
@@ -44,6 +54,63 @@ int Fetch(Client& c, uint64_t id, v1::GetResultsResponse* out) {
   return s.ok() ? 0 : (c.Fail(s), kGateError);
 }
 
+// Blocks on WatchExperiment until experiment `id` ends (no polling, no sleeps).
+int WaitForEnd(Client& c, uint64_t id, std::ostream& err) {
+  grpc::ClientContext ctx;
+  c.Deadline(&ctx, kAutoRepeatWaitSeconds);
+  v1::WatchExperimentRequest req;
+  req.set_id(id);
+  auto reader = c.stub().WatchExperiment(&ctx, req);
+  v1::WatchEvent ev;
+  bool ended = false;
+  while (!ended && reader->Read(&ev)) ended = IsEnded(ev.experiment().state());
+  if (ended) {
+    ctx.TryCancel();
+    (void)reader->Finish();
+    return 0;
+  }
+  grpc::Status s = reader->Finish();
+  if (!s.ok()) return (c.Fail(s), kGateError);
+  err << "blkbench gate: experiment " << id << " did not end\n";
+  return kGateError;
+}
+
+// The extra repeats one round of --auto-repeat asks for: per experiment, the cells and
+// how many runs each. A pair of cells gets enough to reach the larger repeats_needed of
+// its inconclusive metrics, at least 1, within what is left of its budget.
+struct RepeatAsk {
+  uint64_t experiment = 0;
+  uint32_t count = 0;
+  std::vector<uint32_t> cells;
+};
+
+std::vector<RepeatAsk> PlanRepeats(const gate::GateReport& report, int budget,
+                                   std::map<std::pair<uint32_t, uint32_t>, int>& added) {
+  std::map<std::pair<uint64_t, uint32_t>, std::set<uint32_t>> by_exp_count;
+  for (const gate::CellComparison& cell : report.cells) {
+    int needed = 0;
+    for (const gate::MetricComparison& m : cell.metrics) {
+      if (m.verdict.verdict == gate::Verdict::kInconclusive) {
+        needed = std::max(needed, m.verdict.repeats_needed);
+      }
+    }
+    if (needed == 0) continue;
+    int& used = added[{cell.base.cell_index, cell.cand.cell_index}];
+    if (budget - used <= 0) continue;
+    const int have = std::min(cell.base.done_runs, cell.cand.done_runs);
+    const int want = std::clamp(needed - have, 1, budget - used);
+    used += want;
+    const auto count = static_cast<uint32_t>(want);
+    by_exp_count[{report.baseline_experiment, count}].insert(cell.base.cell_index);
+    by_exp_count[{report.candidate_experiment, count}].insert(cell.cand.cell_index);
+  }
+  std::vector<RepeatAsk> asks;
+  for (const auto& [key, cells] : by_exp_count) {
+    asks.push_back({key.first, key.second, std::vector<uint32_t>(cells.begin(), cells.end())});
+  }
+  return asks;
+}
+
 }  // namespace
 
 bool GateArgsOk(const Args& a, std::ostream& err) {
@@ -52,8 +119,21 @@ bool GateArgsOk(const Args& a, std::ostream& err) {
       axis_mode != (a.flags.count("experiment") > 0)) {
     err << "usage: blkbench gate --baseline EXP --candidate EXP [options]\n"
            "       blkbench gate --experiment EXP --axis KEY --baseline VALUE --candidate VALUE\n"
-           "options: --metrics iops,bw,p99,p99.9  --min-effect 2%  --alpha 0.05\n"
-           "         --format text|markdown|json  --junit FILE  --markdown FILE  --json FILE\n";
+           "options: --metrics iops,bw,p99,p99.9  --min-effect 2%  --alpha 0.02\n"
+           "         --method moderated-t|rank-sum  --auto-repeat N\n"
+           "         --format text|markdown|json  --junit FILE  --markdown FILE  --json FILE\n"
+           "         --html FILE\n";
+    return false;
+  }
+  int n = 0;
+  if (a.flags.count("auto-repeat") &&
+      (!absl::SimpleAtoi(a.flags.at("auto-repeat"), &n) || n < 0 || n > 100)) {
+    err << "blkbench gate: --auto-repeat: expected a number of extra repeats, 0 to 100\n";
+    return false;
+  }
+  if (a.flags.count("method") && a.flags.at("method") != "moderated-t" &&
+      a.flags.at("method") != "rank-sum") {
+    err << "blkbench gate: --method: expected moderated-t or rank-sum\n";
     return false;
   }
   const std::string format = a.flags.count("format") ? a.flags.at("format") : "text";
@@ -79,6 +159,12 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     err << "blkbench gate: --alpha: expected a number in (0, 0.5), e.g. 0.05\n";
     return kGateError;
   }
+
+  if (a.flags.count("method") && a.flags.at("method") == "rank-sum") {
+    req.options.method = gate::Method::kRankSum;
+  }
+  int auto_repeat = 0;
+  if (a.flags.count("auto-repeat")) (void)absl::SimpleAtoi(a.flags.at("auto-repeat"), &auto_repeat);
 
   v1::GetResultsResponse base, cand;
   uint64_t base_id = 0, cand_id = 0;
@@ -107,6 +193,42 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     err << "blkbench gate: " << report.status().message() << "\n";
     return kGateError;
   }
+  // --auto-repeat: more runs of the inconclusive cells only, then decide again.
+  std::map<std::pair<uint32_t, uint32_t>, int> added;
+  for (int round = 1; auto_repeat > 0; ++round) {
+    const std::vector<RepeatAsk> asks = PlanRepeats(*report, auto_repeat, added);
+    if (asks.empty()) break;
+    std::set<uint64_t> touched;
+    for (const RepeatAsk& ask : asks) {
+      grpc::ClientContext ctx;
+      c.Deadline(&ctx);
+      v1::AddRepeatsRequest areq;
+      areq.set_experiment_id(ask.experiment);
+      areq.set_count(ask.count);
+      for (uint32_t cell : ask.cells) areq.add_cell_indices(cell);
+      v1::AddRepeatsResponse aresp;
+      grpc::Status s = c.stub().AddRepeats(&ctx, areq, &aresp);
+      if (!s.ok()) return (c.Fail(s), kGateError);
+      err << "blkbench gate: auto-repeat round " << round << ": " << ask.count
+          << " more repeat(s) of " << ask.cells.size() << " cell(s) of experiment "
+          << ask.experiment << "\n";
+      touched.insert(ask.experiment);
+    }
+    for (uint64_t id : touched) {
+      if (int rc = WaitForEnd(c, id, err); rc) return rc;
+    }
+    if (int rc = Fetch(c, base_id, &base); rc) return rc;
+    if (a.flags.count("axis")) {
+      cand = base;
+    } else if (int rc = Fetch(c, cand_id, &cand); rc) {
+      return rc;
+    }
+    report = gate::CompareResults(base, cand, req);
+    if (!report.ok()) {
+      err << "blkbench gate: " << report.status().message() << "\n";
+      return kGateError;
+    }
+  }
   const std::string format = a.flags.count("format") ? a.flags.at("format") : "text";
   if (format == "markdown") {
     out << gate::RenderMarkdown(*report);
@@ -123,6 +245,9 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     return kGateError;
   }
   if (a.flags.count("json") && !WriteFile(a.flags.at("json"), gate::RenderJson(*report), err)) {
+    return kGateError;
+  }
+  if (a.flags.count("html") && !WriteFile(a.flags.at("html"), gate::RenderHtml(*report), err)) {
     return kGateError;
   }
   return gate::ExitStatus(*report);

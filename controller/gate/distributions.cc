@@ -73,4 +73,80 @@ int MannWhitneyLowerCritical(int m, int n, double tail, double* achieved) {
   return c;
 }
 
+namespace {
+
+// Continued fraction of I_x(a, b) (modified Lentz), valid for x < (a + 1) / (a + b + 2).
+double BetaContinuedFraction(double x, double a, double b) {
+  constexpr double kTiny = 1e-300;
+  constexpr double kEps = 1e-15;
+  double c = 1.0;
+  double d = 1.0 - (a + b) * x / (a + 1.0);
+  if (std::fabs(d) < kTiny) d = kTiny;
+  d = 1.0 / d;
+  double f = d;
+  for (int m = 1; m <= 1000; ++m) {
+    // Even step: d_{2m} = m (b - m) x / ((a + 2m - 1)(a + 2m)).
+    const double even = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+    d = 1.0 + even * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + even / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    f *= d * c;
+    // Odd step: d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)).
+    const double odd = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+    d = 1.0 + odd * d;
+    if (std::fabs(d) < kTiny) d = kTiny;
+    c = 1.0 + odd / c;
+    if (std::fabs(c) < kTiny) c = kTiny;
+    d = 1.0 / d;
+    const double delta = d * c;
+    f *= delta;
+    if (std::fabs(delta - 1.0) < kEps) break;
+  }
+  return f;
+}
+
+}  // namespace
+
+double RegularizedIncompleteBeta(double x, double a, double b) {
+  if (!(x > 0.0)) return 0.0;
+  if (!(x < 1.0)) return 1.0;
+  // x^a (1-x)^b / (a B(a, b)), in logs to avoid overflow for large a or b.
+  const double log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  if (x < (a + 1.0) / (a + b + 2.0)) {
+    return std::exp(log_front) * BetaContinuedFraction(x, a, b) / a;
+  }
+  return 1.0 - std::exp(log_front) * BetaContinuedFraction(1.0 - x, b, a) / b;
+}
+
+double StudentTUpperTail(double t, double df) {
+  if (std::isnan(t) || !(df > 0.0)) return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(df) || df > 1e7) return NormalUpperTail(t);
+  if (std::isinf(t)) return t > 0 ? 0.0 : 1.0;
+  const double two_sided = RegularizedIncompleteBeta(df / (df + t * t), 0.5 * df, 0.5);
+  return t > 0 ? 0.5 * two_sided : 1.0 - 0.5 * two_sided;
+}
+
+double StudentTQuantile(double p, double df) {
+  if (!(p > 0.0)) return -std::numeric_limits<double>::infinity();
+  if (!(p < 1.0)) return std::numeric_limits<double>::infinity();
+  if (std::isinf(df) || df > 1e7) return NormalQuantile(p);
+  if (p < 0.5) return -StudentTQuantile(1.0 - p, df);
+  // Bracket [0, hi] with P(T > hi) < 1 - p, then bisect.
+  double lo = 0.0;
+  double hi = 1.0;
+  while (StudentTUpperTail(hi, df) > 1.0 - p && hi < 1e300) hi *= 2.0;
+  for (int i = 0; i < 200 && hi - lo > 1e-13 * hi; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    if (StudentTUpperTail(mid, df) > 1.0 - p) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return 0.5 * (lo + hi);
+}
+
 }  // namespace blkbench::gate

@@ -16,6 +16,18 @@ double NormalUpperTail(double z);
 // erfc, and the gate calls it a few times per decision, never in an inner loop.
 double NormalQuantile(double p);
 
+// Student's t with `df` degrees of freedom (df > 0, non-integer allowed; +inf gives the
+// normal): P(T > t), and the t with P(T <= t) == p.
+// Why the incomplete beta: P(|T| > t) = I_x(df/2, 1/2) with x = df / (df + t^2), and
+// I_x(a, b) has a continued fraction (Lentz's method) that converges fast for
+// x < (a + 1) / (a + b + 2), with the symmetry I_x(a, b) = 1 - I_{1-x}(b, a) otherwise.
+// Accurate to ~1e-13 relative; the quantile is found by bisection on the tail.
+double StudentTUpperTail(double t, double df);
+double StudentTQuantile(double p, double df);
+
+// Regularized incomplete beta function I_x(a, b) for a, b > 0 and 0 <= x <= 1.
+double RegularizedIncompleteBeta(double x, double a, double b);
+
 // Exact null distribution of U = #{(i, j) : x_i > y_j} for |x| = m, |y| = n and no ties:
 // element u is P(U = u), u = 0 .. m*n.
 // Why this recurrence: the largest of the m+n values belongs to x with probability

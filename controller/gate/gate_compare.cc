@@ -273,10 +273,10 @@ absl::StatusOr<GateReport> CompareResults(const v1::GetResultsResponse& baseline
     cell.cand = Facts(cside, *c);
     const auto& bruns = DoneRuns(bside, b->index());
     const auto& cruns = DoneRuns(cside, c->index());
-    const bool any_latency = std::any_of(metrics.begin(), metrics.end(),
-                                         [](const MetricDef& m) { return m.IsLatency(); });
-    const LatencyHistogram bmerged = any_latency ? Merged(bruns) : LatencyHistogram();
-    const LatencyHistogram cmerged = any_latency ? Merged(cruns) : LatencyHistogram();
+    cell.base_latency = Merged(bruns);
+    cell.cand_latency = Merged(cruns);
+    const LatencyHistogram& bmerged = cell.base_latency;
+    const LatencyHistogram& cmerged = cell.cand_latency;
     for (const MetricDef& def : metrics) {
       MetricComparison m;
       m.metric = def;
@@ -284,7 +284,8 @@ absl::StatusOr<GateReport> CompareResults(const v1::GetResultsResponse& baseline
       Sample(def, cruns, m.cand, cwarned, report);
       m.base_merged = MergedValue(def, bmerged);
       m.cand_merged = MergedValue(def, cmerged);
-      inputs.push_back({m.base, m.cand, def.direction});
+      // One noise prior per metric: its cells share a scale of noise.
+      inputs.push_back({m.base, m.cand, def.direction, static_cast<int>(&def - metrics.data())});
       cell.metrics.push_back(std::move(m));
     }
     report.cells.push_back(std::move(cell));

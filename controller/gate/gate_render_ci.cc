@@ -85,6 +85,10 @@ Value MetricJson(const MetricComparison& mc) {
   m["base_repeats"] = Num(v.base_repeats);
   m["cand_repeats"] = Num(v.cand_repeats);
   m["repeats_needed"] = Num(v.repeats_needed);
+  m["method"] = Str(MethodName(v.method));
+  m["rank_p_value"] = Num(v.rank_p_value);
+  m["t_df"] = Num(v.t_df);
+  m["noise"] = Num(v.noise);
   m["base_samples"] = List(mc.base, Num);
   m["cand_samples"] = List(mc.cand, Num);
   m["base_merged"] = Num(mc.base_merged);
@@ -124,6 +128,8 @@ std::string RenderJson(const GateReport& r) {
   o["max_repeats"] = Num(r.options.max_repeats);
   o["strict"] = Bool(r.options.strict);
   o["mid_p"] = Bool(r.options.mid_p);
+  o["method"] = Str(MethodName(r.options.method));
+  o["rank_check_alpha"] = Num(r.options.rank_check_alpha);
   f["options"] = Obj(std::move(opts));
   Struct counts;
   auto& c = *counts.mutable_fields();

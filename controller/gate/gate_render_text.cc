@@ -36,12 +36,14 @@ std::string StatusWord(const GateReport& r) {
 }
 
 std::string OptionsLine(const GateReport& r, size_t comparisons) {
-  char buf[200];
+  char buf[300];
+  const bool t = r.options.method == Method::kModeratedT;
   std::snprintf(buf, sizeof buf,
                 "min effect %.1f%%, alpha %.3g, Benjamini-Hochberg across %zu comparisons, "
-                "Hodges-Lehmann interval of the change at >= %.0f%% confidence",
+                "%s interval of the change at >= %.0f%% confidence%s",
                 100.0 * r.options.min_effect, r.options.alpha, comparisons,
-                100.0 * (1.0 - 2.0 * r.options.alpha));
+                t ? "moderated t (noise pooled per metric)" : "Hodges-Lehmann",
+                100.0 * (1.0 - 2.0 * r.options.alpha), t ? ", rank-sum check" : "");
   return buf;
 }
 

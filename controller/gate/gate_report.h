@@ -55,6 +55,8 @@ struct CellComparison {
   SideFacts base, cand;
   std::vector<MetricComparison> metrics;  // in request order
   std::string recipe;                     // "reproduce: ..." line
+  // Every done run's latency histogram merged, per side (for the HTML overlays).
+  LatencyHistogram base_latency, cand_latency;
 };
 
 struct UnmatchedCell {
@@ -109,6 +111,11 @@ std::string RenderJson(const GateReport& report);
 // JUnit XML: one <testcase> per cell x metric; a regression is a <failure> carrying the
 // numbers, an inconclusive one <skipped message=...>.
 std::string RenderJUnit(const GateReport& report);
+// One self-contained HTML page (no scripts, no external CSS or fonts; plots are inline
+// SVG; the markup is well-formed XML): a summary table colored by verdict, each
+// regression's headline and reproduction recipe, and per cell the repeats of both sides
+// (dots and boxes) and the merged latency histograms overlaid.
+std::string RenderHtml(const GateReport& report);
 
 }  // namespace blkbench::gate
 

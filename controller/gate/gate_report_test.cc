@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "common/histogram.h"
+#include "controller/gate/gate_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
@@ -410,6 +411,50 @@ TEST(GateRender, TextShowsCentresSpreadChangeAndVerdict) {
 
 // Prints every rendering of a small axis-mode report, for eyeballing the layout:
 //   gate_test --gtest_also_run_disabled_tests --gtest_filter='*PrintExample'
+TEST(GateRender, HtmlIsSelfContainedWellFormedAndShowsEveryCellAndVerdict) {
+  const GateReport r = MixedReport();
+  const std::string html = RenderHtml(r);
+  const std::string doctype = "<!DOCTYPE html>\n";
+  ASSERT_EQ(html.rfind(doctype, 0), 0u);
+  EXPECT_EQ(XmlProblem(html.substr(doctype.size())), "") << html;
+  // Self-contained: no scripts, stylesheets, images or fonts fetched from anywhere.
+  for (const char* external : {"<script", "<link", "<img", "src=", "url(", "@import"}) {
+    EXPECT_FALSE(absl::StrContains(html, external)) << external;
+  }
+  EXPECT_EQ(Count(html, "href=\""), Count(html, "href=\"#cell"));  // only in-page links
+  // The summary table: a row per cell x metric, classed (colored) by verdict.
+  EXPECT_EQ(Count(html, "<tr class=\"regression\">"), 2u);
+  EXPECT_EQ(Count(html, "<tr class=\"inconclusive\">"), 2u);
+  for (const CellComparison& cell : r.cells) {
+    EXPECT_TRUE(absl::StrContains(html, "<h3 id=\"cell")) << cell.label;
+    EXPECT_TRUE(absl::StrContains(html, XmlEscape(cell.label))) << cell.label;
+  }
+  EXPECT_TRUE(absl::StrContains(html, "REGRESSION"));
+  EXPECT_TRUE(absl::StrContains(html, "inconclusive (~"));
+  // Each regression: its headline and its reproduction recipe.
+  EXPECT_TRUE(absl::StrContains(
+      html, XmlEscape("blkbench: 20.0% regression of iops on cell 'scheduler=none bs=4k'")))
+      << html;
+  EXPECT_TRUE(absl::StrContains(html, XmlEscape(r.cells[0].recipe)));
+  // Plots: per cell and metric the repeats (a dot per run, both sides), plus the
+  // latency histogram overlay of the cell.
+  EXPECT_EQ(Count(html, "<svg "), r.cells.size() * 2 + r.cells.size());
+  EXPECT_EQ(Count(html, "<circle "), 2u * (5 + 5) + 2u * (1 + 1));
+  EXPECT_EQ(Count(html, "<polyline "), 2u * r.cells.size());
+  EXPECT_TRUE(absl::StrContains(html, "FAIL: regression (exit 1)"));
+  EXPECT_TRUE(absl::StrContains(html, "Unmatched cells"));
+}
+
+TEST(GateRender, HtmlEscapesLabels) {
+  GateReport r = MixedReport();
+  r.cells[0].label = "a<b>&\"c";
+  r.title = "x</title><b>";
+  const std::string html = RenderHtml(r);
+  EXPECT_FALSE(absl::StrContains(html, "a<b>"));
+  EXPECT_TRUE(absl::StrContains(html, "a&lt;b&gt;&amp;&quot;c"));
+  EXPECT_EQ(XmlProblem(html.substr(html.find('\n') + 1)), "") << html;
+}
+
 TEST(GateRender, DISABLED_PrintExample) {
   const std::string k0 = "sim:6.18", k1 = "sim:6.18+plug-batch-retry";
   Results e(12, "examples/seeds/003-plug-batch-retry.yaml");

@@ -1,10 +1,12 @@
-// Decide(): combines Hodges-Lehmann interval, rank-sum p, BH q and min_effect (verdict.h).
+// Decide(): combines an interval (moderated t or Hodges-Lehmann), a p-value, the rank-sum
+// check, BH q and min_effect into a verdict (verdict.h).
 #include "controller/gate/verdict.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <numbers>
 #include <optional>
 
@@ -67,7 +69,8 @@ int SmallestUsefulN(double alpha) {
 // change needs one bound to clear (z_power = z_{0.8}); "no change" needs both bounds
 // inside +-m (TOST), so each must clear with 90 % (z_{0.9}). Checked by simulation: at
 // 2 % CV and no true change it asks for 18, which settle 78 % of cells.
-int RepeatsNeeded(double change, double noise, const GateOptions& opts) {
+int RepeatsNeeded(double change, double noise, double inflation, int useful_n,
+                  const GateOptions& opts) {
   const double m = opts.min_effect;
   const double mag = std::fabs(change);
   const bool towards_change = mag >= m;
@@ -75,8 +78,8 @@ int RepeatsNeeded(double change, double noise, const GateOptions& opts) {
   d = std::max(d, m / 4.0);  // an estimate sitting on a boundary would ask for infinity
   const double power = towards_change ? kPlanningPower : 0.5 + kPlanningPower / 2.0;
   const double z = NormalQuantile(1.0 - opts.alpha) + NormalQuantile(power);
-  const double n = 2.0 * z * z * (noise / d) * (noise / d) * kRankVarianceInflation;
-  const int floor = std::max(opts.min_repeats, SmallestUsefulN(opts.alpha));
+  const double n = 2.0 * z * z * (noise / d) * (noise / d) * inflation;
+  const int floor = std::max(opts.min_repeats, useful_n);
   if (!(n < opts.max_repeats)) return opts.max_repeats;
   return std::clamp(static_cast<int>(std::ceil(n)), floor, std::max(floor, opts.max_repeats));
 }
@@ -89,11 +92,12 @@ std::string Headline(const CellVerdict& v, Direction dir, const GateOptions& opt
     case Verdict::kRegression:
     case Verdict::kImprovement:
       std::snprintf(buf, sizeof buf,
-                    "%s %s (%s is better): %.0f%% CI %s, p=%.2g q=%.2g, %d vs %d repeats, "
-                    "cv %.1f%%/%.1f%%",
+                    "%s %s (%s is better): %.0f%% CI %s, p=%.2g q=%.2g rank p=%.2g, %d vs %d "
+                    "repeats, cv %.1f%%/%.1f%%",
                     Percent(v.relative_change).c_str(), std::string(VerdictName(v.verdict)).c_str(),
                     better, 100.0 * v.ci_confidence, ci.c_str(), v.p_value, v.q_value,
-                    v.base_repeats, v.cand_repeats, 100.0 * v.base_cv, 100.0 * v.cand_cv);
+                    v.rank_p_value, v.base_repeats, v.cand_repeats, 100.0 * v.base_cv,
+                    100.0 * v.cand_cv);
       break;
     case Verdict::kNoChange:
       std::snprintf(buf, sizeof buf,
@@ -112,17 +116,99 @@ std::string Headline(const CellVerdict& v, Direction dir, const GateOptions& opt
                       v.base_centre, v.base_repeats, v.cand_repeats);
       } else {
         std::snprintf(buf, sizeof buf,
-                      "inconclusive: %s, %.0f%% CI %s, p=%.2g q=%.2g, cv %.1f%%/%.1f%%; "
-                      "~%d repeats per side needed",
+                      "inconclusive: %s, %.0f%% CI %s, p=%.2g q=%.2g rank p=%.2g, cv "
+                      "%.1f%%/%.1f%%; ~%d repeats per side needed",
                       Percent(v.relative_change).c_str(), 100.0 * v.ci_confidence, ci.c_str(),
-                      v.p_value, v.q_value, 100.0 * v.base_cv, 100.0 * v.cand_cv, v.repeats_needed);
+                      v.p_value, v.q_value, v.rank_p_value, 100.0 * v.base_cv, 100.0 * v.cand_cv,
+                      v.repeats_needed);
       }
       break;
   }
   return buf;
 }
 
+double RankP(const std::vector<double>& base, const std::vector<double>& cand,
+             const GateOptions& opts) {
+  const RankSumResult r = MannWhitneyTest(cand, base);
+  return opts.mid_p ? r.mid_p_value : r.p_value;
+}
+
+// Means and pooled within-side variance of log values; nullopt when a value is <= 0 or
+// a side is empty. df = n1 + n2 - 2 (0 with a single value per side: no variance).
+struct LogMoments {
+  double diff = 0.0;  // mean(log cand) - mean(log base)
+  double s2 = 0.0;
+  double df = 0.0;
+};
+
+std::optional<LogMoments> LogMomentsOf(const std::vector<double>& base,
+                                       const std::vector<double>& cand) {
+  if (base.empty() || cand.empty()) return std::nullopt;
+  double ss = 0.0;
+  double means[2] = {0.0, 0.0};
+  int side = 0;
+  for (const std::vector<double>* x : {&base, &cand}) {
+    double sum = 0.0;
+    for (double v : *x) {
+      if (!(v > 0.0) || !std::isfinite(v)) return std::nullopt;
+      sum += std::log(v);
+    }
+    const double mean = sum / static_cast<double>(x->size());
+    for (double v : *x) ss += (std::log(v) - mean) * (std::log(v) - mean);
+    means[side++] = mean;
+  }
+  LogMoments m;
+  m.diff = means[1] - means[0];
+  m.df = static_cast<double>(base.size() + cand.size()) - 2.0;
+  m.s2 = m.df > 0.0 ? ss / m.df : 0.0;
+  return m;
+}
+
+// The moderated t-test's evidence for one cell.
+struct TEvidence {
+  double diff = 0.0;  // of log means
+  double sd = 0.0;    // sqrt of the moderated variance
+  double df = 0.0;
+  double p_value = 1.0;
+  double relative_change = 0.0;
+  double ci_low = 0.0;
+  double ci_high = 0.0;
+};
+
+// nullopt when the t-test cannot be formed: a value <= 0, or no degrees of freedom at
+// all (one repeat per side and no prior).
+std::optional<TEvidence> ModeratedT(const std::vector<double>& base,
+                                    const std::vector<double>& cand, const GateOptions& opts,
+                                    const NoisePrior& prior) {
+  const std::optional<LogMoments> m = LogMomentsOf(base, cand);
+  if (!m) return std::nullopt;
+  TEvidence t;
+  t.df = prior.df + m->df;
+  if (!(t.df >= 1.0)) return std::nullopt;
+  t.diff = m->diff;
+  const double s2 = ModeratedVariance(prior, m->s2, m->df);
+  t.sd = std::sqrt(s2);
+  const double se = t.sd * std::sqrt(1.0 / static_cast<double>(base.size()) +
+                                     1.0 / static_cast<double>(cand.size()));
+  double half = 0.0;
+  if (se > 0.0) {
+    t.p_value = 2.0 * StudentTUpperTail(std::fabs(t.diff) / se, t.df);
+    half = StudentTQuantile(1.0 - opts.alpha, t.df) * se;
+  } else {
+    // No noise at all (e.g. a deterministic simulation): any difference is exact.
+    t.p_value = t.diff == 0.0 ? 1.0 : 0.0;
+  }
+  t.relative_change = std::expm1(t.diff);
+  t.ci_low = std::expm1(t.diff - half);
+  t.ci_high = std::expm1(t.diff + half);
+  return t;
+}
+
 }  // namespace
+
+std::string_view MethodName(Method m) {
+  return m == Method::kModeratedT ? "moderated-t" : "rank-sum";
+}
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
@@ -139,13 +225,21 @@ std::string_view VerdictName(Verdict v) {
 }
 
 double CellPValue(const std::vector<double>& base, const std::vector<double>& cand,
-                  const GateOptions& opts) {
-  const RankSumResult r = MannWhitneyTest(cand, base);
-  return opts.mid_p ? r.mid_p_value : r.p_value;
+                  const GateOptions& opts, const NoisePrior& prior) {
+  if (opts.method == Method::kModeratedT) {
+    if (const std::optional<TEvidence> t = ModeratedT(base, cand, opts, prior)) return t->p_value;
+  }
+  return RankP(base, cand, opts);
+}
+
+CellNoise CellNoiseOf(const std::vector<double>& base, const std::vector<double>& cand) {
+  const std::optional<LogMoments> m = LogMomentsOf(base, cand);
+  if (!m || base.size() + cand.size() < 3) return {};
+  return {m->s2, m->df};
 }
 
 CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& cand, Direction dir,
-                   const GateOptions& opts, double q_value) {
+                   const GateOptions& opts, double q_value, const NoisePrior& prior) {
   CellVerdict v;
   v.base_repeats = static_cast<int>(base.size());
   v.cand_repeats = static_cast<int>(cand.size());
@@ -153,30 +247,61 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
   v.cand_centre = Median(cand);
   v.base_cv = Cv(base);
   v.cand_cv = Cv(cand);
-  v.p_value = CellPValue(base, cand, opts);
-  v.q_value = std::isnan(q_value) ? v.p_value : q_value;
+  const RankSumResult rank = MannWhitneyTest(cand, base);
+  v.rank_p_value = opts.mid_p ? rank.mid_p_value : rank.p_value;
 
   const double confidence = 1.0 - 2.0 * opts.alpha;
   bool have_change = false;
-  if (const auto ratio = HodgesLehmannRatio(base, cand, confidence)) {
-    v.relative_change = ratio->estimate - 1.0;
-    v.ci_low = ratio->ci_low - 1.0;
-    v.ci_high = ratio->ci_high - 1.0;
-    v.ci_confidence = ratio->confidence;
+  bool claim_ok = true;  // the rank check of kModeratedT
+  double inflation = kRankVarianceInflation;
+  int useful_n = SmallestUsefulN(opts.alpha);
+  std::optional<TEvidence> t;
+  if (opts.method == Method::kModeratedT) t = ModeratedT(base, cand, opts, prior);
+  if (t) {
+    v.method = Method::kModeratedT;
+    v.p_value = t->p_value;
+    v.relative_change = t->relative_change;
+    v.ci_low = t->ci_low;
+    v.ci_high = t->ci_high;
+    v.ci_confidence = confidence;
+    v.t_df = t->df;
+    v.noise = t->sd;
     have_change = true;
-  } else if (!base.empty() && !cand.empty() && v.base_centre > 0.0) {
-    // Some value is <= 0 (rare for IOPS or latency): scale the shift by the base median.
-    const ShiftEstimate s = HodgesLehmannShift(base, cand, confidence);
-    v.relative_change = s.estimate / v.base_centre;
-    v.ci_low = s.ci_low / v.base_centre;
-    v.ci_high = s.ci_high / v.base_centre;
-    v.ci_confidence = s.confidence;
-    have_change = true;
+    // The rank statistic must point the same way as the t estimate and reach its level.
+    const double mid = 0.5 * static_cast<double>(base.size() * cand.size());
+    const bool same_side = (rank.u - mid) * t->diff > 0.0;
+    claim_ok = same_side && v.rank_p_value <= opts.rank_check_alpha;
+    inflation = 1.0;
+    useful_n = SmallestUsefulN(opts.rank_check_alpha);
+  } else {
+    v.method = Method::kRankSum;
+    v.p_value = v.rank_p_value;
+    if (const auto ratio = HodgesLehmannRatio(base, cand, confidence)) {
+      v.relative_change = ratio->estimate - 1.0;
+      v.ci_low = ratio->ci_low - 1.0;
+      v.ci_high = ratio->ci_high - 1.0;
+      v.ci_confidence = ratio->confidence;
+      have_change = true;
+    } else if (!base.empty() && !cand.empty() && v.base_centre > 0.0) {
+      // Some value is <= 0 (rare for IOPS or latency): scale the shift by the base median.
+      const ShiftEstimate s = HodgesLehmannShift(base, cand, confidence);
+      v.relative_change = s.estimate / v.base_centre;
+      v.ci_low = s.ci_low / v.base_centre;
+      v.ci_high = s.ci_high / v.base_centre;
+      v.ci_confidence = s.confidence;
+      have_change = true;
+    }
+    v.noise = PooledNoise(base, cand);
+    if (opts.method == Method::kModeratedT && LogMomentsOf(base, cand)) {
+      // Too few repeats for a variance yet: plan for the t-test more repeats will allow.
+      inflation = 1.0;
+      useful_n = SmallestUsefulN(opts.rank_check_alpha);
+    }
   }
+  v.q_value = std::isnan(q_value) ? v.p_value : q_value;
   if (!have_change) {
     v.relative_change = v.ci_low = v.ci_high = std::numeric_limits<double>::quiet_NaN();
   }
-  const double noise = PooledNoise(base, cand);
 
   const bool enough = v.base_repeats >= opts.min_repeats && v.cand_repeats >= opts.min_repeats;
   if (enough && have_change) {
@@ -186,7 +311,7 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
     const double worse = sign * v.relative_change;
     const double worse_lo = std::min(sign * v.ci_low, sign * v.ci_high);
     const double worse_hi = std::max(sign * v.ci_low, sign * v.ci_high);
-    const bool guard = v.q_value <= opts.alpha;
+    const bool guard = v.q_value <= opts.alpha && claim_ok;
     if (guard && worse_lo > (opts.strict ? m : 0.0) && worse >= m) {
       v.verdict = Verdict::kRegression;
     } else if (guard && worse_hi < (opts.strict ? -m : 0.0) && worse <= -m) {
@@ -196,7 +321,8 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
     }
   }
   if (v.verdict == Verdict::kInconclusive) {
-    v.repeats_needed = RepeatsNeeded(have_change ? v.relative_change : 0.0, noise, opts);
+    v.repeats_needed =
+        RepeatsNeeded(have_change ? v.relative_change : 0.0, v.noise, inflation, useful_n, opts);
     if (enough) {
       v.repeats_needed =
           std::min(opts.max_repeats,
@@ -208,14 +334,22 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
 }
 
 std::vector<CellVerdict> DecideAll(const std::vector<CellInput>& cells, const GateOptions& opts) {
+  // One noise prior per group, from every cell of that group.
+  std::map<int, std::vector<CellNoise>> noise;
+  for (const CellInput& c : cells) noise[c.group].push_back(CellNoiseOf(c.base, c.cand));
+  std::map<int, NoisePrior> priors;
+  if (opts.method == Method::kModeratedT) {
+    for (const auto& [group, list] : noise) priors[group] = EstimateNoisePrior(list);
+  }
   std::vector<double> p;
   p.reserve(cells.size());
-  for (const CellInput& c : cells) p.push_back(CellPValue(c.base, c.cand, opts));
+  for (const CellInput& c : cells) p.push_back(CellPValue(c.base, c.cand, opts, priors[c.group]));
   const std::vector<double> q = BenjaminiHochberg(p);
   std::vector<CellVerdict> out;
   out.reserve(cells.size());
   for (size_t i = 0; i < cells.size(); ++i) {
-    out.push_back(Decide(cells[i].base, cells[i].cand, cells[i].direction, opts, q[i]));
+    out.push_back(Decide(cells[i].base, cells[i].cand, cells[i].direction, opts, q[i],
+                         priors[cells[i].group]));
   }
   return out;
 }

@@ -8,18 +8,31 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/gate/noise_prior.h"
+
 namespace blkbench::gate {
 
 enum class Direction { kHigherIsBetter, kLowerIsBetter };  // IOPS/bandwidth vs latency
 enum class Verdict { kRegression, kImprovement, kNoChange, kInconclusive };
 
+// How a cell's evidence is computed.
+//  kModeratedT (default): a t-test on log values whose variance is shrunk towards the
+//    noise of all cells of the same metric (noise_prior.h), its t interval, and the
+//    rank-sum test as a distribution-free check of every regression / improvement claim.
+//  kRankSum: the Mann-Whitney p-value and the Hodges-Lehmann interval alone (the gate's
+//    first method; exact, assumption-free, but coarse at 5 repeats).
+enum class Method { kModeratedT, kRankSum };
+std::string_view MethodName(Method m);  // "moderated-t", "rank-sum"
+
 std::string_view VerdictName(Verdict v);  // "regression", "improvement", ...
 
 struct GateOptions {
   double min_effect = 0.02;  // smallest relative change worth a verdict (2 %)
-  double alpha = 0.05;       // error rate of each directional claim, and the FDR level
-  int min_repeats = 3;       // per side; fewer is always inconclusive
-  int max_repeats = 100;     // cap on repeats_needed
+  // Two-sided level of each cell's test and the FDR level; each directional claim (a
+  // regression, or an improvement) then has a false-alarm rate <= alpha / 2 = 1 %.
+  double alpha = 0.02;
+  int min_repeats = 3;    // per side; fewer is always inconclusive
+  int max_repeats = 100;  // cap on repeats_needed
   // Strict mode also requires the whole interval beyond min_effect for a regression or
   // improvement ("sure the change exceeds 2 %"), at a large cost in power (see below).
   bool strict = false;
@@ -28,6 +41,15 @@ struct GateOptions {
   // conservative at 4-7 repeats (5 vs 5: only U <= 2 of 25 reaches p <= 0.05). Mid-p
   // trades that guarantee for power; see the measured table in verdict_test.cc.
   bool mid_p = false;
+  Method method = Method::kModeratedT;
+  // kModeratedT: a regression or improvement also needs the two-sided rank-sum p-value
+  // at most this, in the same direction. Why: if the variance model is wrong (a noisy
+  // cell shrunk towards quiet ones, a heavy tail), the claim's false-alarm rate is still
+  // bounded by rank_check_alpha / 2 without any assumption beyond exchangeability. At
+  // 0.2 it passes 3 vs 3 repeats with at most 1 of 9 pairs out of order and 5 vs 5 with
+  // at most 6 of 25; at 0.1 (3 vs 3: ranges must not overlap, LKP's rule) it costs ~0.6
+  // points of power at 5 repeats (docs/gating.md).
+  double rank_check_alpha = 0.2;
 };
 
 struct CellVerdict {
@@ -36,7 +58,7 @@ struct CellVerdict {
   double ci_low = 0.0;           // interval of relative_change at ci_confidence
   double ci_high = 0.0;
   double ci_confidence = 0.0;  // achieved coverage (>= 1 - 2 alpha)
-  double p_value = 1.0;        // two-sided Mann-Whitney
+  double p_value = 1.0;        // two-sided: moderated t, or Mann-Whitney (see method)
   double q_value = 1.0;        // Benjamini-Hochberg across the run (p_value if not given)
   double base_centre = 0.0;    // medians
   double cand_centre = 0.0;
@@ -44,13 +66,24 @@ struct CellVerdict {
   double cand_cv = 0.0;
   int base_repeats = 0;
   int cand_repeats = 0;
+  Method method = Method::kRankSum;  // the method actually used (kRankSum as a fallback
+                                     // when a value is <= 0 or there is no variance)
+  double rank_p_value = 1.0;         // two-sided Mann-Whitney (exact or mid-p per options)
+  double t_df = 0.0;                 // kModeratedT: degrees of freedom (d0 + n1 + n2 - 2)
+  double noise = 0.0;                // sd of log values used (moderated), ~ the CV
   // For an inconclusive cell: repeats per side estimated to settle it at the observed
   // noise (80 % power), capped at max_repeats. 0 for a settled cell.
   int repeats_needed = 0;
   std::string headline;  // one line, LKP style: "-6.5% regression (higher is better) ..."
 };
 
-// Decision rules (alpha = a, min_effect = m, interval at confidence 1 - 2a, i.e. each
+// Decision rules for kModeratedT: the same as below with the t interval
+// exp(mean(log cand) - mean(log base) +- t_{1-a, df} se) - 1 in place of Hodges-Lehmann,
+// its p-value for q, and a regression / improvement additionally needing the rank check
+// (rank_check_alpha). Measured false alarms and power: docs/gating.md (blkbench
+// gate-proof).
+//
+// Decision rules for kRankSum (alpha = a, min_effect = m, interval at confidence 1 - 2a, i.e. each
 // bound is a one-sided a-level test, as in the two one-sided tests (TOST) of
 // equivalence testing):
 //  1. Fewer than min_repeats on either side, or no relative change can be formed
@@ -73,7 +106,8 @@ struct CellVerdict {
 // which is then either beyond m (regression/improvement) or inside (no change).
 //
 // Measured on normal repeats, one cell, 20000 seeded trials (verdict_test.cc
-// DISABLED_PowerTable), throughput, defaults:
+// DISABLED_PowerTable), throughput, kRankSum with alpha 0.05 (the defaults before
+// kModeratedT):
 //   repeats/side, CV      false regression   P(regression | true -5 %)
 //   5, 2 %                1.1 %              87 %
 //   6, 2 %                1.4 %              96 %
@@ -83,23 +117,35 @@ struct CellVerdict {
 //
 // `q_value` is this cell's Benjamini-Hochberg q over every cell x metric of the run
 // (see DecideAll); pass NaN to use this cell's own p-value.
+// `prior` is the noise prior of the cell's metric (kModeratedT; see CellNoiseOf and
+// EstimateNoisePrior); the default (no prior) makes it an ordinary two-sample t-test on
+// log values.
 CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& cand, Direction dir,
                    const GateOptions& opts,
-                   double q_value = std::numeric_limits<double>::quiet_NaN());
+                   double q_value = std::numeric_limits<double>::quiet_NaN(),
+                   const NoisePrior& prior = NoisePrior());
 
-// The p-value Decide() uses for a cell (two-sided rank-sum, exact or mid-p per opts);
-// collect these across all cells x metrics, adjust with BenjaminiHochberg(), pass q back.
+// The p-value Decide() uses for a cell (moderated t, or two-sided rank-sum exact or mid-p
+// per opts); collect these across all cells x metrics, adjust with BenjaminiHochberg(),
+// pass q back.
 double CellPValue(const std::vector<double>& base, const std::vector<double>& cand,
-                  const GateOptions& opts);
+                  const GateOptions& opts, const NoisePrior& prior = NoisePrior());
+
+// The cell's pooled within-side variance of log values and its degrees of freedom, for
+// EstimateNoisePrior; df 0 when a value is <= 0 or there are fewer than 3 repeats.
+CellNoise CellNoiseOf(const std::vector<double>& base, const std::vector<double>& cand);
 
 struct CellInput {
   std::vector<double> base;
   std::vector<double> cand;
   Direction direction = Direction::kHigherIsBetter;
+  // Cells with the same group share one noise prior (the gate uses one group per
+  // metric: IOPS noise says nothing about p99.9 noise).
+  int group = 0;
 };
 
-// Rank-sum p-value per cell, Benjamini-Hochberg q-values across all cells, then Decide()
-// for each; results in input order.
+// Noise prior per group (kModeratedT), p-value per cell, Benjamini-Hochberg q-values
+// across all cells, then Decide() for each; results in input order.
 std::vector<CellVerdict> DecideAll(const std::vector<CellInput>& cells, const GateOptions& opts);
 
 }  // namespace blkbench::gate

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "blkbench/v1/controller.pb.h"
@@ -43,6 +44,29 @@ class ControllerObserver {
 
   // Current counts of runs and experiments by state.
   virtual void OnStateCounts(const StateCounts& counts) = 0;
+
+  // The hooks below have empty defaults: observers that need them override them.
+
+  // An agent registered (stored as `info`). `metrics_address` is where it serves
+  // /metrics (host:port, wildcard host already resolved; "" = none).
+  virtual void OnAgentRegistered(const v1::AgentInfo& info, const std::string& metrics_address) {
+    (void)info;
+    (void)metrics_address;
+  }
+  // `run`'s current attempt succeeded and `result` was stored; `cell` is its cell.
+  // Called before OnRunFinished for the same attempt.
+  virtual void OnRunResult(const v1::Run& run, const v1::CellSpec& cell,
+                           const v1::RunResult& result) {
+    (void)run;
+    (void)cell;
+    (void)result;
+  }
+  // A placement pass over the queued runs took `seconds` and assigned `placed` (each
+  // with its new agent, device, attempt and started time).
+  virtual void OnPlacement(double seconds, const std::vector<v1::Run>& placed) {
+    (void)seconds;
+    (void)placed;
+  }
 };
 
 }  // namespace blkbench

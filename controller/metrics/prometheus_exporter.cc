@@ -1,6 +1,7 @@
-// PrometheusExporter: metric families, per-run series lifecycle and the HTTP exposer.
+// PrometheusExporter: metric families, per-run series lifecycle and the HTTP endpoints.
 #include "controller/metrics/prometheus_exporter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -8,6 +9,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/histogram.h"
+#include "controller/metrics/http_sd.h"
+#include "controller/metrics/instrumented_store.h"
+#include "controller/metrics/run_labels.h"
 #include "prometheus/text_serializer.h"
 #include "workloads/format.h"
 
@@ -43,18 +47,31 @@ prometheus::Labels With(prometheus::Labels labels, const std::string& key,
 }
 
 // Labels of every per-run series. All are functions of (run, attempt), so they add no
-// cardinality beyond one set per live run.
-prometheus::Labels RunLabels(const v1::Run& run, const v1::CellSpec& cell) {
-  const std::string& scheduler = cell.queue().scheduler();
-  const std::string& kernel = cell.target().kernel();
-  return {{"experiment", std::to_string(run.experiment_id())},
-          {"cell", workloads::CellLabel(cell)},
-          {"run", std::to_string(run.id())},
-          {"agent", run.agent_id()},
-          {"device", run.device_path()},
-          {"device_class", cell.target().device_class()},
-          {"scheduler", scheduler.empty() ? "default" : scheduler},
-          {"kernel", kernel.empty() ? "any" : kernel}};
+// cardinality beyond one set per live run. `agent` is the run's agent when known.
+prometheus::Labels RunLabels(const v1::Run& run, const v1::CellSpec& cell,
+                             const v1::AgentInfo* agent) {
+  const KernelLabels k = KernelOf(cell, agent ? agent->host().kernel_release() : "");
+  prometheus::Labels labels = {{"experiment", std::to_string(run.experiment_id())},
+                               {"cell", workloads::CellLabel(cell)},
+                               {"cell_without_kernel", CellLabelWithout(cell, "kernel")},
+                               {"run", std::to_string(run.id())},
+                               {"agent", run.agent_id()},
+                               {"host", agent ? agent->host().hostname() : run.agent_id()},
+                               {"device", run.device_path()},
+                               {"device_class", cell.target().device_class()},
+                               {"scheduler", SchedulerOf(cell)},
+                               {"kernel", k.kernel}};
+  if (!k.profile.empty()) {
+    labels["profile"] = k.profile;
+    labels["patches"] = k.patches;
+  }
+  return labels;
+}
+
+// cpu_ns_per_io.<stage> -> stage; "" for other keys.
+std::string StageOf(const std::string& key) {
+  constexpr char kPrefix[] = "cpu_ns_per_io.";
+  return key.rfind(kPrefix, 0) == 0 ? key.substr(sizeof(kPrefix) - 1) : "";
 }
 
 }  // namespace
@@ -107,6 +124,47 @@ PrometheusExporter::PrometheusExporter(const ExporterOptions& options, Clock& cl
                          .Name("blkbench_agent_devices")
                          .Help("Devices an agent offers (allowlisted and simulated), by class")
                          .Register(*registry_)),
+      result_iops_(prometheus::BuildGauge()
+                       .Name("blkbench_run_result_iops")
+                       .Help("I/O operations per second of a finished run over its whole "
+                             "measured time (kept for the grace period after it ends)")
+                       .Register(*registry_)),
+      result_bandwidth_(prometheus::BuildGauge()
+                            .Name("blkbench_run_result_bandwidth_bytes_per_second")
+                            .Help("Bytes per second of a finished run over its whole measured "
+                                  "time")
+                            .Register(*registry_)),
+      result_latency_(prometheus::BuildGauge()
+                          .Name("blkbench_run_result_latency_percentile_seconds")
+                          .Help("Completion latency percentile of a finished run, exact from "
+                                "its merged histogram")
+                          .Register(*registry_)),
+      engine_internal_(prometheus::BuildGauge()
+                           .Name("blkbench_engine_internal")
+                           .Help("Every internal measurement of a finished engine (sim:) run, "
+                                 "by key as in RunResult.internals (units are in the key, e.g. "
+                                 "_ns); see engine/model/engine_runner.h")
+                           .Register(*registry_)),
+      engine_cpu_per_io_(prometheus::BuildGauge()
+                             .Name("blkbench_engine_cpu_seconds_per_io")
+                             .Help("Simulated CPU time per completed I/O of a finished engine "
+                                   "run, by blk-mq stage")
+                             .Register(*registry_)),
+      engine_seq_ratio_(prometheus::BuildGauge()
+                            .Name("blkbench_engine_sequential_ratio")
+                            .Help("Share of requests a finished engine run issued to the "
+                                  "driver that started where the previous one ended")
+                            .Register(*registry_)),
+      engine_tag_waits_(prometheus::BuildGauge()
+                            .Name("blkbench_engine_tag_waits")
+                            .Help("Sleeps in blk_mq_get_tag (no free tag) during a finished "
+                                  "engine run's measured time")
+                            .Register(*registry_)),
+      engine_lock_spin_(prometheus::BuildGauge()
+                            .Name("blkbench_engine_lock_spin_seconds_per_io")
+                            .Help("Simulated time spent spinning on contended locks per "
+                                  "completed I/O of a finished engine run")
+                            .Register(*registry_)),
       samples_ingested_(prometheus::BuildCounter()
                             .Name("blkbench_samples_ingested_total")
                             .Help("Run samples from agents stored and exported (duplicates not "
@@ -119,6 +177,7 @@ PrometheusExporter::PrometheusExporter(const ExporterOptions& options, Clock& cl
                                    "(stored once, ignored here)")
                              .Register(*registry_)
                              .Add({})) {
+  service_ = std::make_unique<ServiceMetrics>(*registry_, InstrumentedStore::Operations());
   // Every state from the start, so dashboards see zeros rather than no data.
   OnStateCounts(StateCounts{});
   OnAgentsChanged({});
@@ -128,22 +187,34 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(
     const ExporterOptions& options, Clock& clock) {
   std::unique_ptr<PrometheusExporter> e(new PrometheusExporter(options, clock));
   if (options.listen.empty()) return e;
-  try {
-    // One serving thread is plenty for a scrape every few seconds.
-    e->exposer_ = std::make_unique<prometheus::Exposer>(options.listen, 1);
-  } catch (const std::exception& ex) {
-    return absl::UnavailableError(
-        absl::StrCat("metrics: cannot listen on '", options.listen, "': ", ex.what()));
+  PrometheusExporter* raw = e.get();
+  std::map<std::string, HttpHandler> handlers;
+  handlers["/metrics"] = [raw](const HttpRequest&) {
+    return HttpResponse{200, kPrometheusContentType, raw->Scrape()};
+  };
+  handlers["/sd/agents"] = [raw](const HttpRequest&) {
+    return HttpResponse{200, "application/json", raw->AgentTargets()};
+  };
+  // Two threads: a scrape every few seconds, discovery and the results API beside it.
+  auto http = HttpServer::Start(options.listen, std::move(handlers), 2);
+  if (!http.ok()) {
+    return absl::UnavailableError(absl::StrCat("metrics: ", http.status().message()));
   }
-  e->exposer_->RegisterCollectable(e->registry_);
-  e->exposer_->RegisterCollectable(e->run_latency_);
-  std::vector<int> ports = e->exposer_->GetListeningPorts();
-  e->port_ = ports.empty() ? 0 : ports.front();
+  e->http_ = std::move(*http);
   return e;
 }
 
 PrometheusExporter::~PrometheusExporter() {
-  exposer_.reset();  // stop serving before the registry and families go away
+  http_.reset();  // stop serving before the registry and families go away
+}
+
+void PrometheusExporter::AddHandler(const std::string& path, HttpHandler handler) {
+  if (http_) http_->Handle(path, std::move(handler));
+}
+
+std::string PrometheusExporter::AgentTargets() const {
+  absl::MutexLock lock(&mu_);
+  return AgentTargetsJson(agents_seen_, metrics_address_by_agent_);
 }
 
 std::string PrometheusExporter::Scrape() const {
@@ -154,7 +225,11 @@ std::string PrometheusExporter::Scrape() const {
 
 PrometheusExporter::RunSeries& PrometheusExporter::SeriesFor(const v1::Run& run,
                                                              const v1::CellSpec& cell) {
-  prometheus::Labels labels = RunLabels(run, cell);
+  const v1::AgentInfo* agent = nullptr;
+  for (const v1::AgentInfo& a : agents_seen_) {
+    if (a.agent_id() == run.agent_id()) agent = &a;
+  }
+  prometheus::Labels labels = RunLabels(run, cell, agent);
   auto it = runs_by_id_.find(run.id());
   if (it != runs_by_id_.end()) {
     if (it->second.attempt == run.attempt() && it->second.labels == labels) return it->second;
@@ -191,6 +266,8 @@ void PrometheusExporter::RemoveAll(RunSeries& s) {
     s.ios[d] = nullptr;
     s.bytes[d] = nullptr;
   }
+  for (auto& [family, gauge] : s.results) family->Remove(gauge);
+  s.results.clear();
 }
 
 void PrometheusExporter::OnRunSample(const v1::Run& run, const v1::CellSpec& cell,
@@ -237,6 +314,62 @@ void PrometheusExporter::OnRunSample(const v1::Run& run, const v1::CellSpec& cel
   }
 }
 
+void PrometheusExporter::OnRunResult(const v1::Run& run, const v1::CellSpec& cell,
+                                     const v1::RunResult& result) {
+  absl::MutexLock lock(&mu_);
+  auto existing = runs_by_id_.find(run.id());
+  if (existing != runs_by_id_.end() &&
+      (existing->second.attempt > run.attempt() || !existing->second.results.empty())) {
+    return;  // a stale attempt, or the result was already reported
+  }
+  // A run too short to send a sample still gets its series here.
+  RunSeries& s = SeriesFor(run, cell);
+  auto set = [&s](prometheus::Family<prometheus::Gauge>& family, const prometheus::Labels& labels,
+                  double value) {
+    prometheus::Gauge& g = family.Add(labels);
+    g.Set(value);
+    s.results.emplace_back(&family, &g);
+  };
+  set(result_iops_, s.labels, result.iops());
+  set(result_bandwidth_, s.labels, result.bw_bytes_per_sec());
+  const v1::LatencySummary& lat = result.lat_summary();
+  const std::pair<const char*, uint64_t> percentiles[] = {
+      {"50", lat.p50_ns()}, {"99", lat.p99_ns()}, {"99.9", lat.p999_ns()}};
+  for (const auto& [label, ns] : percentiles) {
+    set(result_latency_, With(s.labels, "percentile", label),
+        static_cast<double>(ns) / kNsPerSecond);
+  }
+  for (const auto& [key, value] : result.internals()) {
+    set(engine_internal_, With(s.labels, "key", key), value);
+    const std::string stage = StageOf(key);
+    if (!stage.empty())
+      set(engine_cpu_per_io_, With(s.labels, "stage", stage), value / kNsPerSecond);
+    if (stage == "lock_spin") set(engine_lock_spin_, s.labels, value / kNsPerSecond);
+    if (key == "seq_ratio") set(engine_seq_ratio_, s.labels, value);
+    if (key == "tags.waits") set(engine_tag_waits_, s.labels, value);
+  }
+}
+
+void PrometheusExporter::OnPlacement(double seconds, const std::vector<v1::Run>& placed) {
+  service_->ObservePlacement(seconds, placed);
+}
+
+void PrometheusExporter::OnAgentRegistered(const v1::AgentInfo& info,
+                                           const std::string& metrics_address) {
+  absl::MutexLock lock(&mu_);
+  metrics_address_by_agent_[info.agent_id()] = metrics_address;
+  for (v1::AgentInfo& a : agents_seen_) {
+    if (a.agent_id() == info.agent_id()) {
+      a = info;
+      return;
+    }
+  }
+  agents_seen_.push_back(info);
+  std::sort(
+      agents_seen_.begin(), agents_seen_.end(),
+      [](const v1::AgentInfo& a, const v1::AgentInfo& b) { return a.agent_id() < b.agent_id(); });
+}
+
 void PrometheusExporter::OnRunFinished(const v1::Run& run) {
   absl::MutexLock lock(&mu_);
   auto it = runs_by_id_.find(run.id());
@@ -268,6 +401,7 @@ size_t PrometheusExporter::TrackedRuns() const {
 
 void PrometheusExporter::OnAgentsChanged(const std::vector<v1::AgentInfo>& agents) {
   absl::MutexLock lock(&mu_);
+  agents_seen_ = agents;
   int64_t connected = 0;
   std::map<std::string, bool> agent_up;
   std::map<std::pair<std::string, std::string>, int64_t> devices;

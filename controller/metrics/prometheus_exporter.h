@@ -1,5 +1,6 @@
-// PrometheusExporter: the controller's /metrics (prometheus-cpp), fed through the
-// ControllerObserver interface with what agents stream and what the store holds.
+// PrometheusExporter: the controller's /metrics (prometheus-cpp) and /sd/agents (agent
+// discovery for Prometheus), fed through the ControllerObserver interface with what
+// agents stream and what the store holds.
 #ifndef BLKBENCH_CONTROLLER_METRICS_PROMETHEUS_EXPORTER_H_
 #define BLKBENCH_CONTROLLER_METRICS_PROMETHEUS_EXPORTER_H_
 
@@ -14,10 +15,11 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
+#include "common/http/http_server.h"
 #include "controller/metrics/latency_summary.h"
 #include "controller/metrics/observer.h"
+#include "controller/metrics/service_metrics.h"
 #include "prometheus/counter.h"
-#include "prometheus/exposer.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/registry.h"
@@ -25,7 +27,8 @@
 namespace blkbench {
 
 struct ExporterOptions {
-  // host:port served at /metrics; port 0 picks a free one; "" = no HTTP (Scrape() only).
+  // host:port serving /metrics and /sd/agents; port 0 picks a free one; "" = no HTTP
+  // (Scrape() only).
   std::string listen = "127.0.0.1:9470";
   // A finished run's cumulative counters stay this long after it ends, so the final
   // totals are scraped and increase()/rate() windows over the end stay right; then every
@@ -48,7 +51,14 @@ class PrometheusExporter final : public ControllerObserver {
   ~PrometheusExporter() override;
 
   // The TCP port actually bound, 0 when not serving.
-  int port() const { return port_; }
+  int port() const { return http_ ? http_->port() : 0; }
+  // Serves `handler` at `path` on the metrics port too (e.g. the results API). No-op
+  // when not serving.
+  void AddHandler(const std::string& path, HttpHandler handler);
+  // The controller's own service metrics (store, placement, gRPC), in this registry.
+  ServiceMetrics& service() { return *service_; }
+  // The http_sd JSON served at /sd/agents (see http_sd.h).
+  std::string AgentTargets() const;
   // Everything /metrics would serve, in the Prometheus text format.
   std::string Scrape() const;
   // Removes series of runs past their grace period or idle timeout. Called by the
@@ -61,6 +71,10 @@ class PrometheusExporter final : public ControllerObserver {
   void OnRunFinished(const v1::Run& run) override;
   void OnAgentsChanged(const std::vector<v1::AgentInfo>& agents) override;
   void OnStateCounts(const StateCounts& counts) override;
+  void OnAgentRegistered(const v1::AgentInfo& info, const std::string& metrics_address) override;
+  void OnRunResult(const v1::Run& run, const v1::CellSpec& cell,
+                   const v1::RunResult& result) override;
+  void OnPlacement(double seconds, const std::vector<v1::Run>& placed) override;
 
  private:
   // The series of one run attempt. Gauges are null once the attempt ended.
@@ -74,6 +88,8 @@ class PrometheusExporter final : public ControllerObserver {
     prometheus::Gauge* bandwidth = nullptr;
     prometheus::Counter* ios[2] = {nullptr, nullptr};    // read, write
     prometheus::Counter* bytes[2] = {nullptr, nullptr};  // read, write
+    // Final result and engine internals (after OnRunResult), removed with the counters.
+    std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> results;
   };
 
   PrometheusExporter(const ExporterOptions& options, Clock& clock);
@@ -85,9 +101,9 @@ class PrometheusExporter final : public ControllerObserver {
   const ExporterOptions options_;
   Clock& clock_;
   std::shared_ptr<prometheus::Registry> registry_;
-  std::shared_ptr<SummaryFamily> run_latency_;    // exposed beside registry_
-  std::unique_ptr<prometheus::Exposer> exposer_;  // null when not serving
-  int port_ = 0;
+  std::shared_ptr<SummaryFamily> run_latency_;  // exposed beside registry_
+  std::unique_ptr<ServiceMetrics> service_;
+  std::unique_ptr<HttpServer> http_;  // null when not serving
 
   // Families are owned by registry_ and thread-safe themselves; mu_ guards which
   // series exist, so Add/Remove pairs stay consistent.
@@ -100,6 +116,14 @@ class PrometheusExporter final : public ControllerObserver {
   prometheus::Family<prometheus::Gauge>& agents_;
   prometheus::Family<prometheus::Gauge>& agent_connected_;
   prometheus::Family<prometheus::Gauge>& agent_devices_;
+  prometheus::Family<prometheus::Gauge>& result_iops_;
+  prometheus::Family<prometheus::Gauge>& result_bandwidth_;
+  prometheus::Family<prometheus::Gauge>& result_latency_;
+  prometheus::Family<prometheus::Gauge>& engine_internal_;
+  prometheus::Family<prometheus::Gauge>& engine_cpu_per_io_;
+  prometheus::Family<prometheus::Gauge>& engine_seq_ratio_;
+  prometheus::Family<prometheus::Gauge>& engine_tag_waits_;
+  prometheus::Family<prometheus::Gauge>& engine_lock_spin_;
   prometheus::Counter& samples_ingested_;
   prometheus::Counter& samples_duplicate_;
 
@@ -108,6 +132,10 @@ class PrometheusExporter final : public ControllerObserver {
   std::map<std::string, prometheus::Gauge*> agent_connected_by_id_ ABSL_GUARDED_BY(mu_);
   std::map<std::pair<std::string, std::string>, prometheus::Gauge*> devices_by_agent_class_
       ABSL_GUARDED_BY(mu_);
+  // The last agent list (OnAgentsChanged, updated by OnAgentRegistered) and where each
+  // agent serves metrics, for /sd/agents and the host and kernel labels of runs.
+  std::vector<v1::AgentInfo> agents_seen_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> metrics_address_by_agent_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace blkbench

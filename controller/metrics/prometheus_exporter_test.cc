@@ -1,4 +1,4 @@
-// Tests for PrometheusExporter: scraped over real HTTP from the Exposer on 127.0.0.1:0,
+// Tests for PrometheusExporter: scraped over real HTTP on 127.0.0.1:0,
 // parsed as the text format, checked by promtool when installed; series lifecycle on a
 // FakeClock; latency quantiles against LatencyHistogram.
 #include "controller/metrics/prometheus_exporter.h"
@@ -146,15 +146,15 @@ TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
   const std::regex name_rule("^blkbench_[a-z0-9_]+$");
   int ours = 0;
   for (const auto& [name, family] : exp.families) {
-    // prometheus-cpp's Exposer adds its own exposer_* self-metrics to every endpoint.
-    if (name.rfind("exposer_", 0) == 0) continue;
-    ++ours;
+    ++ours;  // every family, no library self-metrics (exposer_*) any more
     EXPECT_TRUE(std::regex_match(name, name_rule)) << name;
     EXPECT_TRUE(family.has_help && !family.help.empty()) << name << " has no help";
     EXPECT_FALSE(family.type.empty()) << name << " has no type";
     EXPECT_EQ(family.type == "counter", name.ends_with("_total")) << name;
   }
-  EXPECT_EQ(ours, 12);
+  // 12 run/state/agent families and 5 service ones (store, placement) that exist from
+  // the start; families without series yet (gRPC, results, engine) are not listed.
+  EXPECT_EQ(ours, 17);
   EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 3000.0);
   EXPECT_EQ(exp.Value("blkbench_run_bandwidth_bytes_per_second", kRun42), 3000.0 * 4096);
   EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);
@@ -300,6 +300,66 @@ TEST_F(ExporterTest, AgentsThatGoAwayLoseTheirSeries) {
   EXPECT_TRUE(exp.Find("blkbench_agent_devices", {{"device_class", "sim:null_blk"}}).empty());
   EXPECT_EQ(exp.Value("blkbench_agent_devices", {{"agent", "host-a"}, {"device_class", "ssd"}}),
             1.0);
+}
+
+TEST_F(ExporterTest, RegisteredAgentGivesHostAndRealKernelLabels) {
+  v1::AgentInfo a = Agent("host-a", true, {"ssd"});
+  a.mutable_host()->set_hostname("testbox-17.lab");
+  a.mutable_host()->set_kernel_release("6.12.0-test");
+  exporter_->OnAgentRegistered(a, "10.0.0.1:9471");
+  v1::CellSpec real = Cell();
+  real.mutable_target()->set_kernel("6.12*");
+  real.mutable_target()->set_device_class("ssd");
+  exporter_->OnRunSample(RunAt(50), real, MakeSample(1, 10, 0, SomeLatencies(10, 6)));
+  exporter_->OnRunSample(RunAt(51), Cell(), MakeSample(1, 10, 0, SomeLatencies(10, 7)));
+  Exposition exp = ScrapeHttp();
+  EXPECT_EQ(exp.Find("blkbench_run_iops", {{"run", "50"},
+                                           {"host", "testbox-17.lab"},
+                                           {"kernel", "6.12.0-test"},
+                                           {"cell_without_kernel", "scheduler=mq-deadline"}})
+                .size(),
+            1u);
+  // An engine run keeps its simulated kernel, split into profile and patch set.
+  auto sim = exp.Find("blkbench_run_iops", {{"run", "51"}, {"kernel", "sim:6.16"}});
+  ASSERT_EQ(sim.size(), 1u);
+  EXPECT_EQ(sim[0].labels["profile"], "6.16");
+  EXPECT_EQ(sim[0].labels["patches"], "none");
+  EXPECT_EQ(exp.Find("blkbench_run_iops", {{"run", "50"}})[0].labels.count("profile"), 0u);
+}
+
+TEST_F(ExporterTest, RunResultAndEngineInternalsAreRelayedUntilTheGracePeriodEnds) {
+  FeedSomething();
+  v1::RunResult result;
+  result.set_iops(5000);
+  result.set_bw_bytes_per_sec(5000.0 * 4096);
+  result.mutable_lat_summary()->set_p99_ns(300'000);
+  result.set_runner("engine");
+  (*result.mutable_internals())["seq_ratio"] = 0.4;
+  (*result.mutable_internals())["tags.waits"] = 17;
+  (*result.mutable_internals())["cpu_ns_per_io.dispatch"] = 250;
+  (*result.mutable_internals())["cpu_ns_per_io.lock_spin"] = 40;
+  exporter_->OnRunResult(RunAt(42), Cell(), result);
+  exporter_->OnRunFinished(RunAt(42));
+  Exposition exp = ScrapeHttp();
+  EXPECT_EQ(exp.Value("blkbench_run_result_iops", kRun42), 5000.0);
+  EXPECT_EQ(
+      exp.Value("blkbench_run_result_latency_percentile_seconds", With(kRun42, "percentile", "99")),
+      300e-6);
+  EXPECT_EQ(exp.Value("blkbench_engine_sequential_ratio", kRun42), 0.4);
+  EXPECT_EQ(exp.Value("blkbench_engine_tag_waits", kRun42), 17.0);
+  EXPECT_EQ(exp.Value("blkbench_engine_cpu_seconds_per_io", With(kRun42, "stage", "dispatch")),
+            250e-9);
+  EXPECT_EQ(exp.Value("blkbench_engine_lock_spin_seconds_per_io", kRun42), 40e-9);
+  EXPECT_EQ(exp.Value("blkbench_engine_internal", With(kRun42, "key", "tags.waits")), 17.0);
+  EXPECT_EQ(exp.Find("blkbench_engine_internal", {{"run", "42"}}).size(), 4u);
+  // A resend of the result does not add series.
+  exporter_->OnRunResult(RunAt(42), Cell(), result);
+  EXPECT_EQ(ScrapeHttp().Find("blkbench_engine_internal", {{"run", "42"}}).size(), 4u);
+
+  clock_.AdvanceMs(kGraceMs);
+  exporter_->Sweep();
+  exp = ScrapeHttp();
+  for (const auto& s : exp.samples) EXPECT_EQ(s.labels.count("run"), 0u) << s.name;
 }
 
 TEST_F(ExporterTest, ListenFailureIsUnavailable) {

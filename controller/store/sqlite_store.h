@@ -43,6 +43,9 @@ class SqliteStore final : public Store {
                                                            const Options& options);
 
   absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) override;
+  absl::StatusOr<std::vector<uint64_t>> AddRuns(uint64_t experiment_id,
+                                                const std::vector<uint32_t>& cell_indices,
+                                                uint32_t count, int64_t created_unix_ms) override;
   absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results) override;
   absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) override;
   absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,

@@ -29,6 +29,17 @@ class Store {
   // experiment's. InvalidArgument if repeats is 0 or there are no cells.
   virtual absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) = 0;
 
+  // Appends `count` runs (RUN_QUEUED, attempt 0, created at created_unix_ms) to each of
+  // `cell_indices`, repeat-major like CreateExperiment, with repeat numbers continuing
+  // after each cell's highest repeat. An experiment that had ended DONE or FAILED is set
+  // back to RUNNING (no error, no finished time). Returns the new run ids in id order.
+  // NotFound for an unknown experiment; InvalidArgument for count 0, no cells, or a cell
+  // index that is unknown or repeated; FailedPrecondition for a CANCELED experiment.
+  virtual absl::StatusOr<std::vector<uint64_t>> AddRuns(uint64_t experiment_id,
+                                                        const std::vector<uint32_t>& cell_indices,
+                                                        uint32_t count,
+                                                        int64_t created_unix_ms) = 0;
+
   // The experiment with its cells and runs (ordered by run id). Runs carry their
   // result only if with_results; last_sample and samples (count) are always filled.
   // last_sample, samples and result are those of each run's current attempt.

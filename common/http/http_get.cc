@@ -1,0 +1,106 @@
+// HttpGet over a plain socket; see http_get.h.
+#include "common/http/http_get.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace blkbench {
+namespace {
+
+absl::Status Errno(const char* what) {
+  return absl::UnavailableError(absl::StrCat(what, ": ", strerror(errno)));
+}
+
+// Closes the socket on every return path.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string UrlEncode(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char buf[4];
+      snprintf(buf, sizeof(buf), "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target, absl::Duration timeout) {
+  Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd.get() < 0) return Errno("socket");
+  const timeval tv = absl::ToTimeval(timeout);
+  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Errno("connect");
+  }
+  const std::string request = absl::StrCat("GET ", target, " HTTP/1.0\r\nHost: 127.0.0.1:", port,
+                                           "\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+  for (size_t sent = 0; sent < request.size();) {
+    ssize_t n = send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Errno("send");
+    sent += static_cast<size_t>(n);
+  }
+  std::string response;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = recv(fd.get(), buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Errno("recv");
+    if (n == 0) break;
+    response.append(buf, static_cast<size_t>(n));
+  }
+  const size_t header_end = response.find("\r\n\r\n");
+  if (header_end == std::string::npos) {
+    return absl::DataLossError(absl::StrCat("GET ", target, ": no HTTP header in the response"));
+  }
+  HttpResult result;
+  std::vector<std::string> lines = absl::StrSplit(response.substr(0, header_end), "\r\n");
+  std::vector<std::string> status_line = absl::StrSplit(lines[0], ' ');
+  if (status_line.size() < 2 || !absl::SimpleAtoi(status_line[1], &result.status)) {
+    return absl::DataLossError(absl::StrCat("GET ", target, ": bad status line: ", lines[0]));
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(':');
+    if (colon == std::string::npos) continue;
+    if (absl::AsciiStrToLower(lines[i].substr(0, colon)) == "content-type") {
+      result.content_type = std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
+    }
+  }
+  result.body = response.substr(header_end + 4);
+  return result;
+}
+
+}  // namespace blkbench

@@ -1,0 +1,30 @@
+// HttpGet: a blocking HTTP/1.0 GET over a loopback TCP socket, for tests and tools that
+// read /metrics, the controller's JSON endpoints or Prometheus's HTTP API.
+#ifndef BLKBENCH_COMMON_HTTP_HTTP_GET_H_
+#define BLKBENCH_COMMON_HTTP_HTTP_GET_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace blkbench {
+
+struct HttpResult {
+  int status = 0;            // e.g. 200
+  std::string content_type;  // "" when the response has none
+  std::string body;
+};
+
+// GET http://127.0.0.1:<port><target> (target = path plus optional "?query", already
+// URL-encoded). Unavailable when connecting, sending or receiving fails or `timeout`
+// passes; DataLoss for a response that is not HTTP.
+absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
+                                   absl::Duration timeout = absl::Seconds(10));
+
+// Percent-encodes everything but RFC 3986 unreserved characters.
+std::string UrlEncode(const std::string& s);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_COMMON_HTTP_HTTP_GET_H_

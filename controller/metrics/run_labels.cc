@@ -1,0 +1,36 @@
+// Run label values; see run_labels.h.
+#include "controller/metrics/run_labels.h"
+
+#include "workloads/format.h"
+
+namespace blkbench {
+
+KernelLabels KernelOf(const v1::CellSpec& cell, const std::string& host_kernel) {
+  const std::string& kernel = cell.target().kernel();
+  KernelLabels out;
+  if (kernel.rfind("sim:", 0) == 0) {
+    const std::string rest = kernel.substr(4);
+    const size_t plus = rest.find('+');
+    out.kernel = kernel;
+    out.profile = rest.substr(0, plus);
+    out.patches = plus == std::string::npos ? "none" : rest.substr(plus + 1);
+    return out;
+  }
+  out.kernel = !host_kernel.empty() ? host_kernel : kernel.empty() ? "any" : kernel;
+  return out;
+}
+
+std::string CellLabelWithout(const v1::CellSpec& cell, const std::string& axis) {
+  v1::CellSpec copy;
+  for (const v1::AxisValue& a : cell.axes()) {
+    if (a.key() != axis) *copy.add_axes() = a;
+  }
+  return workloads::CellLabel(copy);
+}
+
+std::string SchedulerOf(const v1::CellSpec& cell) {
+  const std::string& s = cell.queue().scheduler();
+  return s.empty() ? "default" : s;
+}
+
+}  // namespace blkbench

@@ -1,0 +1,31 @@
+// Label values describing a run, shared by the exporter's series and the results API
+// rows, so dashboards can join live metrics and stored results on the same values.
+#ifndef BLKBENCH_CONTROLLER_METRICS_RUN_LABELS_H_
+#define BLKBENCH_CONTROLLER_METRICS_RUN_LABELS_H_
+
+#include <string>
+
+#include "blkbench/v1/workload.pb.h"
+
+namespace blkbench {
+
+struct KernelLabels {
+  std::string kernel;   // "sim:6.16+dd-batch-dispatch", or the host's release "6.12.0-1"
+  std::string profile;  // engine runs: the kernel profile ("6.16"); "" for real runs
+  std::string patches;  // engine runs: "dd-batch-dispatch" ("+"-joined) or "none"; ""
+};
+
+// An engine run ("sim:" kernel) is described by the cell's kernel; a real run by the
+// release of the host it ran on (`host_kernel`; the cell's glob, or "any", when unknown).
+KernelLabels KernelOf(const v1::CellSpec& cell, const std::string& host_kernel);
+
+// The cell's label (workloads::CellLabel) without the `axis` entry, e.g. "bs=4k" for
+// "kernel=sim:6.16 bs=4k" and axis "kernel": cells compared across that axis match on it.
+std::string CellLabelWithout(const v1::CellSpec& cell, const std::string& axis);
+
+// The scheduler the cell asks for; "default" when it leaves the device's own.
+std::string SchedulerOf(const v1::CellSpec& cell);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_METRICS_RUN_LABELS_H_

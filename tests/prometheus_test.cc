@@ -1,0 +1,473 @@
+// Cross-component test of live metrics with real parts: a real Prometheus server
+// (Debian's `prometheus`) on loopback scrapes an in-process controller (gRPC on TCP,
+// SQLite file, /metrics) and the exporter of an in-process agent that it finds through
+// the controller's /sd/agents. A short sim: experiment (two kernels on sim:null_blk)
+// runs; its IOPS and p99 must appear in Prometheus while it runs, and afterwards EVERY
+// query of EVERY shipped dashboard panel, with the dashboard variables resolved the way
+// Grafana would, must return data (Prometheus queries through its HTTP API, results
+// panels through the controller's results API). Skipped only without the binary.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "agent/agent.h"
+#include "agent/metrics/agent_exporter.h"
+#include "agent/runners.h"
+#include "blkbench/v1/controller.grpc.pb.h"
+#include "common/http/http_get.h"
+#include "common/states.h"
+#include "common/testing/loop_device.h"
+#include "controller/server.h"
+#include "gtest/gtest.h"
+#include "tests/dashboard_util.h"
+
+extern char** environ;
+
+namespace blkbench {
+namespace {
+
+using google::protobuf::ListValue;
+using google::protobuf::Struct;
+using google::protobuf::Value;
+using testing::Dashboard;
+using testing::Str;
+using testing::TempDir;
+
+constexpr char kPrometheus[] = "/usr/bin/prometheus";
+constexpr char kRateInterval[] = "4s";  // Grafana: max(4 x scrape interval, step + scrape)
+
+// Two kernels (baseline and a patch set) on the engine's null_blk: ~4 s of wall time
+// per run, sequential on the agent's one simulated device. Seeded: deterministic.
+constexpr char kMatrix[] = R"(name: prometheus-test
+repeats: 1
+job: {rw: randread, bs: 4k, iodepth: 32, numjobs: 4, ioengine: io_uring, runtime: 3s,
+      time_based: 1, randseed: 42}
+matrix:
+  kernel: ["sim:6.16", "sim:6.16+dd-batch-dispatch"]
+target: {device_class: sim:null_blk}
+)";
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+// A child process with stdout and stderr in `log`; SIGTERM, then SIGKILL, at the end.
+class Process {
+ public:
+  Process(const std::vector<std::string>& argv, const std::string& log) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  ~Process() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGTERM);
+    const absl::Time deadline = absl::Now() + absl::Seconds(20);
+    int st = 0;
+    while (waitpid(pid_, &st, WNOHANG) == 0) {
+      if (absl::Now() > deadline) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &st, 0);
+        break;
+      }
+      absl::SleepFor(absl::Milliseconds(50));  // reaping, not synchronisation
+    }
+  }
+  bool ok() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Polls `done` every 200 ms until it holds or `limit` passes; returns the last answer.
+bool PollUntil(const std::function<bool()>& done, absl::Duration limit) {
+  const absl::Time deadline = absl::Now() + limit;
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  return true;
+}
+
+std::optional<Struct> GetJson(int port, const std::string& target) {
+  auto r = HttpGet(port, target);
+  if (!r.ok() || r->status != 200) return std::nullopt;
+  Struct s;
+  if (!google::protobuf::util::JsonStringToMessage(r->body, &s).ok()) return std::nullopt;
+  return s;
+}
+
+// Grafana's escaping of a value substituted into a regex matcher (=~"$var") when the
+// variable allows "All": regex metacharacters, with the backslash doubled for PromQL.
+std::string RegexEscape(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) out += "\\\\";
+    out.push_back(c);
+  }
+  return out;
+}
+
+// One data point that is a finite number somewhere in a Prometheus API result.
+bool HasFiniteValue(const Struct& response, std::string* why) {
+  if (Str(response, "status") != "success") {
+    *why = "status " + Str(response, "status") + ": " + Str(response, "error");
+    return false;
+  }
+  const Struct& data = response.fields().at("data").struct_value();
+  const Value& result = data.fields().at("result");
+  auto finite = [](const Value& point) {
+    double v = 0;
+    return point.list_value().values_size() == 2 &&
+           absl::SimpleAtod(point.list_value().values(1).string_value(), &v) && std::isfinite(v);
+  };
+  if (Str(data, "resultType") == "scalar") return finite(result);
+  for (const Value& series : result.list_value().values()) {
+    const auto& f = series.struct_value().fields();
+    if (f.count("value") && finite(f.at("value"))) return true;
+    if (f.count("values")) {
+      for (const Value& p : f.at("values").list_value().values()) {
+        if (finite(p)) return true;
+      }
+    }
+  }
+  *why = "no finite value in " + std::to_string(result.list_value().values_size()) + " series";
+  return false;
+}
+
+class PrometheusTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(kPrometheus, X_OK) != 0) {
+      GTEST_SKIP() << kPrometheus << " not installed (Debian package 'prometheus')";
+    }
+    start_ = absl::Now();
+    ServerOptions opts;
+    opts.listen = "127.0.0.1:0";
+    opts.db_path = dir_.File("blkbench.db");
+    opts.controller.sample_interval_ms = 200;  // simulated time for sim: runs
+    opts.controller.heartbeat_interval_ms = 200;
+    opts.tick_ms = 100;
+    opts.metrics.listen = "127.0.0.1:0";
+    opts.metrics.finished_grace_ms = 30 * 60'000;  // results stay for the whole test
+    opts.metrics_refresh_ms = 500;
+    auto server = ControllerServer::Start(opts, clock_);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+
+    auto exporter =
+        AgentExporter::Start({.listen = "127.0.0.1:0", .finished_grace_ms = 30 * 60'000}, clock_);
+    ASSERT_TRUE(exporter.ok()) << exporter.status();
+    agent_exporter_ = std::move(*exporter);
+    config_.agent_id = "prom-agent";
+    config_.state_dir = dir_.File("agent-state");
+    config_.sim_devices = {"sim:null_blk"};
+    config_.controller = "127.0.0.1:" + std::to_string(server_->port());
+    config_.metrics_listen = agent_exporter_->address();
+    auto journal = QueueSettingsJournal::Open(config_.state_dir);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    journal_ = std::move(*journal);
+    executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
+    agent_ = std::make_unique<Agent>(config_, *executor_, clock_,
+                                     TcpChannelFactory(config_.controller), agent_exporter_.get());
+    agent_thread_ = std::thread([this] { agent_->Run(); });
+    ASSERT_TRUE(agent_->WaitConnected(true, absl::Seconds(30)));
+
+    prom_port_ = FreePort();
+    ASSERT_GT(prom_port_, 0);
+    const std::string metrics = absl::StrCat("127.0.0.1:", server_->metrics_port());
+    std::ofstream(dir_.File("prometheus.yml"))
+        << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        << "scrape_configs:\n"
+        << "  - job_name: blkbench-controller\n"
+        << "    static_configs: [{targets: [\"" << metrics << "\"]}]\n"
+        << "  - job_name: blkbench-agents\n"
+        << "    http_sd_configs: [{url: \"http://" << metrics
+        << "/sd/agents\", refresh_interval: 1s}]\n";
+    prometheus_ = std::make_unique<Process>(
+        std::vector<std::string>{kPrometheus, "--config.file=" + dir_.File("prometheus.yml"),
+                                 "--storage.tsdb.path=" + dir_.File("tsdb"),
+                                 absl::StrCat("--web.listen-address=127.0.0.1:", prom_port_),
+                                 "--log.level=warn"},
+        dir_.File("prometheus.log"));
+    ASSERT_TRUE(prometheus_->ok());
+    ASSERT_TRUE(PollUntil(
+        [this] {
+          auto r = HttpGet(prom_port_, "/-/ready", absl::Seconds(2));
+          return r.ok() && r->status == 200;
+        },
+        absl::Seconds(60)))
+        << "prometheus did not become ready; see " << dir_.File("prometheus.log");
+  }
+
+  void TearDown() override {
+    prometheus_.reset();
+    if (agent_) {
+      agent_->Stop();
+      agent_thread_.join();
+    }
+  }
+
+  std::optional<Struct> Prom(const std::string& target) { return GetJson(prom_port_, target); }
+
+  // Instant query at now; true when it returns a finite value.
+  bool InstantHasData(const std::string& expr) {
+    auto r = Prom("/api/v1/query?query=" + UrlEncode(expr));
+    std::string why;
+    return r.has_value() && HasFiniteValue(*r, &why);
+  }
+
+  // Waits on the controller's change signal until the experiment ended.
+  v1::Experiment WaitForEnd(uint64_t id, absl::Duration limit) {
+    const absl::Time deadline = absl::Now() + limit;
+    uint64_t seen = 0;
+    while (absl::Now() < deadline) {
+      auto e = server_->controller().GetExperiment(id, false);
+      if (e.ok() && IsEndedExperimentState(e->state())) return *e;
+      seen = server_->controller().WaitForChange(seen, absl::Seconds(1));
+    }
+    return *server_->controller().GetExperiment(id, false);
+  }
+
+  // label_values(<selector>, <label>) over the test's window, sorted.
+  std::vector<std::string> LabelValues(const std::string& query) {
+    const size_t open = query.find('('), comma = query.rfind(','), close = query.rfind(')');
+    EXPECT_TRUE(query.rfind("label_values(", 0) == 0 && comma != std::string::npos) << query;
+    const std::string selector = query.substr(open + 1, comma - open - 1);
+    std::string label(absl::StripAsciiWhitespace(query.substr(comma + 1, close - comma - 1)));
+    auto r = Prom(absl::StrCat("/api/v1/series?match[]=", UrlEncode(selector),
+                               "&start=", absl::ToUnixSeconds(start_) - 5,
+                               "&end=", absl::ToUnixSeconds(absl::Now()) + 1));
+    std::set<std::string> values;
+    if (r.has_value() && Str(*r, "status") == "success") {
+      for (const Value& s : r->fields().at("data").list_value().values()) {
+        auto it = s.struct_value().fields().find(label);
+        if (it != s.struct_value().fields().end()) values.insert(it->second.string_value());
+      }
+    }
+    return {values.begin(), values.end()};
+  }
+
+  // Resolves the dashboard's variables in order, each from the values its query
+  // returns with the earlier ones substituted; a variable whose query repeats an earlier
+  // one's takes the next value (baseline vs candidate). Fills `regex_vars`.
+  std::map<std::string, std::string> ResolveVariables(const Dashboard& d,
+                                                      std::set<std::string>* regex_vars) {
+    std::map<std::string, std::string> values;
+    std::map<std::string, int> seen_queries;
+    for (const Value& v : d.Variables().values()) {
+      const Struct& var = v.struct_value();
+      const std::string name = Str(var, "name");
+      if (Str(var, "type") == "textbox") {
+        values[name] = Str(var, "query");
+        continue;
+      }
+      std::string query = Substitute(Str(var, "definition"), values, *regex_vars);
+      std::vector<std::string> options = LabelValues(query);
+      EXPECT_FALSE(options.empty())
+          << d.file << ": variable " << name << " has no values (" << query << ")";
+      if (options.empty()) continue;
+      const int n = seen_queries[query]++;
+      values[name] = options[static_cast<size_t>(n) % options.size()];
+      if (var.fields().count("includeAll") && var.fields().at("includeAll").bool_value()) {
+        regex_vars->insert(name);
+      }
+    }
+    return values;
+  }
+
+  std::string Substitute(std::string text, const std::map<std::string, std::string>& values,
+                         const std::set<std::string>& regex_vars) {
+    const int64_t range_s = absl::ToInt64Seconds(absl::Now() - start_) + 10;
+    text = absl::StrReplaceAll(text, {{"$__rate_interval", kRateInterval},
+                                      {"$__range", absl::StrCat(range_s, "s")},
+                                      {"$__interval", "1s"}});
+    // Longest names first so $kernel_a is not taken for $kernel.
+    std::vector<std::pair<std::string, std::string>> subs;
+    for (const auto& [name, value] : values) {
+      const std::string v = regex_vars.count(name) ? RegexEscape(value) : value;
+      subs.push_back({"${" + name + ":percentencode}", UrlEncode(value)});
+      subs.push_back({"${" + name + "}", v});
+      subs.push_back({"$" + name, v});
+    }
+    std::sort(subs.begin(), subs.end(),
+              [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    for (const auto& [from, to] : subs) text = absl::StrReplaceAll(text, {{from, to}});
+    return text;
+  }
+
+  TempDir dir_{"prometheus_test"};
+  SystemClock clock_;
+  absl::Time start_;
+  std::unique_ptr<ControllerServer> server_;
+  std::unique_ptr<AgentExporter> agent_exporter_;
+  AgentConfig config_;
+  std::unique_ptr<QueueSettingsJournal> journal_;
+  std::unique_ptr<RunExecutor> executor_;
+  std::unique_ptr<Agent> agent_;
+  std::thread agent_thread_;
+  std::unique_ptr<Process> prometheus_;
+  int prom_port_ = 0;
+};
+
+TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
+  // Discovery: the agent's exporter is found through the controller and scraped.
+  ASSERT_TRUE(PollUntil(
+      [this] {
+        auto t = Prom("/api/v1/targets?state=active");
+        if (!t.has_value()) return false;
+        int up = 0;
+        for (const Value& target : t->fields()
+                                       .at("data")
+                                       .struct_value()
+                                       .fields()
+                                       .at("activeTargets")
+                                       .list_value()
+                                       .values()) {
+          const Struct& s = target.struct_value();
+          const Struct& labels = s.fields().at("labels").struct_value();
+          if (Str(s, "health") == "up" &&
+              (Str(labels, "job") == "blkbench-controller" ||
+               (Str(labels, "job") == "blkbench-agents" && Str(labels, "agent") == "prom-agent"))) {
+            ++up;
+          }
+        }
+        return up == 2;
+      },
+      absl::Seconds(60)))
+      << "controller and agent targets not both up; see " << dir_.File("prometheus.log");
+
+  // Submitted over gRPC on TCP, as the CLI does (so the request metrics see it).
+  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = v1::ControllerService::NewStub(channel);
+  grpc::ClientContext ctx;
+  v1::SubmitExperimentRequest req;
+  req.set_file_name("prometheus-test.yaml");
+  req.set_matrix_text(kMatrix);
+  v1::Experiment exp;
+  grpc::Status submitted = stub->SubmitExperiment(&ctx, req, &exp);
+  ASSERT_TRUE(submitted.ok()) << submitted.error_message();
+  const std::string id = std::to_string(exp.id());
+  // A running experiment's IOPS and p99 appear within a scrape interval or two.
+  EXPECT_TRUE(PollUntil(
+      [&] {
+        return InstantHasData("blkbench_run_iops{experiment=\"" + id + "\"}") &&
+               InstantHasData("blkbench_run_latency_seconds{quantile=\"0.99\", experiment=\"" + id +
+                              "\"}") &&
+               InstantHasData("blkbench_agent_run_iops{experiment=\"" + id + "\"}");
+      },
+      absl::Seconds(60)))
+      << "live IOPS/p99 of the running experiment never reached Prometheus";
+
+  v1::Experiment done = WaitForEnd(exp.id(), absl::Minutes(3));
+  ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
+  // The final results and engine internals of both runs are scraped.
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        return InstantHasData("count(blkbench_run_result_iops{experiment=\"" + id + "\"}) == 2") &&
+               InstantHasData("count(blkbench_engine_internal{key=\"seq_ratio\", experiment=\"" +
+                              id + "\"}) == 2") &&
+               InstantHasData("blkbench_agent_runs_finished_total{outcome=\"succeeded\"} == 2");
+      },
+      absl::Seconds(60)));
+
+  auto names_json = Prom("/api/v1/label/__name__/values");
+  ASSERT_TRUE(names_json.has_value());
+  std::set<std::string> names;
+  for (const Value& v : names_json->fields().at("data").list_value().values()) {
+    names.insert(v.string_value());
+  }
+
+  std::string error;
+  std::vector<Dashboard> dashboards = testing::LoadDashboards(BLKBENCH_SOURCE_DIR, &error);
+  ASSERT_GE(dashboards.size(), 5u) << error;
+  const std::regex metric_name("blkbench_[a-z0-9_]+");
+  int evaluated = 0;
+  for (const Dashboard& d : dashboards) {
+    std::set<std::string> regex_vars;
+    const std::map<std::string, std::string> vars = ResolveVariables(d, &regex_vars);
+    const int64_t end = absl::ToUnixSeconds(absl::Now()) + 1;
+    const int64_t start = absl::ToUnixSeconds(start_) - 5;
+    for (const Value& pv : d.Panels().values()) {
+      const Struct& panel = pv.struct_value();
+      const std::string title = Str(panel, "title");
+      for (const Value& tv : panel.fields().at("targets").list_value().values()) {
+        const Struct& target = tv.struct_value();
+        const std::string where = d.file + " / " + title + " / " + Str(target, "refId");
+        const std::string ds_type = Str(target.fields().at("datasource").struct_value(), "type");
+        ++evaluated;
+        if (ds_type == "yesoreyeram-infinity-datasource") {
+          const std::string url = Substitute(Str(target, "url"), vars, regex_vars);
+          auto r = HttpGet(server_->metrics_port(), url);
+          ASSERT_TRUE(r.ok()) << where << ": " << r.status();
+          EXPECT_EQ(r->status, 200) << where << ": GET " << url << ": " << r->body;
+          Value rows;
+          ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(r->body, &rows).ok()) << where;
+          ASSERT_TRUE(rows.has_list_value()) << where;
+          EXPECT_GT(rows.list_value().values_size(), 0) << where << ": GET " << url;
+          if (rows.list_value().values_size() == 0) continue;
+          const Struct& row = rows.list_value().values(0).struct_value();
+          for (const Value& c : target.fields().at("columns").list_value().values()) {
+            const std::string selector = Str(c.struct_value(), "selector");
+            EXPECT_TRUE(row.fields().count(selector)) << where << ": no field " << selector;
+          }
+          continue;
+        }
+        ASSERT_EQ(ds_type, "prometheus") << where;
+        const std::string raw = Str(target, "expr");
+        for (std::sregex_iterator it(raw.begin(), raw.end(), metric_name), e; it != e; ++it) {
+          EXPECT_TRUE(names.count(it->str()))
+              << where << ": metric " << it->str() << " never scraped";
+        }
+        const std::string expr = Substitute(raw, vars, regex_vars);
+        const bool instant =
+            target.fields().count("instant") && target.fields().at("instant").bool_value();
+        const std::string api =
+            instant ? absl::StrCat("/api/v1/query?query=", UrlEncode(expr), "&time=", end)
+                    : absl::StrCat("/api/v1/query_range?query=", UrlEncode(expr), "&start=", start,
+                                   "&end=", end, "&step=1");
+        auto r = Prom(api);
+        ASSERT_TRUE(r.has_value()) << where << ": query failed: " << expr;
+        std::string why;
+        EXPECT_TRUE(HasFiniteValue(*r, &why)) << where << ": no data (" << why << ")\n  " << expr;
+      }
+    }
+  }
+  EXPECT_GT(evaluated, 40);
+}
+
+}  // namespace
+}  // namespace blkbench
