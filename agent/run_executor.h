@@ -24,7 +24,6 @@ using RunnerFactory = std::function<std::unique_ptr<Runner>(const std::string& d
 
 // Facts of a simulated device as agents register them: path and class are the same
 // ("sim:ssd"); the engine models the device itself.
-constexpr uint64_t kSimulatedDeviceBytes = 1ull << 40;
 v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class);
 
 class RunExecutor {

@@ -14,6 +14,7 @@
 #include "common/testing/loop_device.h"
 #include "controller/cli/cli.h"
 #include "controller/server.h"
+#include "engine/model/engine_runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -50,6 +51,7 @@ class GateE2eTest : public ::testing::Test {
     server_ = std::move(*server);
 
     config_.agent_id = "agent-sim";
+    config_.sim_devices.push_back("sim:ssd-seed004");  // for the seed examples
     config_.state_dir = agent_dir_.path();
     config_.controller = "127.0.0.1:" + std::to_string(server_->port());
     journal_ = std::move(*QueueSettingsJournal::Open(config_.state_dir));
@@ -232,6 +234,55 @@ TEST_F(GateE2eTest, HistoryFindsTheExperimentWhereIopsDropped) {
   // Bad input never reaches the controller.
   EXPECT_EQ(Cli({"history", "--metric", "iops"}, &out, &err), 2);
   EXPECT_EQ(Cli({"history", "--metric", "nope", "--cell", "bs=4k"}, &out, &err), 2);
+}
+
+// A seed example with its runtime cut to `runtime` (the examples say "runtime: <n>ms").
+std::string SeedMatrix(const std::string& file, const std::string& runtime) {
+  std::string text = ReadFileOr(std::string(BLKBENCH_SOURCE_DIR) + "/examples/seeds/" + file);
+  const size_t at = text.find("  runtime: ");
+  if (at != std::string::npos) {
+    text.replace(at, text.find('\n', at) - at, "  runtime: " + runtime);
+  }
+  return text;
+}
+
+// Seed 000 through the controller: the batch-dispatch kernel is an improvement of IOPS,
+// not a regression, and the gate passes.
+TEST_F(GateE2eTest, Seed000BatchDispatchIsReportedAsAnImprovement) {
+  const std::string id = Run("seed000", SeedMatrix("000-batch-dispatch.yaml", "10ms"));
+  std::string out, err;
+  EXPECT_EQ(
+      Cli({"gate", "--experiment", id, "--axis", "kernel", "--baseline", "sim:6.16", "--candidate",
+           "sim:6.16+dd-batch-dispatch+bfq-batch-dispatch", "--metrics", "iops"},
+          &out, &err),
+      0)
+      << out << err;
+  EXPECT_THAT(out, HasSubstr("improvement"));
+  EXPECT_THAT(out, HasSubstr("0 regressions"));
+}
+
+// The seed matrices run unchanged on an agent's sim: devices, and every run's event trace
+// is the one `blkbench sim` produces locally for the same cell and repeat.
+TEST_F(GateE2eTest, SeedExamplesThroughTheControllerMatchLocalEngineRuns) {
+  for (const auto& [file, runtime] : std::vector<std::pair<std::string, std::string>>{
+           {"002-deadline-contention.yaml", "5ms"}, {"004-bfq-one-group.yaml", "50ms"}}) {
+    const std::string id = Run(file, SeedMatrix(file, runtime));
+    const v1::Experiment e = *controller().GetExperiment(std::stoull(id), true);
+    ASSERT_EQ(e.state(), v1::EXPERIMENT_DONE) << file << ": " << e.error();
+    for (const v1::Run& r : e.runs()) {
+      ASSERT_EQ(r.state(), v1::RUN_DONE) << file << ": " << r.error();
+      RunContext ctx;
+      ctx.cell = e.cells(static_cast<int>(r.cell_index()));
+      ctx.cell.mutable_job()->set_randseed(ctx.cell.job().randseed() + r.repeat());
+      ctx.target_size = engine::kSimulatedDeviceBytes;
+      absl::StatusOr<v1::RunResult> local = engine::NewEngineRunner()->Run(ctx);
+      ASSERT_TRUE(local.ok()) << local.status();
+      EXPECT_EQ(r.result().internals().at("engine.trace_hash"),
+                local->internals().at("engine.trace_hash"))
+          << file << " run " << r.id();
+      EXPECT_EQ(r.result().io().read_ios(), local->io().read_ios());
+    }
+  }
 }
 
 TEST(GateProofCommand, RegeneratesTheSectionBetweenItsMarkers) {

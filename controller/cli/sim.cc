@@ -135,7 +135,7 @@ int RunSim(const std::string& path, const std::string& db_path, const std::strin
     // The seed of a repeat differs, so repeats are independent samples.
     ctx.cell.mutable_job()->set_randseed(cell.job().randseed() + run.repeat());
     ctx.target_path = cell.target().device_class();
-    ctx.target_size = 1ull << 40;
+    ctx.target_size = engine::kSimulatedDeviceBytes;
     if (trace.is_open()) {
       trace << "# run " << run.id() << " " << workloads::CellLabel(cell) << " rep " << run.repeat()
             << "\n";
