@@ -51,12 +51,13 @@ using testing::TempDir;
 constexpr char kPrometheus[] = "/usr/bin/prometheus";
 constexpr char kRateInterval[] = "4s";  // Grafana: max(4 x scrape interval, step + scrape)
 
-// Two kernels (baseline and a patch set) on the engine's null_blk: ~4 s of wall time
+// Two kernels (baseline and a patch set) on the engine's null_blk under mq-deadline (so
+// the elevator-lock panels have data): ~4 s of wall time
 // per run, sequential on the agent's one simulated device. Seeded: deterministic.
 constexpr char kMatrix[] = R"(name: prometheus-test
 repeats: 1
 job: {rw: randread, bs: 4k, iodepth: 32, numjobs: 4, ioengine: io_uring, runtime: 3s,
-      time_based: 1, randseed: 42}
+      time_based: 1, randseed: 42, scheduler: mq-deadline}
 matrix:
   kernel: ["sim:6.16", "sim:6.16+dd-batch-dispatch"]
 target: {device_class: sim:null_blk}
