@@ -1,5 +1,5 @@
 // engine_bench: how fast the engine simulates — simulated requests per wall-clock second
-// for a CPU-bound null_blk workload and a seek-bound HDD workload.
+// for a CPU-bound null_blk workload (with each elevator) and a seek-bound HDD workload.
 #include <cstdio>
 #include <string>
 
@@ -51,6 +51,15 @@ int main() {
   j->set_time_based(true);
   j->set_runtime_ns(200'000'000);  // 200 ms simulated
   Report("null_blk none QD32x16j", nullblk);
+
+  // The same job through each elevator (seed 000's shape: lock-bound on a 128-core box).
+  CellSpec sched = nullblk;
+  sched.mutable_target()->set_machine("server-128-4node");
+  (*sched.mutable_device_params())["null_blk.submit_queues"] = "128";
+  for (const char* name : {"mq-deadline", "bfq", "kyber"}) {
+    sched.mutable_queue()->set_scheduler(name);
+    Report((std::string("null_blk ") + name + " QD32x16j").c_str(), sched);
+  }
 
   CellSpec hdd;
   hdd.mutable_target()->set_device_class("sim:hdd");
