@@ -4,24 +4,20 @@
 // once, the devices' queue settings are restored, and `blkbench results` prints them.
 #include <sqlite3.h>
 
-#include <sstream>
-#include <thread>
+#include <fstream>
 
 #include "absl/strings/str_split.h"
-#include "agent/agent.h"
-#include "agent/runners.h"
-#include "common/states.h"
 #include "common/testing/loop_device.h"
-#include "controller/cli/cli.h"
-#include "controller/server.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "tests/test_cluster.h"
 
 namespace blkbench {
 namespace {
 
+using testing::AgentProcess;
 using ::testing::HasSubstr;
 using testing::LoopDevice;
 using ::testing::Not;
@@ -37,75 +33,9 @@ matrix:
 target: {device_class: loop}
 )";
 
-// One agent with its own state directory, running on its own thread.
-class AgentProcess {
- public:
-  AgentProcess(const std::string& id, const std::string& state_dir,
-               std::vector<AllowedDevice> devices, int port) {
-    config_.agent_id = id;
-    config_.state_dir = state_dir;
-    config_.devices = std::move(devices);
-    config_.controller = "127.0.0.1:" + std::to_string(port);
-    journal_ = std::move(*QueueSettingsJournal::Open(state_dir));
-    executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
-    agent_ =
-        std::make_unique<Agent>(config_, *executor_, clock_, TcpChannelFactory(config_.controller));
-    thread_ = std::thread([this] { agent_->Run(); });
-  }
-  ~AgentProcess() {
-    agent_->Stop();
-    thread_.join();
-  }
-  Agent& agent() { return *agent_; }
-
- private:
-  AgentConfig config_;
-  SystemClock clock_;
-  std::unique_ptr<QueueSettingsJournal> journal_;
-  std::unique_ptr<RunExecutor> executor_;
-  std::unique_ptr<Agent> agent_;
-  std::thread thread_;
-};
-
-class BackboneTest : public ::testing::Test {
+class BackboneTest : public testing::ClusterTest {
  protected:
-  void SetUp() override {
-    ServerOptions opts;
-    opts.listen = "127.0.0.1:0";
-    opts.db_path = dir_.File("blkbench.db");
-    opts.controller.sample_interval_ms = 100;
-    opts.controller.heartbeat_interval_ms = 200;
-    opts.tick_ms = 100;
-    auto server = ControllerServer::Start(opts, clock_);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-  }
-
-  // Waits (on the controller's change signal, not the clock) until the experiment ends.
-  v1::Experiment WaitForEnd(uint64_t id, absl::Duration limit) {
-    const absl::Time deadline = absl::Now() + limit;
-    uint64_t seen = 0;
-    while (absl::Now() < deadline) {
-      auto e = server_->controller().GetExperiment(id, true);
-      if (e.ok() && IsEndedExperimentState(e->state())) {
-        return *e;
-      }
-      seen = server_->controller().WaitForChange(seen, absl::Seconds(1));
-    }
-    return *server_->controller().GetExperiment(id, true);
-  }
-
-  int Cli(std::vector<std::string> args, std::string* out, std::string* err = nullptr) {
-    std::ostringstream o, e;
-    const int rc = RunCli(args, o, e, server_->InProcessChannel());
-    *out = o.str();
-    if (err) *err = e.str();
-    return rc;
-  }
-
-  TempDir dir_{"backbone_test"};
-  SystemClock clock_;
-  std::unique_ptr<ControllerServer> server_;
+  BackboneTest() : ClusterTest("backbone_test") {}
 };
 
 int64_t SqlCount(const std::string& db_path, const std::string& sql) {
@@ -206,10 +136,7 @@ TEST_F(BackboneTest, MountedDeviceIsRefusedAndNothingIsWritten) {
       testing::RunCommand("mount -o ro " + loop->path() + " " + mnt.path()) != 0) {
     GTEST_SKIP() << "mkfs.ext4/mount unavailable";
   }
-  struct Unmount {
-    std::string dir;
-    ~Unmount() { testing::RunCommand("umount " + dir); }
-  } unmount{mnt.path()};
+  testing::MountGuard unmount(mnt.path());
   const uint64_t writes_before = loop->WritesCompleted();
 
   TempDir state("agent");

@@ -2,12 +2,11 @@
 // blkbench-agent from the build tree) on a Unix socket and a real loop device:
 // SIGKILL the agent mid-run, SIGKILL the controller mid-experiment. Nothing acknowledged
 // is lost, no run is stored twice, and the device's queue settings end as found.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <functional>
 
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/states.h"
@@ -15,12 +14,12 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-
-extern char** environ;
+#include "tests/child_process.h"
 
 namespace blkbench {
 namespace {
 
+using testing::ChildProcess;
 using testing::LoopDevice;
 using testing::TempDir;
 
@@ -28,34 +27,6 @@ std::string BuildDir() {
   const char* d = getenv("BLKBENCH_BUILD_DIR");
   return d ? d : ".";
 }
-
-// A child process, SIGKILLed (if still running) when it goes out of scope.
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, const std::string& log) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Process() { Kill(SIGKILL); }
-  bool ok() const { return pid_ > 0; }
-  // Sends `sig` and reaps the process.
-  void Kill(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    int st;
-    waitpid(pid_, &st, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-};
 
 class DaemonsTest : public ::testing::Test {
  protected:
@@ -73,24 +44,24 @@ class DaemonsTest : public ::testing::Test {
         << "\ndevices:\n  - {path: " << loop_->path() << ", class: loop}\n";
   }
 
-  std::unique_ptr<Process> StartController() {
-    auto p = std::make_unique<Process>(
+  std::unique_ptr<ChildProcess> StartController() {
+    auto p = std::make_unique<ChildProcess>(
         std::vector<std::string>{BuildDir() + "/controller/blkbench-controller",
                                  "--listen=", "--metrics_listen=127.0.0.1:0", "--socket=" + socket_,
                                  "--db=" + dir_.File("db.sqlite"), "--heartbeat_ms=200",
                                  "--lease_ttl_ms=3000", "--sample_interval_ms=100"},
-        dir_.File("controller.log"));
+        dir_.File("controller.log"), ChildProcess::Log::kStderr);
     channel_ = grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
     stub_ = v1::ControllerService::NewStub(channel_);
     EXPECT_TRUE(
         channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(20)));
     return p;
   }
-  std::unique_ptr<Process> StartAgent() {
-    return std::make_unique<Process>(
+  std::unique_ptr<ChildProcess> StartAgent() {
+    return std::make_unique<ChildProcess>(
         std::vector<std::string>{BuildDir() + "/agent/blkbench-agent",
                                  "--config=" + dir_.File("agent.yaml")},
-        dir_.File("agent.log"));
+        dir_.File("agent.log"), ChildProcess::Log::kStderr);
   }
 
   // Follows the experiment's watch stream until `pred` holds (or the stream ends).

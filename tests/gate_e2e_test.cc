@@ -5,18 +5,14 @@
 // given seed and every repeat has its own seed, so the verdicts below are exact.
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "agent/agent.h"
-#include "agent/runners.h"
-#include "common/states.h"
 #include "common/testing/loop_device.h"
 #include "controller/cli/cli.h"
-#include "controller/server.h"
 #include "engine/model/engine_runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_cluster.h"
 
 namespace blkbench {
 namespace {
@@ -37,49 +33,20 @@ std::string Matrix(const std::string& name, int repeats, const std::string& devi
                       "device: {null_blk: {irqmode: 2, ", device, "}}\n");
 }
 
-class GateE2eTest : public ::testing::Test {
+class GateE2eTest : public testing::ClusterTest {
  protected:
+  GateE2eTest() : ClusterTest("gate_e2e") {}
+
   void SetUp() override {
-    ServerOptions opts;
-    opts.listen = "127.0.0.1:0";
-    opts.db_path = dir_.File("blkbench.db");
-    opts.controller.sample_interval_ms = 100;
-    opts.controller.heartbeat_interval_ms = 200;
-    opts.tick_ms = 100;
-    auto server = ControllerServer::Start(opts, clock_);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
-
-    config_.agent_id = "agent-sim";
-    config_.sim_devices.push_back("sim:ssd-seed004");  // for the seed examples
-    config_.state_dir = agent_dir_.path();
-    config_.controller = "127.0.0.1:" + std::to_string(server_->port());
-    journal_ = std::move(*QueueSettingsJournal::Open(config_.state_dir));
-    executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
-    agent_ =
-        std::make_unique<Agent>(config_, *executor_, clock_, TcpChannelFactory(config_.controller));
-    agent_thread_ = std::thread([this] { agent_->Run(); });
-    ASSERT_TRUE(agent_->WaitConnected(true, absl::Seconds(20)));
-  }
-  void TearDown() override {
-    if (agent_) {
-      agent_->Stop();
-      agent_thread_.join();
-    }
-  }
-
-  Controller& controller() { return server_->controller(); }
-
-  // Waits on the controller's change signal (not the clock) until the experiment ends.
-  v1::Experiment WaitForEnd(uint64_t id) {
-    const absl::Time deadline = absl::Now() + absl::Minutes(2);
-    uint64_t seen = 0;
-    while (absl::Now() < deadline) {
-      auto e = controller().GetExperiment(id, true);
-      if (e.ok() && IsEndedExperimentState(e->state())) return *e;
-      seen = controller().WaitForChange(seen, absl::Seconds(1));
-    }
-    return *controller().GetExperiment(id, true);
+    ASSERT_NO_FATAL_FAILURE(ClusterTest::SetUp());
+    AgentConfig config;
+    config.agent_id = "agent-sim";
+    config.sim_devices.push_back("sim:ssd-seed004");  // for the seed examples
+    config.state_dir = agent_dir_.path();
+    config.controller = ControllerAddress();
+    agent_ = std::make_unique<testing::AgentProcess>(config);
+    ASSERT_TRUE(agent_->ok());
+    ASSERT_TRUE(agent_->agent().WaitConnected(true, absl::Seconds(20)));
   }
 
   // Submits and runs a matrix to the end; returns the experiment id as text.
@@ -91,23 +58,8 @@ class GateE2eTest : public ::testing::Test {
     return std::to_string(e->id());
   }
 
-  int Cli(const std::vector<std::string>& args, std::string* out, std::string* err = nullptr) {
-    std::ostringstream o, e;
-    const int rc = RunCli(args, o, e, server_->InProcessChannel());
-    *out = o.str();
-    if (err) *err = e.str();
-    return rc;
-  }
-
-  TempDir dir_{"gate_e2e"};
   TempDir agent_dir_{"gate_e2e_agent"};
-  SystemClock clock_;
-  std::unique_ptr<ControllerServer> server_;
-  AgentConfig config_;
-  std::unique_ptr<QueueSettingsJournal> journal_;
-  std::unique_ptr<RunExecutor> executor_;
-  std::unique_ptr<Agent> agent_;
-  std::thread agent_thread_;
+  std::unique_ptr<testing::AgentProcess> agent_;
 };
 
 TEST_F(GateE2eTest, InjectedSlowdownFailsWithAJUnitFailureNamingTheCell) {

@@ -7,36 +7,27 @@
 // Grafana would, must return data (Prometheus queries through its HTTP API, results
 // panels through the controller's results API). Skipped only without the binary.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <functional>
 #include <map>
-#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
-#include "agent/agent.h"
 #include "agent/metrics/agent_exporter.h"
-#include "agent/runners.h"
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/http/http_get.h"
-#include "common/states.h"
 #include "common/testing/loop_device.h"
-#include "controller/server.h"
 #include "gtest/gtest.h"
+#include "tests/child_process.h"
 #include "tests/dashboard_util.h"
-
-extern char** environ;
+#include "tests/test_cluster.h"
 
 namespace blkbench {
 namespace {
@@ -77,40 +68,6 @@ int FreePort() {
   close(fd);
   return port;
 }
-
-// A child process with stdout and stderr in `log`; SIGTERM, then SIGKILL, at the end.
-class Process {
- public:
-  Process(const std::vector<std::string>& argv, const std::string& log) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    if (posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
-  }
-  ~Process() {
-    if (pid_ <= 0) return;
-    kill(pid_, SIGTERM);
-    const absl::Time deadline = absl::Now() + absl::Seconds(20);
-    int st = 0;
-    while (waitpid(pid_, &st, WNOHANG) == 0) {
-      if (absl::Now() > deadline) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, &st, 0);
-        break;
-      }
-      absl::SleepFor(absl::Milliseconds(50));  // reaping, not synchronisation
-    }
-  }
-  bool ok() const { return pid_ > 0; }
-
- private:
-  pid_t pid_ = -1;
-};
 
 // Polls `done` every 200 ms until it holds or `limit` passes; returns the last answer.
 bool PollUntil(const std::function<bool()>& done, absl::Duration limit) {
@@ -168,43 +125,35 @@ bool HasFiniteValue(const Struct& response, std::string* why) {
   return false;
 }
 
-class PrometheusTest : public ::testing::Test {
+class PrometheusTest : public testing::ClusterTest {
  protected:
+  PrometheusTest() : ClusterTest("prometheus_test") {}
+
   void SetUp() override {
     if (access(kPrometheus, X_OK) != 0) {
       GTEST_SKIP() << kPrometheus << " not installed (Debian package 'prometheus')";
     }
     start_ = absl::Now();
-    ServerOptions opts;
-    opts.listen = "127.0.0.1:0";
-    opts.db_path = dir_.File("blkbench.db");
+    ServerOptions opts = ServerDefaults();
     opts.controller.sample_interval_ms = 200;  // simulated time for sim: runs
-    opts.controller.heartbeat_interval_ms = 200;
-    opts.tick_ms = 100;
     opts.metrics.listen = "127.0.0.1:0";
     opts.metrics.finished_grace_ms = 30 * 60'000;  // results stay for the whole test
     opts.metrics_refresh_ms = 500;
-    auto server = ControllerServer::Start(opts, clock_);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = std::move(*server);
+    ASSERT_NO_FATAL_FAILURE(StartController(opts));
 
     auto exporter =
         AgentExporter::Start({.listen = "127.0.0.1:0", .finished_grace_ms = 30 * 60'000}, clock_);
     ASSERT_TRUE(exporter.ok()) << exporter.status();
     agent_exporter_ = std::move(*exporter);
-    config_.agent_id = "prom-agent";
-    config_.state_dir = dir_.File("agent-state");
-    config_.sim_devices = {"sim:null_blk"};
-    config_.controller = "127.0.0.1:" + std::to_string(server_->port());
-    config_.metrics_listen = agent_exporter_->address();
-    auto journal = QueueSettingsJournal::Open(config_.state_dir);
-    ASSERT_TRUE(journal.ok()) << journal.status();
-    journal_ = std::move(*journal);
-    executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
-    agent_ = std::make_unique<Agent>(config_, *executor_, clock_,
-                                     TcpChannelFactory(config_.controller), agent_exporter_.get());
-    agent_thread_ = std::thread([this] { agent_->Run(); });
-    ASSERT_TRUE(agent_->WaitConnected(true, absl::Seconds(30)));
+    AgentConfig config;
+    config.agent_id = "prom-agent";
+    config.state_dir = dir_.File("agent-state");
+    config.sim_devices = {"sim:null_blk"};
+    config.controller = ControllerAddress();
+    config.metrics_listen = agent_exporter_->address();
+    agent_ = std::make_unique<testing::AgentProcess>(config, agent_exporter_.get());
+    ASSERT_TRUE(agent_->ok());
+    ASSERT_TRUE(agent_->agent().WaitConnected(true, absl::Seconds(30)));
 
     prom_port_ = FreePort();
     ASSERT_GT(prom_port_, 0);
@@ -217,12 +166,12 @@ class PrometheusTest : public ::testing::Test {
         << "  - job_name: blkbench-agents\n"
         << "    http_sd_configs: [{url: \"http://" << metrics
         << "/sd/agents\", refresh_interval: 1s}]\n";
-    prometheus_ = std::make_unique<Process>(
+    prometheus_ = std::make_unique<testing::ChildProcess>(
         std::vector<std::string>{kPrometheus, "--config.file=" + dir_.File("prometheus.yml"),
                                  "--storage.tsdb.path=" + dir_.File("tsdb"),
                                  absl::StrCat("--web.listen-address=127.0.0.1:", prom_port_),
                                  "--log.level=warn"},
-        dir_.File("prometheus.log"));
+        dir_.File("prometheus.log"), testing::ChildProcess::Log::kStdoutAndStderr);
     ASSERT_TRUE(prometheus_->ok());
     ASSERT_TRUE(PollUntil(
         [this] {
@@ -234,11 +183,9 @@ class PrometheusTest : public ::testing::Test {
   }
 
   void TearDown() override {
+    if (prometheus_) prometheus_->Terminate(absl::Seconds(20));
     prometheus_.reset();
-    if (agent_) {
-      agent_->Stop();
-      agent_thread_.join();
-    }
+    agent_.reset();
   }
 
   std::optional<Struct> Prom(const std::string& target) { return GetJson(prom_port_, target); }
@@ -248,18 +195,6 @@ class PrometheusTest : public ::testing::Test {
     auto r = Prom("/api/v1/query?query=" + UrlEncode(expr));
     std::string why;
     return r.has_value() && HasFiniteValue(*r, &why);
-  }
-
-  // Waits on the controller's change signal until the experiment ended.
-  v1::Experiment WaitForEnd(uint64_t id, absl::Duration limit) {
-    const absl::Time deadline = absl::Now() + limit;
-    uint64_t seen = 0;
-    while (absl::Now() < deadline) {
-      auto e = server_->controller().GetExperiment(id, false);
-      if (e.ok() && IsEndedExperimentState(e->state())) return *e;
-      seen = server_->controller().WaitForChange(seen, absl::Seconds(1));
-    }
-    return *server_->controller().GetExperiment(id, false);
   }
 
   // label_values(<selector>, <label>) over the test's window, sorted.
@@ -329,17 +264,10 @@ class PrometheusTest : public ::testing::Test {
     return text;
   }
 
-  TempDir dir_{"prometheus_test"};
-  SystemClock clock_;
   absl::Time start_;
-  std::unique_ptr<ControllerServer> server_;
   std::unique_ptr<AgentExporter> agent_exporter_;
-  AgentConfig config_;
-  std::unique_ptr<QueueSettingsJournal> journal_;
-  std::unique_ptr<RunExecutor> executor_;
-  std::unique_ptr<Agent> agent_;
-  std::thread agent_thread_;
-  std::unique_ptr<Process> prometheus_;
+  std::unique_ptr<testing::AgentProcess> agent_;
+  std::unique_ptr<testing::ChildProcess> prometheus_;
   int prom_port_ = 0;
 };
 
@@ -393,7 +321,7 @@ TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
       absl::Seconds(60)))
       << "live IOPS/p99 of the running experiment never reached Prometheus";
 
-  v1::Experiment done = WaitForEnd(exp.id(), absl::Minutes(3));
+  v1::Experiment done = WaitForEnd(exp.id(), absl::Minutes(3), /*with_runs=*/false);
   ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
   // The final results and engine internals of both runs are scraped.
   ASSERT_TRUE(PollUntil(

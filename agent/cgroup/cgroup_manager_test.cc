@@ -2,6 +2,7 @@
 // the directories, weight files, task files and journal entries are checked as files.
 #include "agent/cgroup/cgroup_manager.h"
 
+#include <fstream>
 #include <memory>
 #include <string>
 

@@ -27,7 +27,7 @@ class LoopTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<std::unique_ptr<testing::LoopDevice>> loop =
-        testing::LoopDevice::Create(kLoopBytes, PartitionScan());
+        testing::LoopDevice::Attach(kLoopBytes, {.partition_scan = PartitionScan()});
     if (!loop.ok()) GTEST_SKIP() << "no loop device: " << loop.status();
     loop_ = *std::move(loop);
   }
@@ -218,7 +218,7 @@ TEST_F(LoopTest, CleanAllowlistedDeviceIsAcceptedThroughABySymlinkAndHeldExclusi
 
 TEST_F(LoopTest, NotAllowlistedDeviceAndSymlinksToItAreRefused) {
   absl::StatusOr<std::unique_ptr<testing::LoopDevice>> other =
-      testing::LoopDevice::Create(kLoopBytes);
+      testing::LoopDevice::Attach(kLoopBytes);
   if (!other.ok()) GTEST_SKIP() << other.status();
   std::vector<AllowlistEntry> allowlist = {{loop_->path(), "loop"}};
   const uint64_t writes_before = (*other)->WritesCompleted();

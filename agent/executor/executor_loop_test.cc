@@ -8,7 +8,7 @@
 
 #include "agent/executor/executor.h"
 #include "agent/executor/executor_test_util.h"
-#include "agent/executor/test_target.h"
+#include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -24,11 +24,13 @@ using exec_test::kMs;
 using exec_test::ModeName;
 using exec_test::Outcome;
 using ::testing::HasSubstr;
+using testing::LoopDevice;
 
 class LoopTest : public ::testing::TestWithParam<bool /*thread*/> {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<std::unique_ptr<LoopDevice>> d = LoopDevice::Attach(64 * kMiB);
+    absl::StatusOr<std::unique_ptr<LoopDevice>> d =
+        LoopDevice::Attach(64 * kMiB, {.preallocate = true});
     if (d.ok()) loop_ = d->release();
   }
   static void TearDownTestSuite() {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/executor/executor.h"
 #include "agent/executor/executor_test_util.h"
-#include "agent/executor/test_target.h"
+#include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -22,6 +22,7 @@ using exec_test::Job;
 using exec_test::kMiB;
 using exec_test::ModeName;
 using ::testing::HasSubstr;
+using testing::TempFile;
 
 class PlaceJobTest : public ::testing::TestWithParam<bool /*thread*/> {
  protected:

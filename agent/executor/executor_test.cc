@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "agent/executor/executor_test_util.h"
-#include "agent/executor/test_target.h"
+#include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -25,6 +25,7 @@ using exec_test::kMs;
 using exec_test::ModeName;
 using exec_test::Outcome;
 using ::testing::HasSubstr;
+using testing::TempFile;
 
 class FileTest : public ::testing::TestWithParam<bool /*thread*/> {
  protected:

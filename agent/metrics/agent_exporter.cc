@@ -3,7 +3,7 @@
 
 #include <sys/resource.h>
 
-#include <cmath>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "common/histogram.h"
@@ -14,19 +14,6 @@ namespace blkbench {
 namespace {
 
 constexpr double kNsPerSecond = 1e9;
-constexpr const char* kDirections[] = {"read", "write"};
-// The percentiles users compare kernels on (DESIGN.md: p50/p99/p99.9), as label values.
-struct Percentile {
-  double p;
-  const char* label;
-};
-constexpr Percentile kPercentiles[] = {{50.0, "50"}, {99.0, "99"}, {99.9, "99.9"}};
-
-prometheus::Labels With(prometheus::Labels labels, const std::string& key,
-                        const std::string& value) {
-  labels[key] = value;
-  return labels;
-}
 
 const char* OutcomeLabel(v1::RunOutcome outcome) {
   switch (outcome) {
@@ -97,30 +84,14 @@ AgentExporter::AgentExporter(const AgentExporterOptions& options, Clock& clock)
                          .Name("blkbench_agent_runs_finished_total")
                          .Help("Runs this agent finished, by outcome")
                          .Register(*registry_)),
-      run_iops_(prometheus::BuildGauge()
-                    .Name("blkbench_agent_run_iops")
-                    .Help("I/O operations per second of a running run over its last sample "
-                          "interval")
-                    .Register(*registry_)),
-      run_bandwidth_(prometheus::BuildGauge()
-                         .Name("blkbench_agent_run_bandwidth_bytes_per_second")
-                         .Help("Bytes per second (read + write) of a running run over its "
-                               "last sample interval")
-                         .Register(*registry_)),
+      run_io_(*registry_, "blkbench_agent_",
+              "I/O operations per second of a running run over its last sample interval"),
       run_percentile_(prometheus::BuildGauge()
                           .Name("blkbench_agent_run_latency_percentile_seconds")
                           .Help("Completion latency percentile of a running run over its last "
                                 "sample interval, exact from the fio-style histogram (NaN "
                                 "when the interval completed no I/O)")
                           .Register(*registry_)),
-      run_ios_(prometheus::BuildCounter()
-                   .Name("blkbench_agent_run_io_total")
-                   .Help("I/O operations completed by a run's current attempt, by direction")
-                   .Register(*registry_)),
-      run_bytes_(prometheus::BuildCounter()
-                     .Name("blkbench_agent_run_io_bytes_total")
-                     .Help("Bytes transferred by a run's current attempt, by direction")
-                     .Register(*registry_)),
       run_latency_(prometheus::BuildHistogram()
                        .Name("blkbench_agent_run_latency_seconds")
                        .Help("Completion latency of a run's current attempt in coarse buckets "
@@ -263,61 +234,29 @@ AgentExporter::RunSeries& AgentExporter::SeriesFor(const v1::RunAssignment& run)
     RemoveAll(it->second);  // a new attempt of the run: counters start from zero
     runs_by_id_.erase(it);
   }
-  const v1::CellSpec& cell = run.cell();
-  const std::string& scheduler = cell.queue().scheduler();
   RunSeries& s = runs_by_id_[run.run_id()];
   s.attempt = run.attempt();
   s.device = run.device_path();
-  s.labels = {{"experiment", std::to_string(run.experiment_id())},
-              {"cell", workloads::CellLabel(cell)},
-              {"run", std::to_string(run.run_id())},
-              {"host", hostname_},
-              {"device", run.device_path()},
-              {"device_class", cell.target().device_class()},
-              {"scheduler", scheduler.empty() ? "default" : scheduler}};
-  const std::string& kernel = cell.target().kernel();
-  if (kernel.rfind("sim:", 0) == 0) {
-    // "sim:6.16+dd-batch-dispatch": the engine's kernel profile and its patch set.
-    const std::string rest = kernel.substr(4);
-    const size_t plus = rest.find('+');
-    s.labels["kernel"] = kernel;
-    s.labels["profile"] = rest.substr(0, plus);
-    s.labels["patches"] = plus == std::string::npos ? "none" : rest.substr(plus + 1);
-  } else {
-    // A real run: the kernel it actually runs on, not the cell's glob.
-    s.labels["kernel"] = !host_kernel_.empty() ? host_kernel_ : kernel.empty() ? "any" : kernel;
-  }
-  s.iops = &run_iops_.Add(s.labels);
-  s.bandwidth = &run_bandwidth_.Add(s.labels);
-  for (const Percentile& p : kPercentiles) {
+  // A real run's kernel label is the kernel it actually runs on, not the cell's glob.
+  s.labels = RunLabels(run.experiment_id(), run.run_id(), run.cell(), hostname_, run.device_path(),
+                       host_kernel_);
+  s.io.Add(run_io_, s.labels);
+  for (const ReportedPercentile& p : kReportedPercentiles) {
     s.percentiles.push_back(&run_percentile_.Add(With(s.labels, "percentile", p.label)));
-  }
-  for (int d = 0; d < 2; ++d) {
-    s.ios[d] = &run_ios_.Add(With(s.labels, "direction", kDirections[d]));
-    s.bytes[d] = &run_bytes_.Add(With(s.labels, "direction", kDirections[d]));
   }
   s.latency = &run_latency_.Add(s.labels, CoarseLatencyBuckets());
   return s;
 }
 
 void AgentExporter::RemoveGauges(RunSeries& s) {
-  if (s.iops == nullptr) return;  // already removed
-  run_iops_.Remove(s.iops);
-  run_bandwidth_.Remove(s.bandwidth);
+  s.io.RemoveGauges(run_io_);
   for (prometheus::Gauge* g : s.percentiles) run_percentile_.Remove(g);
-  s.iops = nullptr;
-  s.bandwidth = nullptr;
   s.percentiles.clear();
 }
 
 void AgentExporter::RemoveAll(RunSeries& s) {
   RemoveGauges(s);
-  for (int d = 0; d < 2; ++d) {
-    if (s.ios[d] != nullptr) run_ios_.Remove(s.ios[d]);
-    if (s.bytes[d] != nullptr) run_bytes_.Remove(s.bytes[d]);
-    s.ios[d] = nullptr;
-    s.bytes[d] = nullptr;
-  }
+  s.io.RemoveAll(run_io_);
   if (s.latency != nullptr) run_latency_.Remove(s.latency);
   s.latency = nullptr;
 }
@@ -333,24 +272,11 @@ void AgentExporter::OnRunSample(const v1::RunAssignment& run, const v1::Sample& 
   absl::MutexLock lock(&mu_);
   RunSeries& s = SeriesFor(run);
   if (s.ended_ms >= 0) return;  // a late sample after the end: nothing live to update
-  const v1::IoCounters& io = sample.io();
-  s.ios[0]->Increment(static_cast<double>(io.read_ios()));
-  s.ios[1]->Increment(static_cast<double>(io.write_ios()));
-  s.bytes[0]->Increment(static_cast<double>(io.read_bytes()));
-  s.bytes[1]->Increment(static_cast<double>(io.write_bytes()));
-  if (sample.interval_ns() > 0) {
-    const double seconds = static_cast<double>(sample.interval_ns()) / kNsPerSecond;
-    s.iops->Set(static_cast<double>(io.read_ios() + io.write_ios()) / seconds);
-    s.bandwidth->Set(static_cast<double>(io.read_bytes() + io.write_bytes()) / seconds);
-  }
+  s.io.Record(sample);
   auto hist = LatencyHistogram::FromProto(sample.lat());
-  const bool any = hist.ok() && hist->count() > 0;
-  for (size_t i = 0; i < s.percentiles.size(); ++i) {
-    s.percentiles[i]->Set(any ? static_cast<double>(hist->Percentile(kPercentiles[i].p)) /
-                                    kNsPerSecond
-                              : std::nan(""));
-  }
-  if (!any) return;
+  const std::vector<double> percentiles = IntervalPercentiles(hist);
+  for (size_t i = 0; i < s.percentiles.size(); ++i) s.percentiles[i]->Set(percentiles[i]);
+  if (!hist.ok() || hist->count() == 0) return;
   // Each fio bucket's count goes to the first coarse bucket whose bound holds the
   // bucket's representative value (within fio's 0.8 % bucket error).
   const std::vector<double>& bounds = CoarseLatencyBuckets();
@@ -380,14 +306,11 @@ void AgentExporter::OnRunEnded(const v1::RunAssignment& run, const v1::RunFinish
 void AgentExporter::Sweep() {
   absl::MutexLock lock(&mu_);
   const int64_t now = clock_.MonotonicMs();
-  for (auto it = runs_by_id_.begin(); it != runs_by_id_.end();) {
-    if (it->second.ended_ms >= 0 && now - it->second.ended_ms >= options_.finished_grace_ms) {
-      RemoveAll(it->second);
-      it = runs_by_id_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  EraseRunsIf(runs_by_id_, [&](RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (s.ended_ms < 0 || now - s.ended_ms < options_.finished_grace_ms) return false;
+    RemoveAll(s);
+    return true;
+  });
 }
 
 size_t AgentExporter::TrackedRuns() const {

@@ -16,6 +16,7 @@
 #include "agent/metrics/observer.h"
 #include "common/clock.h"
 #include "common/http/http_server.h"
+#include "common/metrics/run_series.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
@@ -70,11 +71,8 @@ class AgentExporter final : public AgentObserver {
     std::string device;
     uint32_t attempt = 0;
     int64_t ended_ms = -1;  // -1 while running
-    prometheus::Gauge* iops = nullptr;
-    prometheus::Gauge* bandwidth = nullptr;
-    std::vector<prometheus::Gauge*> percentiles;
-    prometheus::Counter* ios[2] = {nullptr, nullptr};    // read, write
-    prometheus::Counter* bytes[2] = {nullptr, nullptr};  // read, write
+    RunIoSeries io;
+    std::vector<prometheus::Gauge*> percentiles;  // per kReportedPercentiles
     prometheus::Histogram* latency = nullptr;
   };
 
@@ -98,11 +96,8 @@ class AgentExporter final : public AgentObserver {
   prometheus::Counter& disconnects_;
   prometheus::Gauge& runs_active_;
   prometheus::Family<prometheus::Counter>& runs_finished_;
-  prometheus::Family<prometheus::Gauge>& run_iops_;
-  prometheus::Family<prometheus::Gauge>& run_bandwidth_;
+  RunIoFamilies run_io_;
   prometheus::Family<prometheus::Gauge>& run_percentile_;
-  prometheus::Family<prometheus::Counter>& run_ios_;
-  prometheus::Family<prometheus::Counter>& run_bytes_;
   prometheus::Family<prometheus::Histogram>& run_latency_;
   prometheus::Family<prometheus::Counter>& samples_sent_;
   prometheus::Counter& samples_acked_;

@@ -1,54 +1,27 @@
-// Test helpers shared by unit and integration tests: a temporary directory and a real
-// loop device backed by a file in /dev/shm, both removed when they go out of scope.
+// Test helpers shared by unit and integration tests: a temporary directory, a file in
+// /dev/shm and a real loop device over one, each removed (detached) when it goes out of
+// scope whatever the test did.
 #ifndef BLKBENCH_COMMON_TESTING_LOOP_DEVICE_H_
 #define BLKBENCH_COMMON_TESTING_LOOP_DEVICE_H_
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cstdint>
 #include <memory>
-#include <sstream>
 #include <string>
+
+#include "absl/status/statusor.h"
+#include "common/testing/command.h"
 
 namespace blkbench::testing {
 
-// Runs a shell command; returns its stdout (trailing newline removed) and exit status.
-inline int RunCommand(const std::string& cmd, std::string* out = nullptr) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return -1;
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) text.append(buf, n);
-  const int status = pclose(p);
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  if (out) *out = text;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+// The file's text without trailing newlines; `fallback` when it cannot be opened.
+std::string ReadFileOr(const std::string& path, const std::string& fallback = "");
 
-inline std::string ReadFileOr(const std::string& path, const std::string& fallback = "") {
-  std::ifstream in(path);
-  if (!in) return fallback;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-
+// A fresh directory $TMPDIR/<tag>.XXXXXX (or under /tmp), removed recursively, without
+// following symlinks, on destruction. path() is "" when it could not be made.
 class TempDir {
  public:
-  explicit TempDir(const std::string& tag = "blkbench") {
-    std::string tmpl = (std::filesystem::temp_directory_path() / (tag + ".XXXXXX")).string();
-    path_ = mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
+  explicit TempDir(const std::string& tag = "blkbench");
+  ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const std::string& path() const { return path_; }
@@ -58,48 +31,60 @@ class TempDir {
   std::string path_;
 };
 
-// A loop device over a sparse file in /dev/shm. Create() returns null when loop
-// devices are unavailable (tests then GTEST_SKIP).
+// A file of `size` zero bytes in /dev/shm; removed by the destructor.
+class TempFile {
+ public:
+  // kAllocated (fallocate) backs every byte with real pages, so O_DIRECT reads hit
+  // memory; kSparse (ftruncate) costs nothing until written.
+  enum class Fill { kAllocated, kSparse };
+  static absl::StatusOr<std::unique_ptr<TempFile>> Create(uint64_t size,
+                                                          Fill fill = Fill::kAllocated);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+  // Reads the whole file back (for checking what a write job wrote).
+  absl::StatusOr<std::string> Contents() const;
+
+ private:
+  TempFile(std::string path, uint64_t size) : path_(std::move(path)), size_(size) {}
+  std::string path_;
+  uint64_t size_;
+};
+
+struct LoopOptions {
+  bool partition_scan = false;  // losetup -P: partitions appear as loopNpM
+  bool preallocate = false;     // a kAllocated backing file instead of a sparse one
+};
+
+// /dev/loopN over a TempFile (`losetup -f --show`), detached on destruction (retrying
+// while udev or a just-closed holder keeps it busy).
 class LoopDevice {
  public:
-  static std::unique_ptr<LoopDevice> Create(uint64_t size_mb) {
-    static int counter = 0;
-    std::string backing = "/dev/shm/blkbench-test." + std::to_string(getpid()) + "." +
-                          std::to_string(counter++) + ".img";
-    if (RunCommand("truncate -s " + std::to_string(size_mb) + "M " + backing) != 0) return nullptr;
-    std::string dev;
-    if (RunCommand("losetup -f --show " + backing + " 2>/dev/null", &dev) != 0 || dev.empty()) {
-      std::filesystem::remove(backing);
-      return nullptr;
-    }
-    return std::unique_ptr<LoopDevice>(new LoopDevice(dev, backing));
-  }
-  ~LoopDevice() {
-    RunCommand("losetup -d " + path_ + " 2>/dev/null");
-    std::error_code ec;
-    std::filesystem::remove(backing_, ec);
-  }
+  // FailedPrecondition unless running as root with losetup and loop support.
+  static absl::StatusOr<std::unique_ptr<LoopDevice>> Attach(uint64_t size_bytes,
+                                                            const LoopOptions& options = {});
+  // A sparse `size_mb` MiB device, or null when loop devices are unavailable (tests then
+  // GTEST_SKIP).
+  static std::unique_ptr<LoopDevice> Create(uint64_t size_mb);
+  ~LoopDevice();
   LoopDevice(const LoopDevice&) = delete;
   LoopDevice& operator=(const LoopDevice&) = delete;
 
-  const std::string& path() const { return path_; }     // /dev/loopN
-  std::string name() const { return path_.substr(5); }  // loopN
-  std::string SysfsQueue(const std::string& attr) const {
-    return ReadFileOr("/sys/block/" + name() + "/queue/" + attr);
-  }
-  // Writes completed (field 5 of /sys/block/X/stat).
-  uint64_t WritesCompleted() const {
-    std::istringstream in(ReadFileOr("/sys/block/" + name() + "/stat"));
-    uint64_t v[5] = {};
-    for (auto& x : v) in >> x;
-    return v[4];
-  }
+  const std::string& path() const { return path_; }  // /dev/loopN
+  std::string name() const;                          // loopN
+  uint64_t size() const { return backing_->size(); }
+  // /sys/block/<name>/queue/<attr>, "" when unreadable.
+  std::string SysfsQueue(const std::string& attr) const;
+  // Writes completed (field 5 of /sys/block/<name>/stat); a test failure when unreadable.
+  uint64_t WritesCompleted() const;
 
  private:
-  LoopDevice(std::string path, std::string backing)
-      : path_(std::move(path)), backing_(std::move(backing)) {}
+  LoopDevice(std::unique_ptr<TempFile> backing, std::string path)
+      : backing_(std::move(backing)), path_(std::move(path)) {}
+  std::unique_ptr<TempFile> backing_;
   std::string path_;
-  std::string backing_;
 };
 
 }  // namespace blkbench::testing

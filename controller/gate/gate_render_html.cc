@@ -46,18 +46,11 @@ std::string Num(double v) {
   return buf;
 }
 
+// The verdict's name as a CSS class: "no change" -> "no-change".
 std::string RowClass(Verdict v) {
-  switch (v) {
-    case Verdict::kRegression:
-      return "regression";
-    case Verdict::kImprovement:
-      return "improvement";
-    case Verdict::kNoChange:
-      return "no-change";
-    case Verdict::kInconclusive:
-      return "inconclusive";
-  }
-  return "";
+  std::string name(VerdictName(v));
+  std::replace(name.begin(), name.end(), ' ', '-');
+  return name;
 }
 
 // One row of dots and a box (quartiles, median line) for a side's repeats.

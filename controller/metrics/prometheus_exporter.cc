@@ -9,29 +9,20 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/histogram.h"
+#include "common/metrics/run_labels.h"
 #include "controller/metrics/http_sd.h"
 #include "controller/metrics/instrumented_store.h"
-#include "controller/metrics/run_labels.h"
 #include "prometheus/text_serializer.h"
 #include "workloads/format.h"
 
 namespace blkbench {
 namespace {
 
-// The quantiles users compare kernels on (DESIGN.md: p50/p99/p99.9), and the
-// LatencyHistogram::Percentile argument of each (as Summary() computes them).
-struct Quantile {
-  double quantile;
-  double percentile;
-};
-constexpr Quantile kQuantiles[] = {{0.5, 50.0}, {0.99, 99.0}, {0.999, 99.9}};
-
 std::vector<double> QuantileLabels() {
   std::vector<double> out;
-  for (const Quantile& q : kQuantiles) out.push_back(q.quantile);
+  for (const ReportedPercentile& p : kReportedPercentiles) out.push_back(p.quantile);
   return out;
 }
-constexpr const char* kDirections[] = {"read", "write"};
 constexpr double kNsPerSecond = 1e9;
 
 // "RUN_QUEUED" -> "queued", "EXPERIMENT_RUNNING" -> "running".
@@ -40,31 +31,15 @@ std::string StateLabel(const std::string& enum_name, const std::string& prefix) 
   return absl::AsciiStrToLower(s);
 }
 
-prometheus::Labels With(prometheus::Labels labels, const std::string& key,
-                        const std::string& value) {
-  labels[key] = value;
-  return labels;
-}
-
 // Labels of every per-run series. All are functions of (run, attempt), so they add no
 // cardinality beyond one set per live run. `agent` is the run's agent when known.
-prometheus::Labels RunLabels(const v1::Run& run, const v1::CellSpec& cell,
-                             const v1::AgentInfo* agent) {
-  const KernelLabels k = KernelOf(cell, agent ? agent->host().kernel_release() : "");
-  prometheus::Labels labels = {{"experiment", std::to_string(run.experiment_id())},
-                               {"cell", workloads::CellLabel(cell)},
-                               {"cell_without_kernel", CellLabelWithout(cell, "kernel")},
-                               {"run", std::to_string(run.id())},
-                               {"agent", run.agent_id()},
-                               {"host", agent ? agent->host().hostname() : run.agent_id()},
-                               {"device", run.device_path()},
-                               {"device_class", cell.target().device_class()},
-                               {"scheduler", SchedulerOf(cell)},
-                               {"kernel", k.kernel}};
-  if (!k.profile.empty()) {
-    labels["profile"] = k.profile;
-    labels["patches"] = k.patches;
-  }
+prometheus::Labels SeriesLabels(const v1::Run& run, const v1::CellSpec& cell,
+                                const v1::AgentInfo* agent) {
+  prometheus::Labels labels = RunLabels(
+      run.experiment_id(), run.id(), cell, agent ? agent->host().hostname() : run.agent_id(),
+      run.device_path(), agent ? agent->host().kernel_release() : "");
+  labels["cell_without_kernel"] = CellLabelWithout(cell, "kernel");
+  labels["agent"] = run.agent_id();
   return labels;
 }
 
@@ -86,24 +61,9 @@ PrometheusExporter::PrometheusExporter(const ExporterOptions& options, Clock& cl
           "the exact fio-style histogram (NaN when the interval completed no I/O); _sum and "
           "_count over the attempt so far",
           QuantileLabels())),
-      run_iops_(prometheus::BuildGauge()
-                    .Name("blkbench_run_iops")
-                    .Help("I/O operations per second of a running run over its last sample "
-                          "interval, as streamed by its agent")
-                    .Register(*registry_)),
-      run_bandwidth_(prometheus::BuildGauge()
-                         .Name("blkbench_run_bandwidth_bytes_per_second")
-                         .Help("Bytes per second (read + write) of a running run over its last "
-                               "sample interval")
-                         .Register(*registry_)),
-      run_ios_(prometheus::BuildCounter()
-                   .Name("blkbench_run_io_total")
-                   .Help("I/O operations completed by a run's current attempt, by direction")
-                   .Register(*registry_)),
-      run_bytes_(prometheus::BuildCounter()
-                     .Name("blkbench_run_io_bytes_total")
-                     .Help("Bytes transferred by a run's current attempt, by direction")
-                     .Register(*registry_)),
+      run_io_(*registry_, "blkbench_",
+              "I/O operations per second of a running run over its last sample interval, as "
+              "streamed by its agent"),
       runs_(prometheus::BuildGauge()
                 .Name("blkbench_runs")
                 .Help("Runs in the store by state")
@@ -229,7 +189,7 @@ PrometheusExporter::RunSeries& PrometheusExporter::SeriesFor(const v1::Run& run,
   for (const v1::AgentInfo& a : agents_seen_) {
     if (a.agent_id() == run.agent_id()) agent = &a;
   }
-  prometheus::Labels labels = RunLabels(run, cell, agent);
+  prometheus::Labels labels = SeriesLabels(run, cell, agent);
   auto it = runs_by_id_.find(run.id());
   if (it != runs_by_id_.end()) {
     if (it->second.attempt == run.attempt() && it->second.labels == labels) return it->second;
@@ -240,32 +200,19 @@ PrometheusExporter::RunSeries& PrometheusExporter::SeriesFor(const v1::Run& run,
   RunSeries& s = runs_by_id_[run.id()];
   s.labels = labels;
   s.attempt = run.attempt();
-  s.iops = &run_iops_.Add(labels);
-  s.bandwidth = &run_bandwidth_.Add(labels);
-  for (int d = 0; d < 2; ++d) {
-    s.ios[d] = &run_ios_.Add(With(labels, "direction", kDirections[d]));
-    s.bytes[d] = &run_bytes_.Add(With(labels, "direction", kDirections[d]));
-  }
+  s.io.Add(run_io_, labels);
   return s;
 }
 
 void PrometheusExporter::RemoveGauges(RunSeries& s) {
-  if (s.iops == nullptr) return;  // already removed
-  run_iops_.Remove(s.iops);
-  run_bandwidth_.Remove(s.bandwidth);
+  if (!s.io.has_gauges()) return;  // already removed
+  s.io.RemoveGauges(run_io_);
   run_latency_->Remove(s.labels);
-  s.iops = nullptr;
-  s.bandwidth = nullptr;
 }
 
 void PrometheusExporter::RemoveAll(RunSeries& s) {
   RemoveGauges(s);
-  for (int d = 0; d < 2; ++d) {
-    if (s.ios[d] != nullptr) run_ios_.Remove(s.ios[d]);
-    if (s.bytes[d] != nullptr) run_bytes_.Remove(s.bytes[d]);
-    s.ios[d] = nullptr;
-    s.bytes[d] = nullptr;
-  }
+  s.io.RemoveAll(run_io_);
   for (auto& [family, gauge] : s.results) family->Remove(gauge);
   s.results.clear();
 }
@@ -288,25 +235,11 @@ void PrometheusExporter::OnRunSample(const v1::Run& run, const v1::CellSpec& cel
   s.last_sample_ms = clock_.MonotonicMs();
   samples_ingested_.Increment();
 
-  const v1::IoCounters& io = sample.io();
-  s.ios[0]->Increment(static_cast<double>(io.read_ios()));
-  s.ios[1]->Increment(static_cast<double>(io.write_ios()));
-  s.bytes[0]->Increment(static_cast<double>(io.read_bytes()));
-  s.bytes[1]->Increment(static_cast<double>(io.write_bytes()));
-  if (sample.interval_ns() > 0) {
-    const double seconds = static_cast<double>(sample.interval_ns()) / kNsPerSecond;
-    s.iops->Set(static_cast<double>(io.read_ios() + io.write_ios()) / seconds);
-    s.bandwidth->Set(static_cast<double>(io.read_bytes() + io.write_bytes()) / seconds);
-  }
+  s.io.Record(sample);
   // Quantiles of this interval's delta histogram: the same numbers `blkbench` shows,
   // never an average of percentiles.
   auto hist = LatencyHistogram::FromProto(sample.lat());
-  std::vector<double> values;
-  for (const Quantile& q : kQuantiles) {
-    values.push_back(hist.ok() && hist->count() > 0
-                         ? static_cast<double>(hist->Percentile(q.percentile)) / kNsPerSecond
-                         : std::numeric_limits<double>::quiet_NaN());
-  }
+  const std::vector<double> values = IntervalPercentiles(hist);
   if (hist.ok()) {
     run_latency_->Update(s.labels, values, hist->count(), sample.lat().sum_ns() / kNsPerSecond);
   } else {
@@ -381,17 +314,12 @@ void PrometheusExporter::OnRunFinished(const v1::Run& run) {
 void PrometheusExporter::Sweep() {
   absl::MutexLock lock(&mu_);
   const int64_t now = clock_.MonotonicMs();
-  for (auto it = runs_by_id_.begin(); it != runs_by_id_.end();) {
-    RunSeries& s = it->second;
+  EraseRunsIf(runs_by_id_, [&](RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const bool expired = s.finished_ms >= 0 ? now - s.finished_ms >= options_.finished_grace_ms
                                             : now - s.last_sample_ms >= options_.idle_timeout_ms;
-    if (expired) {
-      RemoveAll(s);
-      it = runs_by_id_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+    if (expired) RemoveAll(s);
+    return expired;
+  });
 }
 
 size_t PrometheusExporter::TrackedRuns() const {

@@ -16,6 +16,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "common/http/http_server.h"
+#include "common/metrics/run_series.h"
 #include "controller/metrics/latency_summary.h"
 #include "controller/metrics/observer.h"
 #include "controller/metrics/service_metrics.h"
@@ -77,17 +78,14 @@ class PrometheusExporter final : public ControllerObserver {
   void OnPlacement(double seconds, const std::vector<v1::Run>& placed) override;
 
  private:
-  // The series of one run attempt. Gauges are null once the attempt ended.
+  // The series of one run attempt. Its gauges are removed once the attempt ended.
   struct RunSeries {
     prometheus::Labels labels;
     uint32_t attempt = 0;
     uint64_t last_seq = 0;
     int64_t last_sample_ms = 0;
     int64_t finished_ms = -1;  // -1 while running
-    prometheus::Gauge* iops = nullptr;
-    prometheus::Gauge* bandwidth = nullptr;
-    prometheus::Counter* ios[2] = {nullptr, nullptr};    // read, write
-    prometheus::Counter* bytes[2] = {nullptr, nullptr};  // read, write
+    RunIoSeries io;
     // Final result and engine internals (after OnRunResult), removed with the counters.
     std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> results;
   };
@@ -107,10 +105,7 @@ class PrometheusExporter final : public ControllerObserver {
 
   // Families are owned by registry_ and thread-safe themselves; mu_ guards which
   // series exist, so Add/Remove pairs stay consistent.
-  prometheus::Family<prometheus::Gauge>& run_iops_;
-  prometheus::Family<prometheus::Gauge>& run_bandwidth_;
-  prometheus::Family<prometheus::Counter>& run_ios_;
-  prometheus::Family<prometheus::Counter>& run_bytes_;
+  RunIoFamilies run_io_;
   prometheus::Family<prometheus::Gauge>& runs_;
   prometheus::Family<prometheus::Gauge>& experiments_;
   prometheus::Family<prometheus::Gauge>& agents_;

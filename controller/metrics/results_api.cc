@@ -5,8 +5,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/metrics/run_labels.h"
 #include "common/states.h"
-#include "controller/metrics/run_labels.h"
 #include "workloads/format.h"
 
 namespace blkbench {

@@ -13,19 +13,15 @@ namespace {
 using ::blkbench::testing::MakeExperiment;
 using ::blkbench::testing::MakeResult;
 
-class AddRunsTest : public ::blkbench::testing::TempDirTest {
+class AddRunsTest : public ::blkbench::testing::SqliteStoreTestBase {
  protected:
   void SetUp() override {
-    TempDirTest::SetUp();
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(DbPath());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_NO_FATAL_FAILURE(SqliteStoreTestBase::SetUp());
     absl::StatusOr<uint64_t> id = store_->CreateExperiment(MakeExperiment("e", 3, 2));
     ASSERT_TRUE(id.ok()) << id.status();
     id_ = *id;
   }
 
-  std::unique_ptr<SqliteStore> store_;
   uint64_t id_ = 0;
 };
 

@@ -17,15 +17,8 @@ using ::blkbench::testing::MakeSample;
 using ::blkbench::testing::ProtoEq;
 using ::blkbench::testing::QueryText;
 
-class SqliteStoreTest : public ::blkbench::testing::TempDirTest {
+class SqliteStoreTest : public ::blkbench::testing::SqliteStoreTestBase {
  protected:
-  void SetUp() override {
-    TempDirTest::SetUp();
-    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(DbPath());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
-  }
-
   // Creates an experiment and returns its runs.
   v1::Experiment Create(const std::string& name, int cells, uint32_t repeats) {
     absl::StatusOr<uint64_t> id = store_->CreateExperiment(MakeExperiment(name, cells, repeats));
@@ -34,8 +27,6 @@ class SqliteStoreTest : public ::blkbench::testing::TempDirTest {
     EXPECT_TRUE(e.ok()) << e.status();
     return e.value_or(v1::Experiment());
   }
-
-  std::unique_ptr<SqliteStore> store_;
 };
 
 TEST_F(SqliteStoreTest, CreateAndGetExperimentRoundTrips) {

@@ -1,5 +1,5 @@
-// Test helpers for the store tests: a fresh temporary directory per test and builders
-// for experiments, samples and results.
+// Test helpers for the store tests: a fresh temporary directory (and SQLite store) per
+// test and builders for experiments, samples and results.
 #ifndef BLKBENCH_CONTROLLER_STORE_STORE_TEST_UTIL_H_
 #define BLKBENCH_CONTROLLER_STORE_STORE_TEST_UTIL_H_
 
@@ -9,11 +9,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/controller.pb.h"
 #include "blkbench/v1/metrics.pb.h"
+#include "controller/store/sqlite_store.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace blkbench::testing {
@@ -31,6 +33,19 @@ class TempDirTest : public ::testing::Test {
   std::string DbPath() const { return (dir_ / "blkbench.db").string(); }
 
   std::filesystem::path dir_;
+};
+
+// A TempDirTest with a SqliteStore opened on DbPath() in SetUp.
+class SqliteStoreTestBase : public TempDirTest {
+ protected:
+  void SetUp() override {
+    TempDirTest::SetUp();
+    absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(DbPath());
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+
+  std::unique_ptr<SqliteStore> store_;
 };
 
 inline ::testing::AssertionResult ProtoEq(const google::protobuf::Message& a,

@@ -1,5 +1,5 @@
 // Run label values; see run_labels.h.
-#include "controller/metrics/run_labels.h"
+#include "common/metrics/run_labels.h"
 
 #include "workloads/format.h"
 

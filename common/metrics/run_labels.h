@@ -1,7 +1,7 @@
 // Label values describing a run, shared by the exporter's series and the results API
 // rows, so dashboards can join live metrics and stored results on the same values.
-#ifndef BLKBENCH_CONTROLLER_METRICS_RUN_LABELS_H_
-#define BLKBENCH_CONTROLLER_METRICS_RUN_LABELS_H_
+#ifndef BLKBENCH_COMMON_METRICS_RUN_LABELS_H_
+#define BLKBENCH_COMMON_METRICS_RUN_LABELS_H_
 
 #include <string>
 
@@ -28,4 +28,4 @@ std::string SchedulerOf(const v1::CellSpec& cell);
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_METRICS_RUN_LABELS_H_
+#endif  // BLKBENCH_COMMON_METRICS_RUN_LABELS_H_

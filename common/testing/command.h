@@ -1,0 +1,53 @@
+// Test helpers for running host commands: through the shell (RunCommand) or from an argv
+// without one (Run), and guards that undo a mount or a swapon whatever the test did.
+#ifndef BLKBENCH_COMMON_TESTING_COMMAND_H_
+#define BLKBENCH_COMMON_TESTING_COMMAND_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace blkbench::testing {
+
+// Runs a shell command; returns its exit status (-1 if it could not run or was killed)
+// and, in `out`, its stdout with trailing newlines removed.
+int RunCommand(const std::string& cmd, std::string* out = nullptr);
+
+// Runs argv (no shell, $PATH searched, stdin /dev/null) and returns its exit status (-1
+// if it could not run) and output.
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+CommandResult Run(const std::vector<std::string>& argv);
+
+// Whether `name` is an executable in /usr/sbin, /sbin, /usr/bin or /bin.
+bool HaveCommand(const std::string& name);
+
+// Unmounts `dir` on destruction.
+class MountGuard {
+ public:
+  explicit MountGuard(std::string dir) : dir_(std::move(dir)) {}
+  ~MountGuard();
+  MountGuard(const MountGuard&) = delete;
+  MountGuard& operator=(const MountGuard&) = delete;
+
+ private:
+  std::string dir_;
+};
+
+// Runs `swapoff path` on destruction.
+class SwapGuard {
+ public:
+  explicit SwapGuard(std::string path) : path_(std::move(path)) {}
+  ~SwapGuard();
+  SwapGuard(const SwapGuard&) = delete;
+  SwapGuard& operator=(const SwapGuard&) = delete;
+
+ private:
+  std::string path_;
+};
+
+}  // namespace blkbench::testing
+
+#endif  // BLKBENCH_COMMON_TESTING_COMMAND_H_

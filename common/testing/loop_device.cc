@@ -1,0 +1,122 @@
+// Temporary directories and files and loop devices for tests; see loop_device.h.
+#include "common/testing/loop_device.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace blkbench::testing {
+
+std::string ReadFileOr(const std::string& path, const std::string& fallback) {
+  std::ifstream in(path);
+  if (!in) return fallback;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+TempDir::TempDir(const std::string& tag) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / (tag + ".XXXXXX")).string();
+  path_ = mkdtemp(tmpl.data()) ? tmpl : "";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;  // remove_all removes symlinks themselves, never their targets
+  if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+}
+
+absl::StatusOr<std::unique_ptr<TempFile>> TempFile::Create(uint64_t size, Fill fill) {
+  std::string path = "/dev/shm/blkbench-test-XXXXXX";
+  const int fd = mkstemp(path.data());
+  if (fd < 0) return absl::ErrnoToStatus(errno, "mkstemp in /dev/shm");
+  int r = 0;
+  if (fill == Fill::kAllocated) {
+    r = posix_fallocate(fd, 0, static_cast<off_t>(size));
+  } else if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    r = errno;
+  }
+  close(fd);
+  if (r != 0) {
+    unlink(path.c_str());
+    return absl::ErrnoToStatus(r, fill == Fill::kAllocated ? "posix_fallocate" : "ftruncate");
+  }
+  return std::unique_ptr<TempFile>(new TempFile(std::move(path), size));
+}
+
+TempFile::~TempFile() { unlink(path_.c_str()); }
+
+absl::StatusOr<std::string> TempFile::Contents() const {
+  std::string data(size_, '\0');
+  const int fd = open(path_.c_str(), O_RDONLY);
+  if (fd < 0) return absl::ErrnoToStatus(errno, "open");
+  size_t done = 0;
+  while (done < size_) {
+    const ssize_t n = pread(fd, data.data() + done, size_ - done, static_cast<off_t>(done));
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  close(fd);
+  if (done != size_) return absl::InternalError("short read of temp file");
+  return data;
+}
+
+absl::StatusOr<std::unique_ptr<LoopDevice>> LoopDevice::Attach(uint64_t size_bytes,
+                                                               const LoopOptions& options) {
+  if (geteuid() != 0) return absl::FailedPreconditionError("loop devices need root");
+  if (!HaveCommand("losetup")) return absl::FailedPreconditionError("losetup is not installed");
+  absl::StatusOr<std::unique_ptr<TempFile>> backing = TempFile::Create(
+      size_bytes, options.preallocate ? TempFile::Fill::kAllocated : TempFile::Fill::kSparse);
+  if (!backing.ok()) return backing.status();
+  std::vector<std::string> argv = {"losetup", "-f", "--show"};
+  if (options.partition_scan) argv.push_back("-P");
+  argv.push_back((*backing)->path());
+  CommandResult result = Run(argv);
+  std::string dev(absl::StripAsciiWhitespace(result.output));
+  if (result.exit_code != 0 || dev.rfind("/dev/loop", 0) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("losetup failed: ", result.output));
+  }
+  return std::unique_ptr<LoopDevice>(new LoopDevice(std::move(*backing), std::move(dev)));
+}
+
+std::unique_ptr<LoopDevice> LoopDevice::Create(uint64_t size_mb) {
+  absl::StatusOr<std::unique_ptr<LoopDevice>> loop = Attach(size_mb << 20);
+  return loop.ok() ? std::move(*loop) : nullptr;
+}
+
+LoopDevice::~LoopDevice() {
+  // Retry briefly: udev or a just-closed holder may keep the device busy for a moment.
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    if (Run({"losetup", "-d", path_}).exit_code == 0) break;
+    usleep(100 * 1000);
+  }
+}
+
+std::string LoopDevice::name() const { return path_.substr(path_.find_last_of('/') + 1); }
+
+std::string LoopDevice::SysfsQueue(const std::string& attr) const {
+  return ReadFileOr("/sys/block/" + name() + "/queue/" + attr);
+}
+
+uint64_t LoopDevice::WritesCompleted() const {
+  const std::string stat = ReadFileOr("/sys/block/" + name() + "/stat");
+  std::istringstream in(stat);
+  uint64_t fields[5] = {};
+  for (uint64_t& f : fields) in >> f;
+  EXPECT_FALSE(in.fail()) << "/sys/block/" << name() << "/stat: '" << stat << "'";
+  return fields[4];
+}
+
+}  // namespace blkbench::testing

@@ -1,0 +1,91 @@
+// The controller + agents test harness; see test_cluster.h.
+#include "tests/test_cluster.h"
+
+#include <sstream>
+#include <utility>
+
+#include "agent/runners.h"
+#include "common/states.h"
+#include "controller/cli/cli.h"
+
+namespace blkbench::testing {
+
+AgentProcess::AgentProcess(AgentConfig config, AgentObserver* observer)
+    : config_(std::move(config)) {
+  absl::StatusOr<std::unique_ptr<QueueSettingsJournal>> journal =
+      QueueSettingsJournal::Open(config_.state_dir);
+  if (!journal.ok()) {
+    ADD_FAILURE() << "agent " << config_.agent_id << ": " << journal.status();
+    return;
+  }
+  journal_ = std::move(*journal);
+  executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
+  agent_ = std::make_unique<Agent>(config_, *executor_, clock_,
+                                   TcpChannelFactory(config_.controller), observer);
+  thread_ = std::thread([this] { agent_->Run(); });
+}
+
+namespace {
+
+AgentConfig ConfigFor(const std::string& id, const std::string& state_dir,
+                      std::vector<AllowedDevice> devices, int port) {
+  AgentConfig config;
+  config.agent_id = id;
+  config.state_dir = state_dir;
+  config.devices = std::move(devices);
+  config.controller = "127.0.0.1:" + std::to_string(port);
+  return config;
+}
+
+}  // namespace
+
+AgentProcess::AgentProcess(const std::string& id, const std::string& state_dir,
+                           std::vector<AllowedDevice> devices, int port)
+    : AgentProcess(ConfigFor(id, state_dir, std::move(devices), port)) {}
+
+AgentProcess::~AgentProcess() {
+  if (agent_ == nullptr) return;
+  agent_->Stop();
+  thread_.join();
+}
+
+ServerOptions ClusterTest::ServerDefaults() const {
+  ServerOptions opts;
+  opts.listen = "127.0.0.1:0";
+  opts.db_path = dir_.File("blkbench.db");
+  opts.controller.sample_interval_ms = 100;
+  opts.controller.heartbeat_interval_ms = 200;
+  opts.tick_ms = 100;
+  return opts;
+}
+
+void ClusterTest::StartController(const ServerOptions& options) {
+  auto server = ControllerServer::Start(options, clock_);
+  ASSERT_TRUE(server.ok()) << server.status();
+  server_ = std::move(*server);
+}
+
+std::string ClusterTest::ControllerAddress() const {
+  return "127.0.0.1:" + std::to_string(server_->port());
+}
+
+v1::Experiment ClusterTest::WaitForEnd(uint64_t id, absl::Duration limit, bool with_runs) {
+  const absl::Time deadline = absl::Now() + limit;
+  uint64_t seen = 0;
+  while (absl::Now() < deadline) {
+    auto e = controller().GetExperiment(id, with_runs);
+    if (e.ok() && IsEndedExperimentState(e->state())) return *e;
+    seen = controller().WaitForChange(seen, absl::Seconds(1));
+  }
+  return *controller().GetExperiment(id, with_runs);
+}
+
+int ClusterTest::Cli(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  std::ostringstream o, e;
+  const int rc = RunCli(args, o, e, server_->InProcessChannel());
+  *out = o.str();
+  if (err) *err = e.str();
+  return rc;
+}
+
+}  // namespace blkbench::testing
