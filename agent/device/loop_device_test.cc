@@ -89,6 +89,20 @@ TEST_F(LoopTest, FactsOfALoopDevice) {
   EXPECT_EQ(linked->path(), tmp_.path() + "/by-id/virtio-blkbench");
 }
 
+// A loop device's queue outlives the detach: the test helper must put back a scheduler
+// a test switched by hand, or the next user of /dev/loopN inherits it.
+TEST_F(LoopTest, TheHelperPutsBackASchedulerATestSwitched) {
+  const std::string name = loop_->name();
+  const std::string before = CurrentScheduler();
+  const std::string other = before == "bfq" ? "mq-deadline" : "bfq";
+  ASSERT_TRUE(WriteAttribute("/sys/block/" + name + "/queue/scheduler", other).ok());
+  ASSERT_EQ(CurrentScheduler(), other);
+  loop_.reset();
+  absl::StatusOr<std::string> after = ReadAttribute("/sys/block/" + name + "/queue/scheduler");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(ParseSchedulers(*after)->current, before);
+}
+
 TEST_F(LoopTest, ApplyThenRestoreLeavesTheDeviceAsFound) {
   absl::StatusOr<v1::DeviceFacts> facts = Facts();
   ASSERT_TRUE(facts.ok()) << facts.status();

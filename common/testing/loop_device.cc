@@ -88,7 +88,16 @@ absl::StatusOr<std::unique_ptr<LoopDevice>> LoopDevice::Attach(uint64_t size_byt
   if (result.exit_code != 0 || dev.rfind("/dev/loop", 0) != 0) {
     return absl::FailedPreconditionError(absl::StrCat("losetup failed: ", result.output));
   }
-  return std::unique_ptr<LoopDevice>(new LoopDevice(std::move(*backing), std::move(dev)));
+  std::unique_ptr<LoopDevice> loop(new LoopDevice(std::move(*backing), std::move(dev)));
+  loop->original_scheduler_ = ActiveScheduler(loop->SysfsQueue("scheduler"));
+  return loop;
+}
+
+std::string LoopDevice::ActiveScheduler(const std::string& sysfs_scheduler) {
+  const size_t open = sysfs_scheduler.find('[');
+  const size_t close = sysfs_scheduler.find(']', open);
+  if (open == std::string::npos || close == std::string::npos) return "";
+  return sysfs_scheduler.substr(open + 1, close - open - 1);
 }
 
 std::unique_ptr<LoopDevice> LoopDevice::Create(uint64_t size_mb) {
@@ -97,6 +106,10 @@ std::unique_ptr<LoopDevice> LoopDevice::Create(uint64_t size_mb) {
 }
 
 LoopDevice::~LoopDevice() {
+  const std::string sched = "/sys/block/" + name() + "/queue/scheduler";
+  if (!original_scheduler_.empty() && ActiveScheduler(ReadFileOr(sched)) != original_scheduler_) {
+    std::ofstream(sched) << original_scheduler_;
+  }
   // Retry briefly: udev or a just-closed holder may keep the device busy for a moment.
   for (int attempt = 0; attempt < 50; ++attempt) {
     if (Run({"losetup", "-d", path_}).exit_code == 0) break;

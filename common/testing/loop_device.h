@@ -68,6 +68,8 @@ class LoopDevice {
   // A sparse `size_mb` MiB device, or null when loop devices are unavailable (tests then
   // GTEST_SKIP).
   static std::unique_ptr<LoopDevice> Create(uint64_t size_mb);
+  // Puts the queue's scheduler back as it was at Attach (a switch also drops any
+  // scheduler tunables a test set), then detaches.
   ~LoopDevice();
   LoopDevice(const LoopDevice&) = delete;
   LoopDevice& operator=(const LoopDevice&) = delete;
@@ -83,8 +85,13 @@ class LoopDevice {
  private:
   LoopDevice(std::unique_ptr<TempFile> backing, std::string path)
       : backing_(std::move(backing)), path_(std::move(path)) {}
+  // The active scheduler ("none", "bfq", ...) of `sysfs_scheduler`'s "a [b] c" text.
+  static std::string ActiveScheduler(const std::string& sysfs_scheduler);
   std::unique_ptr<TempFile> backing_;
   std::string path_;
+  // The scheduler the queue had when attached. A loop device's queue outlives the
+  // detach, so whatever a test set there would be the next user's: put back on destroy.
+  std::string original_scheduler_;
 };
 
 }  // namespace blkbench::testing
