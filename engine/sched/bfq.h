@@ -158,10 +158,10 @@ class Bfq final : public Elevator {
   bool UpdateBudgetForActivation(Queue& q, bool arrived_in_time);
   void HandleIdleBusySwitch(Queue& q, uint64_t now_ns);
   bool MergeOk(const SchedRequest& rq, const SchedBio& bio) const;
-  bool RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const;
-  void MergeRequests(SchedRequest& rq, SchedRequest& next);
-  SchedRequest* Latter(const SchedRequest& rq) const;
-  SchedRequest* Former(const SchedRequest& rq) const;
+  bool RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const override;
+  void MergeRequests(SchedRequest& rq, SchedRequest& next) override;
+  SchedRequest* LatterRequest(const SchedRequest& rq) const override;
+  SchedRequest* FormerRequest(const SchedRequest& rq) const override;
 
   // bfq_idle.cc: idling decisions, injection, think time, completion, the timer.
   bool AsymmetricScenario(const Queue* q) const;

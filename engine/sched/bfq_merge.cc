@@ -36,13 +36,13 @@ bool Bfq::RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const {
          rq.End() == next.sector && rq.sectors + next.sectors <= limits_.max_sectors;
 }
 
-SchedRequest* Bfq::Latter(const SchedRequest& rq) const {  // elv_rb_latter_request()
+SchedRequest* Bfq::LatterRequest(const SchedRequest& rq) const {  // elv_rb_latter_request()
   const Queue& q = *QueueOf(rq);
   auto it = q.sort_list.upper_bound(Key{rq.elv.sort_sector, rq.elv.seq});
   return it == q.sort_list.end() ? nullptr : it->second;
 }
 
-SchedRequest* Bfq::Former(const SchedRequest& rq) const {  // elv_rb_former_request()
+SchedRequest* Bfq::FormerRequest(const SchedRequest& rq) const {  // elv_rb_former_request()
   const Queue& q = *QueueOf(rq);
   auto it = q.sort_list.lower_bound(Key{rq.elv.sort_sector, rq.elv.seq});
   return it == q.sort_list.begin() ? nullptr : std::prev(it)->second;
@@ -123,26 +123,7 @@ BioMergeResult Bfq::BioMerge(const SchedBio& bio) {
   }
   if (res.type == MergeType::kNone) return res;
   ++counters_.bio_merges;
-  SchedRequest& rq = *res.rq;
-  if (res.type == MergeType::kBack) {
-    rq.sectors += bio.sectors;
-    SchedRequest* next = Latter(rq);
-    if (next != nullptr && RqMergeOk(rq, *next)) {
-      MergeRequests(rq, *next);
-      res.freed = next;
-    }
-  } else {
-    rq.sector = bio.sector;
-    rq.sectors += bio.sectors;
-    RequestMerged(rq, MergeType::kFront);
-    SchedRequest* prev = Former(rq);
-    if (prev != nullptr && RqMergeOk(*prev, rq)) {
-      MergeRequests(*prev, rq);
-      res.freed = &rq;
-      res.rq = prev;
-    }
-  }
-  return res;
+  return ApplyBioMerge(res, bio);
 }
 
 // bfq_finish_requeue_request() for a request being freed: drop it from its bic.

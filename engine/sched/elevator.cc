@@ -1,5 +1,6 @@
 // Elevator helpers shared by every scheduler: the teardown balance check of the
-// inserted / dispatched / merged / completed counters.
+// inserted / dispatched / merged / completed counters, and the merge tail of
+// blk_mq_sched_try_merge().
 #include "engine/sched/elevator.h"
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,30 @@ absl::Status ElevatorCounters::CheckBalanced(uint64_t still_queued) const {
         absl::StrCat("unbalanced: completed ", completed, " != inserted ", inserted));
   }
   return absl::OkStatus();
+}
+
+BioMergeResult Elevator::ApplyBioMerge(BioMergeResult found, const SchedBio& bio) {
+  BioMergeResult res = found;
+  SchedRequest& rq = *res.rq;
+  if (res.type == MergeType::kBack) {
+    GrowBack(rq, bio.sectors);
+    SchedRequest* next = LatterRequest(rq);
+    if (next != nullptr && RqMergeOk(rq, *next)) {
+      MergeRequests(rq, *next);
+      res.freed = next;
+    }
+  } else if (res.type == MergeType::kFront) {
+    rq.sector = bio.sector;
+    rq.sectors += bio.sectors;
+    RequestMerged(rq, MergeType::kFront);
+    SchedRequest* prev = FormerRequest(rq);
+    if (prev != nullptr && RqMergeOk(*prev, rq)) {
+      MergeRequests(*prev, rq);
+      res.freed = &rq;
+      res.rq = prev;
+    }
+  }
+  return res;
 }
 
 }  // namespace blkbench::engine

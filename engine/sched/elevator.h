@@ -215,6 +215,27 @@ class Elevator {
   virtual void TakeRunRequests(std::vector<uint32_t>& /*hctxs*/) {}
 
   virtual const ElevatorCounters& counters() const = 0;
+
+ protected:
+  // The shared tail of blk_mq_sched_try_merge() once elv_merge() found `found.rq`:
+  // bio_attempt_back_merge() / bio_attempt_front_merge() grow it by `bio`, then
+  // attempt_back_merge() / attempt_front_merge() fold in the neighbour the bio made
+  // contiguous (reported in BioMergeResult::freed). The caller counts the merge.
+  BioMergeResult ApplyBioMerge(BioMergeResult found, const SchedBio& bio);
+
+  // elevator_mq_ops former_request / next_request: `rq`'s neighbours in sector order
+  // (elv_rb_former_request / elv_rb_latter_request), nullptr at either end.
+  virtual SchedRequest* FormerRequest(const SchedRequest& /*rq*/) const { return nullptr; }
+  virtual SchedRequest* LatterRequest(const SchedRequest& /*rq*/) const { return nullptr; }
+  // attempt_merge()'s checks for `next` appended to `rq`, and the merge itself
+  // (elv_merge_requests): `next` goes away with merged_into = &rq.
+  virtual bool RqMergeOk(const SchedRequest& /*rq*/, const SchedRequest& /*next*/) const {
+    return false;
+  }
+  virtual void MergeRequests(SchedRequest& /*rq*/, SchedRequest& /*next*/) {}
+  // bio_attempt_back_merge(): `rq` grows by `sectors` at its end (mq-deadline also
+  // repositions it in the back-merge hash).
+  virtual void GrowBack(SchedRequest& rq, uint32_t sectors) { rq.sectors += sectors; }
 };
 
 }  // namespace blkbench::engine

@@ -309,6 +309,13 @@ bool MqDeadline::RqMergeOk(const SchedRequest& rq, const SchedRequest& next) con
          rq.sectors + next.sectors <= limits_.max_sectors;
 }
 
+// bio_attempt_back_merge() with elv_rqhash_reposition().
+void MqDeadline::GrowBack(SchedRequest& rq, uint32_t sectors) {
+  HashDel(rq);
+  rq.sectors += sectors;
+  HashAdd(rq);
+}
+
 // attempt_merge() → elv_merge_requests(): `next` is appended to `rq` and goes away.
 void MqDeadline::MergeRequests(SchedRequest& rq, SchedRequest& next) {
   const bool rq_queued = rq.elv.queued;
@@ -372,30 +379,8 @@ BioMergeResult MqDeadline::BioMerge(const SchedBio& bio) {
   }
   if (res.type == MergeType::kNone) return res;
 
-  SchedRequest& rq = *res.rq;
   ++counters_.bio_merges;
-  if (res.type == MergeType::kBack) {
-    // bio_attempt_back_merge(), then attempt_back_merge() with the latter request.
-    HashDel(rq);
-    rq.sectors += bio.sectors;
-    HashAdd(rq);
-    SchedRequest* next = LatterRequest(rq);
-    if (next != nullptr && RqMergeOk(rq, *next)) {
-      MergeRequests(rq, *next);
-      res.freed = next;
-    }
-  } else {
-    // bio_attempt_front_merge(), then attempt_front_merge() into the former request.
-    rq.sector = bio.sector;
-    rq.sectors += bio.sectors;
-    RequestMerged(rq, MergeType::kFront);
-    SchedRequest* prev = FormerRequest(rq);
-    if (prev != nullptr && RqMergeOk(*prev, rq)) {
-      MergeRequests(*prev, rq);
-      res.freed = &rq;
-      res.rq = prev;
-    }
-  }
+  res = ApplyBioMerge(res, bio);
   last_merge_ = res.rq;  // elv_merged_request(): q->last_merge = rq
   return res;
 }

@@ -113,8 +113,8 @@ class MqDeadline final : public Elevator {
   void DelRqRb(PerPrio& pp, SchedRequest& rq);
   void RemoveRequest(PerPrio& pp, SchedRequest& rq);
   void MoveRequest(PerPrio& pp, SchedRequest& rq);
-  SchedRequest* LatterRequest(const SchedRequest& rq) const;
-  SchedRequest* FormerRequest(const SchedRequest& rq) const;
+  SchedRequest* LatterRequest(const SchedRequest& rq) const override;
+  SchedRequest* FormerRequest(const SchedRequest& rq) const override;
   SchedRequest* NextRequest(PerPrio& pp, int dir) const;
   SchedRequest* FifoRequest(const PerPrio& pp, int dir) const;
   bool CheckFifo(const PerPrio& pp, int dir, uint64_t now_ns) const;
@@ -124,11 +124,12 @@ class MqDeadline final : public Elevator {
 
   // Merge helpers (block/blk-merge.c, elevator.c).
   bool BioMergeOk(const SchedRequest& rq, const SchedBio& bio) const;
-  bool RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const;
+  bool RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const override;
   SchedRequest* HashFind(uint64_t end_sector) const;
   void HashAdd(SchedRequest& rq);
   void HashDel(SchedRequest& rq);
-  void MergeRequests(SchedRequest& rq, SchedRequest& next);
+  void MergeRequests(SchedRequest& rq, SchedRequest& next) override;
+  void GrowBack(SchedRequest& rq, uint32_t sectors) override;
 
   DeadlineProfile profile_;
   DeadlineTunables tunables_;
