@@ -8,7 +8,7 @@ PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 liburing-dev libyaml-cpp-dev libcivetweb-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-  fio prometheus clang-format util-linux e2fsprogs fdisk python3
+  zlib1g-dev fio prometheus clang-format util-linux e2fsprogs fdisk python3
 )
 
 missing=()

@@ -23,6 +23,7 @@
 #include "agent/metrics/agent_exporter.h"
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/http/http_get.h"
+#include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "gtest/gtest.h"
 #include "tests/child_process.h"
@@ -43,16 +44,31 @@ constexpr char kPrometheus[] = "/usr/bin/prometheus";
 constexpr char kRateInterval[] = "4s";  // Grafana: max(4 x scrape interval, step + scrape)
 
 // Two kernels (baseline and a patch set) on the engine's null_blk under mq-deadline (so
-// the elevator-lock panels have data): ~4 s of wall time
-// per run, sequential on the agent's one simulated device. Seeded: deterministic.
+// the elevator-lock panels have data): ~1 s of wall time per run in the release build
+// (~10 s under ASan), sequential on the agent's one simulated device. Seeded.
 constexpr char kMatrix[] = R"(name: prometheus-test
 repeats: 1
-job: {rw: randread, bs: 4k, iodepth: 32, numjobs: 4, ioengine: io_uring, runtime: 3s,
+job: {rw: randread, bs: 4k, iodepth: 32, numjobs: 2, ioengine: io_uring, runtime: 1s,
       time_based: 1, randseed: 42, scheduler: mq-deadline}
 matrix:
   kernel: ["sim:6.16", "sim:6.16+dd-batch-dispatch"]
 target: {device_class: sim:null_blk}
 )";
+
+// 160 tiny runs (4 kernels x 4 schedulers x 10 block sizes): each is milliseconds of
+// engine time, but every finished run keeps its ~25 KB of series on the controller's
+// /metrics for the grace period, so the scrape grows to megabytes as the experiment goes.
+constexpr char kLargeMatrix[] = R"(name: prometheus-large
+repeats: 1
+job: {rw: randread, iodepth: 2, numjobs: 1, ioengine: io_uring, runtime: 20ms,
+      time_based: 1, randseed: 7}
+matrix:
+  kernel: ["sim:6.16", "sim:6.16+dd-batch-dispatch", "sim:6.1", "sim:5.15"]
+  scheduler: [none, mq-deadline, bfq, kyber]
+  bs: [4k, 8k, 12k, 16k, 20k, 24k, 28k, 32k, 48k, 64k]
+target: {device_class: sim:null_blk}
+)";
+constexpr int kLargeRuns = 160;
 
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -190,6 +206,60 @@ class PrometheusTest : public testing::ClusterTest {
 
   std::optional<Struct> Prom(const std::string& target) { return GetJson(prom_port_, target); }
 
+  // Polls Prometheus's targets until the controller's and the agent's are both up.
+  bool WaitTargetsUp() {
+    return PollUntil(
+        [this] {
+          auto t = Prom("/api/v1/targets?state=active");
+          if (!t.has_value()) return false;
+          int up = 0;
+          for (const Value& target : t->fields()
+                                         .at("data")
+                                         .struct_value()
+                                         .fields()
+                                         .at("activeTargets")
+                                         .list_value()
+                                         .values()) {
+            const Struct& s = target.struct_value();
+            const Struct& labels = s.fields().at("labels").struct_value();
+            if (Str(s, "health") == "up" && (Str(labels, "job") == "blkbench-controller" ||
+                                             (Str(labels, "job") == "blkbench-agents" &&
+                                              Str(labels, "agent") == "prom-agent"))) {
+              ++up;
+            }
+          }
+          return up == 2;
+        },
+        absl::Seconds(60));
+  }
+
+  // Submits `matrix` over gRPC on TCP, as the CLI does (so the request metrics see it).
+  uint64_t Submit(const std::string& file_name, const std::string& matrix) {
+    auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
+                                       grpc::InsecureChannelCredentials());
+    auto stub = v1::ControllerService::NewStub(channel);
+    grpc::ClientContext ctx;
+    v1::SubmitExperimentRequest req;
+    req.set_file_name(file_name);
+    req.set_matrix_text(matrix);
+    v1::Experiment exp;
+    grpc::Status submitted = stub->SubmitExperiment(&ctx, req, &exp);
+    EXPECT_TRUE(submitted.ok()) << submitted.error_message();
+    return submitted.ok() ? exp.id() : 0;
+  }
+
+  // The value of a scalar-valued instant query, if it has one.
+  std::optional<double> Scalar(const std::string& expr) {
+    auto r = Prom("/api/v1/query?query=" + UrlEncode(expr));
+    if (!r.has_value() || Str(*r, "status") != "success") return std::nullopt;
+    const Value& result = r->fields().at("data").struct_value().fields().at("result");
+    if (result.list_value().values_size() != 1) return std::nullopt;
+    const Value& v = result.list_value().values(0).struct_value().fields().at("value");
+    double d = 0;
+    if (!absl::SimpleAtod(v.list_value().values(1).string_value(), &d)) return std::nullopt;
+    return d;
+  }
+
   // Instant query at now; true when it returns a finite value.
   bool InstantHasData(const std::string& expr) {
     auto r = Prom("/api/v1/query?query=" + UrlEncode(expr));
@@ -273,43 +343,11 @@ class PrometheusTest : public testing::ClusterTest {
 
 TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
   // Discovery: the agent's exporter is found through the controller and scraped.
-  ASSERT_TRUE(PollUntil(
-      [this] {
-        auto t = Prom("/api/v1/targets?state=active");
-        if (!t.has_value()) return false;
-        int up = 0;
-        for (const Value& target : t->fields()
-                                       .at("data")
-                                       .struct_value()
-                                       .fields()
-                                       .at("activeTargets")
-                                       .list_value()
-                                       .values()) {
-          const Struct& s = target.struct_value();
-          const Struct& labels = s.fields().at("labels").struct_value();
-          if (Str(s, "health") == "up" &&
-              (Str(labels, "job") == "blkbench-controller" ||
-               (Str(labels, "job") == "blkbench-agents" && Str(labels, "agent") == "prom-agent"))) {
-            ++up;
-          }
-        }
-        return up == 2;
-      },
-      absl::Seconds(60)))
-      << "controller and agent targets not both up; see " << dir_.File("prometheus.log");
-
-  // Submitted over gRPC on TCP, as the CLI does (so the request metrics see it).
-  auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
-                                     grpc::InsecureChannelCredentials());
-  auto stub = v1::ControllerService::NewStub(channel);
-  grpc::ClientContext ctx;
-  v1::SubmitExperimentRequest req;
-  req.set_file_name("prometheus-test.yaml");
-  req.set_matrix_text(kMatrix);
-  v1::Experiment exp;
-  grpc::Status submitted = stub->SubmitExperiment(&ctx, req, &exp);
-  ASSERT_TRUE(submitted.ok()) << submitted.error_message();
-  const std::string id = std::to_string(exp.id());
+  ASSERT_TRUE(WaitTargetsUp()) << "controller and agent targets not both up; see "
+                               << dir_.File("prometheus.log");
+  const uint64_t exp_id = Submit("prometheus-test.yaml", kMatrix);
+  ASSERT_NE(exp_id, 0u);
+  const std::string id = std::to_string(exp_id);
   // A running experiment's IOPS and p99 appear within a scrape interval or two.
   EXPECT_TRUE(PollUntil(
       [&] {
@@ -321,7 +359,7 @@ TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
       absl::Seconds(60)))
       << "live IOPS/p99 of the running experiment never reached Prometheus";
 
-  v1::Experiment done = WaitForEnd(exp.id(), absl::Minutes(3), /*with_runs=*/false);
+  v1::Experiment done = WaitForEndWithProgress(exp_id, absl::Minutes(3), /*with_runs=*/false);
   ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
   // The final results and engine internals of both runs are scraped.
   ASSERT_TRUE(PollUntil(
@@ -396,6 +434,51 @@ TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
     }
   }
   EXPECT_GT(evaluated, 40);
+}
+
+// The controller target must stay up through and after an experiment whose finished
+// runs make /metrics megabytes (the ~128 KB cut-off made Prometheus mark it down). Every
+// byte of the big scrape must also reach a plain client, and promtool must accept it.
+TEST_F(PrometheusTest, ControllerTargetStaysUpThroughAndAfterALargeExperiment) {
+  ASSERT_TRUE(WaitTargetsUp()) << "see " << dir_.File("prometheus.log");
+  const uint64_t exp_id = Submit("prometheus-large.yaml", kLargeMatrix);
+  ASSERT_NE(exp_id, 0u);
+  v1::Experiment done = WaitForEndWithProgress(exp_id, absl::Minutes(2));
+  ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
+  ASSERT_EQ(done.runs_size(), kLargeRuns);
+  const absl::Time ended = absl::Now();
+
+  auto plain = HttpGet(server_->metrics_port(), "/metrics", {.timeout = absl::Seconds(60)});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_GT(plain->body.size(), 2u << 20) << "the scrape is not large: the test tests nothing";
+  absl::Status checked = testing::PromtoolCheckMetrics(plain->body);
+  EXPECT_TRUE(checked.ok()) << checked;
+  size_t lines = 0;
+  for (char c : plain->body) lines += c == '\n' ? 1 : 0;
+
+  // Prometheus scrapes (gzip, as it always asks) after the experiment ended and takes in
+  // every sample of the big body.
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        std::optional<double> at = Scalar("timestamp(up{job=\"blkbench-controller\"} == 1)");
+        std::optional<double> samples =
+            Scalar("scrape_samples_scraped{job=\"blkbench-controller\"}");
+        return at.has_value() && *at > absl::ToUnixMillis(ended) / 1000.0 && samples.has_value() &&
+               *samples > static_cast<double>(lines) / 2;
+      },
+      absl::Seconds(60)))
+      << "no successful scrape of the big /metrics after the experiment; see "
+      << dir_.File("prometheus.log");
+  // And no scrape failed at any point of the test.
+  const int64_t window_s = absl::ToInt64Seconds(absl::Now() - start_) + 5;
+  std::optional<double> worst =
+      Scalar(absl::StrCat("min_over_time(up{job=\"blkbench-controller\"}[", window_s, "s])"));
+  ASSERT_TRUE(worst.has_value());
+  EXPECT_EQ(*worst, 1.0) << "the controller target was down in some scrape";
+  std::optional<double> scrapes =
+      Scalar(absl::StrCat("count_over_time(up{job=\"blkbench-controller\"}[", window_s, "s])"));
+  ASSERT_TRUE(scrapes.has_value());
+  EXPECT_GE(*scrapes, 3.0);
 }
 
 }  // namespace

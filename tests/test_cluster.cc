@@ -80,6 +80,27 @@ v1::Experiment ClusterTest::WaitForEnd(uint64_t id, absl::Duration limit, bool w
   return *controller().GetExperiment(id, with_runs);
 }
 
+v1::Experiment ClusterTest::WaitForEndWithProgress(uint64_t id, absl::Duration per_run,
+                                                   bool with_runs) {
+  absl::Time deadline = absl::Now() + per_run;
+  int ended = -1;
+  uint64_t seen = 0;
+  while (absl::Now() < deadline) {
+    auto e = controller().GetExperiment(id, /*with_runs=*/true);
+    if (e.ok() && IsEndedExperimentState(e->state())) break;
+    if (e.ok()) {
+      int n = 0;
+      for (const v1::Run& r : e->runs()) n += IsFinalRunState(r.state()) ? 1 : 0;
+      if (n > ended) {
+        ended = n;
+        deadline = absl::Now() + per_run;
+      }
+    }
+    seen = controller().WaitForChange(seen, absl::Seconds(1));
+  }
+  return *controller().GetExperiment(id, with_runs);
+}
+
 int ClusterTest::Cli(const std::vector<std::string>& args, std::string* out, std::string* err) {
   std::ostringstream o, e;
   const int rc = RunCli(args, o, e, server_->InProcessChannel());

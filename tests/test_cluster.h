@@ -72,6 +72,11 @@ class ClusterTest : public ::testing::Test {
   v1::Experiment WaitForEnd(uint64_t id, absl::Duration limit = absl::Minutes(2),
                             bool with_runs = true);
 
+  // Waits like WaitForEnd, but the bound is on progress, not on the whole experiment:
+  // it gives up only when `per_run` passes with no run of the experiment ending (so a
+  // big experiment, a busy machine or the ASan build gets the time its work needs).
+  v1::Experiment WaitForEndWithProgress(uint64_t id, absl::Duration per_run, bool with_runs = true);
+
   // Runs the CLI in-process against the controller; returns its exit code.
   int Cli(const std::vector<std::string>& args, std::string* out, std::string* err = nullptr);
 

@@ -10,11 +10,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/http/gzip.h"
 
 namespace blkbench {
 namespace {
@@ -52,10 +54,11 @@ std::string UrlEncode(const std::string& s) {
   return out;
 }
 
-absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target, absl::Duration timeout) {
+absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
+                                   const HttpGetOptions& options) {
   Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return Errno("socket");
-  const timeval tv = absl::ToTimeval(timeout);
+  const timeval tv = absl::ToTimeval(options.timeout);
   setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
   sockaddr_in addr{};
@@ -65,8 +68,9 @@ absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target, absl::Du
   if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     return Errno("connect");
   }
-  const std::string request = absl::StrCat("GET ", target, " HTTP/1.0\r\nHost: 127.0.0.1:", port,
-                                           "\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+  const std::string request = absl::StrCat(
+      "GET ", target, " HTTP/1.0\r\nHost: 127.0.0.1:", port, "\r\nAccept: */*\r\n",
+      options.accept_gzip ? "Accept-Encoding: gzip\r\n" : "", "Connection: close\r\n\r\n");
   for (size_t sent = 0; sent < request.size();) {
     ssize_t n = send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -78,7 +82,7 @@ absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target, absl::Du
   for (;;) {
     ssize_t n = recv(fd.get(), buf, sizeof(buf), 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("recv");
+    if (n < 0) return Errno("recv");  // ECONNRESET: the server aborted the response
     if (n == 0) break;
     response.append(buf, static_cast<size_t>(n));
   }
@@ -92,14 +96,39 @@ absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target, absl::Du
   if (status_line.size() < 2 || !absl::SimpleAtoi(status_line[1], &result.status)) {
     return absl::DataLossError(absl::StrCat("GET ", target, ": bad status line: ", lines[0]));
   }
+  std::optional<size_t> content_length;
   for (size_t i = 1; i < lines.size(); ++i) {
     const size_t colon = lines[i].find(':');
     if (colon == std::string::npos) continue;
-    if (absl::AsciiStrToLower(lines[i].substr(0, colon)) == "content-type") {
-      result.content_type = std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
+    const std::string name = absl::AsciiStrToLower(lines[i].substr(0, colon));
+    const std::string value(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
+    if (name == "content-type") result.content_type = value;
+    if (name == "content-encoding") result.content_encoding = absl::AsciiStrToLower(value);
+    size_t length = 0;
+    if (name == "content-length") {
+      if (!absl::SimpleAtoi(value, &length)) {
+        return absl::DataLossError(absl::StrCat("GET ", target, ": bad Content-Length: ", value));
+      }
+      content_length = length;
     }
   }
   result.body = response.substr(header_end + 4);
+  result.wire_bytes = result.body.size();
+  if (content_length.has_value() && *content_length != result.wire_bytes) {
+    return absl::DataLossError(absl::StrCat("GET ", target, ": received ", result.wire_bytes,
+                                            " body bytes of the ", *content_length,
+                                            " its Content-Length announced"));
+  }
+  if (result.content_encoding == "gzip") {
+    absl::StatusOr<std::string> decoded = GzipDecompress(result.body);
+    if (!decoded.ok()) {
+      return absl::DataLossError(absl::StrCat("GET ", target, ": ", decoded.status().message()));
+    }
+    result.body = std::move(*decoded);
+  } else if (!result.content_encoding.empty() && result.content_encoding != "identity") {
+    return absl::DataLossError(
+        absl::StrCat("GET ", target, ": unasked-for Content-Encoding ", result.content_encoding));
+  }
   return result;
 }
 

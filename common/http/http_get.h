@@ -11,16 +11,28 @@
 namespace blkbench {
 
 struct HttpResult {
-  int status = 0;            // e.g. 200
-  std::string content_type;  // "" when the response has none
-  std::string body;
+  int status = 0;                // e.g. 200
+  std::string content_type;      // "" when the response has none
+  std::string content_encoding;  // as sent, e.g. "gzip"; "" for none
+  size_t wire_bytes = 0;         // body bytes received, before any decoding
+  std::string body;              // decoded
+};
+
+struct HttpGetOptions {
+  absl::Duration timeout = absl::Seconds(10);
+  bool accept_gzip = false;  // send `Accept-Encoding: gzip` (as Prometheus does)
 };
 
 // GET http://127.0.0.1:<port><target> (target = path plus optional "?query", already
-// URL-encoded). Unavailable when connecting, sending or receiving fails or `timeout`
-// passes; DataLoss for a response that is not HTTP.
+// URL-encoded). Unavailable when connecting, sending or receiving fails or the timeout
+// passes (a connection reset included); DataLoss for a response that is not HTTP, whose
+// body is shorter or longer than its Content-Length, or whose gzip body does not decode.
 absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
-                                   absl::Duration timeout = absl::Seconds(10));
+                                   const HttpGetOptions& options);
+inline absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
+                                          absl::Duration timeout = absl::Seconds(10)) {
+  return HttpGet(port, target, HttpGetOptions{.timeout = timeout});
+}
 
 // Percent-encodes everything but RFC 3986 unreserved characters.
 std::string UrlEncode(const std::string& s);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "common/http/gzip.h"
 
 namespace blkbench {
 namespace {
@@ -53,12 +54,30 @@ const char* StatusText(int status) {
   }
 }
 
+// Bodies below this size go out as they are: gzip's 18-byte frame and the CPU are not
+// worth it for a 404 or a small discovery document.
+constexpr size_t kGzipMinBytes = 1024;
+
+// Writes the whole response. The connection is closed after it (HTTP/1.1 with
+// `Connection: close`, which every scraper handles), and civetweb closes it gracefully:
+// shutdown(SHUT_WR) after the last byte, so the client reads every byte the
+// Content-Length announced. Never set SO_LINGER to 0 (civetweb's linger_timeout_ms=0):
+// close() then sends a RST and the kernel drops whatever of the body the client had not
+// yet read — every response larger than the socket buffers (~128 KB on loopback) was cut.
 void Send(mg_connection* conn, const HttpResponse& r) {
+  const char* accept = mg_get_header(conn, "Accept-Encoding");
+  const bool gzip = r.body.size() >= kGzipMinBytes && accept != nullptr && AcceptsGzip(accept);
+  const std::string compressed = gzip ? GzipCompress(r.body) : std::string();
+  const std::string& body = gzip ? compressed : r.body;
   mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-            "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-            r.status, StatusText(r.status), r.content_type.c_str(), r.body.size());
-  mg_write(conn, r.body.data(), r.body.size());
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+            "Vary: Accept-Encoding\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+            r.status, StatusText(r.status), r.content_type.c_str(), body.size(),
+            gzip ? "Content-Encoding: gzip\r\n" : "");
+  // mg_write blocks until everything is in the socket or the client stops reading for
+  // request_timeout_ms; a short write means the client went away, and there is nobody
+  // left to tell.
+  mg_write(conn, body.data(), body.size());
 }
 
 class Handler final : public CivetHandler {
@@ -144,8 +163,10 @@ std::string JsonQuote(const std::string& s) {
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads) {
   std::unique_ptr<HttpServer> s(new HttpServer());
-  const std::vector<std::string> options = {
-      "listening_ports", listen, "num_threads", std::to_string(threads), "linger_timeout_ms", "0"};
+  // request_timeout_ms bounds how long a worker waits on a client that stops reading.
+  const std::vector<std::string> options = {"listening_ports",    listen,
+                                            "num_threads",        std::to_string(threads),
+                                            "request_timeout_ms", "30000"};
   try {
     s->server_ = std::make_unique<CivetServer>(options);
   } catch (const std::exception& e) {

@@ -1,7 +1,11 @@
 // HttpServer and HttpGet against each other over real loopback sockets: exact path
-// routing, query decoding, status codes and content types.
+// routing, query decoding, status codes and content types, and bodies many times the
+// socket buffers arriving whole, plain and gzip-encoded, to many clients at once.
 #include "common/http/http_server.h"
 
+#include <thread>
+
+#include "common/http/gzip.h"
 #include "common/http/http_get.h"
 #include "gtest/gtest.h"
 
@@ -54,6 +58,92 @@ TEST(HttpServerTest, AddressInUseIsUnavailable) {
   ASSERT_NE(first, nullptr);
   auto second = HttpServer::Start("127.0.0.1:" + std::to_string(first->port()), {});
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+}
+
+// A Prometheus-like text body of `bytes` bytes: many distinct lines, so gzip has work
+// to do and a dropped or reordered chunk cannot go unnoticed.
+std::string MetricsLikeBody(size_t bytes) {
+  std::string body;
+  body.reserve(bytes + 128);
+  for (uint64_t i = 0; body.size() < bytes; ++i) {
+    body += "blkbench_run_iops{experiment=\"7\",run=\"" + std::to_string(i) + "\"} " +
+            std::to_string((i * 2654435761u) % 1000003) + "\n";
+  }
+  body.resize(bytes);
+  return body;
+}
+
+// The bug this guards: civetweb's linger_timeout_ms=0 made close() reset the connection
+// with the body still in the send buffer, so clients got ~128 KB and ECONNRESET.
+TEST(HttpServerTest, MultiMegabyteBodiesArriveWholeToManyClientsPlainAndGzip) {
+  const std::string big = MetricsLikeBody(6 << 20);
+  std::map<std::string, HttpHandler> handlers;
+  handlers["/big"] = [&big](const HttpRequest&) {
+    return HttpResponse{200, kPrometheusContentType, big};
+  };
+  auto server = HttpServer::Start("127.0.0.1:0", std::move(handlers));
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  constexpr int kClients = 4;
+  constexpr int kFetchesPerClient = 6;
+  std::vector<std::string> failures(kClients);
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      for (int i = 0; i < kFetchesPerClient; ++i) {
+        const bool gzip = (c + i) % 2 == 1;
+        auto r = HttpGet(port, "/big", {.timeout = absl::Seconds(60), .accept_gzip = gzip});
+        if (!r.ok()) {
+          failures[c] += r.status().ToString() + "\n";
+        } else if (r->body != big) {
+          failures[c] += "body of " + std::to_string(r->body.size()) + " bytes differs\n";
+        } else if (r->content_encoding != (gzip ? "gzip" : "")) {
+          failures[c] += "encoding '" + r->content_encoding + "'\n";
+        } else if (gzip && r->wire_bytes * 4 > big.size()) {
+          failures[c] += "gzip sent " + std::to_string(r->wire_bytes) + " bytes\n";
+        }
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  for (int c = 0; c < kClients; ++c) EXPECT_EQ(failures[c], "") << "client " << c;
+}
+
+TEST(HttpServerTest, SmallBodiesAndClientsThatDoNotAskAreNotCompressed) {
+  auto server = StartEcho();
+  ASSERT_NE(server, nullptr);
+  auto r = HttpGet(server->port(), "/echo?a=1", {.accept_gzip = true});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->content_encoding, "");
+  EXPECT_EQ(r->body, "a=1;");
+}
+
+TEST(GzipTest, RoundTripsAndRejectsTruncatedStreams) {
+  const std::string text = MetricsLikeBody(300000);
+  const std::string z = GzipCompress(text);
+  EXPECT_LT(z.size(), text.size() / 4);
+  auto back = GzipDecompress(z);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, text);
+  auto two = GzipDecompress(z + GzipCompress("tail"));  // two members concatenated
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(*two, text + "tail");
+  EXPECT_EQ(GzipDecompress(z.substr(0, z.size() / 2)).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(GzipDecompress("not gzip at all").status().code(), absl::StatusCode::kDataLoss);
+  auto empty = GzipDecompress(GzipCompress(""));
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(*empty, "");
+}
+
+TEST(GzipTest, AcceptEncodingFollowsQValues) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, GZIP;q=0.5"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_TRUE(AcceptsGzip("identity, x-gzip"));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("deflate, br"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip; q=0.0"));
 }
 
 TEST(HttpServerTest, JsonQuoteEscapesControlCharacters) {

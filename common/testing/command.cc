@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 
 namespace blkbench::testing {
 
@@ -52,6 +54,22 @@ CommandResult Run(const std::vector<std::string>& argv) {
   }
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+absl::Status PromtoolCheckMetrics(const std::string& text) {
+  if (!HaveCommand("promtool")) {
+    return absl::FailedPreconditionError("promtool not installed (Debian package 'prometheus')");
+  }
+  char path[] = "/tmp/blkbench_promtool.XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return absl::InternalError("mkstemp failed");
+  close(fd);
+  std::ofstream(path, std::ios::binary) << text;
+  std::string out;
+  const int rc = RunCommand(std::string("promtool check metrics < ") + path + " 2>&1", &out);
+  unlink(path);
+  if (rc == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError("promtool check metrics: " + out);
 }
 
 bool HaveCommand(const std::string& name) {

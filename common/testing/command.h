@@ -1,11 +1,14 @@
 // Test helpers for running host commands: through the shell (RunCommand) or from an argv
-// without one (Run), and guards that undo a mount or a swapon whatever the test did.
+// without one (Run), promtool on an exposition, and guards that undo a mount or a swapon
+// whatever the test did.
 #ifndef BLKBENCH_COMMON_TESTING_COMMAND_H_
 #define BLKBENCH_COMMON_TESTING_COMMAND_H_
 
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace blkbench::testing {
 
@@ -23,6 +26,11 @@ CommandResult Run(const std::vector<std::string>& argv);
 
 // Whether `name` is an executable in /usr/sbin, /sbin, /usr/bin or /bin.
 bool HaveCommand(const std::string& name);
+
+// Runs `promtool check metrics` on `text` (a Prometheus exposition): OK when promtool
+// accepts it, FailedPrecondition when promtool is not installed, InvalidArgument with
+// promtool's complaints otherwise.
+absl::Status PromtoolCheckMetrics(const std::string& text);
 
 // Unmounts `dir` on destruction.
 class MountGuard {

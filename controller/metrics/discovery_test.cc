@@ -109,8 +109,18 @@ class ResultsApiTest : public ::testing::Test {
     v1::Experiment exp;
     exp.set_name("cmp");
     exp.set_repeats(1);
-    for (const char* kernel : {"sim:6.16", "sim:6.16+dd-batch-dispatch"}) {
-      v1::CellSpec* c = exp.add_cells();
+    AddKernelCells(&exp, {"sim:6.16", "sim:6.16+dd-batch-dispatch"});
+    auto id = store_->CreateExperiment(exp);
+    EXPECT_TRUE(id.ok()) << id.status();
+    auto runs = store_->GetExperiment(*id, false);
+    FinishDone(runs->runs(1));  // the patched cell
+    return *id;
+  }
+
+  static void AddKernelCells(v1::Experiment* exp, const std::vector<std::string>& kernels) {
+    for (const std::string& kernel : kernels) {
+      v1::CellSpec* c = exp->add_cells();
+      c->set_index(static_cast<uint32_t>(exp->cells_size() - 1));
       v1::AxisValue* k = c->add_axes();
       k->set_key("kernel");
       k->set_value(kernel);
@@ -120,10 +130,10 @@ class ResultsApiTest : public ::testing::Test {
       c->mutable_target()->set_kernel(kernel);
       c->mutable_target()->set_device_class("sim:null_blk");
     }
-    auto id = store_->CreateExperiment(exp);
-    EXPECT_TRUE(id.ok()) << id.status();
-    auto runs = store_->GetExperiment(*id, false);
-    v1::Run run = runs->runs(1);  // the patched cell
+  }
+
+  // Runs `run` to DONE with a result and a few engine internals.
+  void FinishDone(v1::Run run) {
     run.set_attempt(1);
     run.set_state(v1::RUN_RUNNING);
     run.set_agent_id("a-host");
@@ -137,7 +147,6 @@ class ResultsApiTest : public ::testing::Test {
     result.set_runner("engine");
     (*result.mutable_internals())["seq_ratio"] = 0.25;
     EXPECT_TRUE(store_->FinishRun(run.id(), 1, v1::RUN_DONE, "", 1, &result).ok());
-    return *id;
   }
 
   FakeClock clock_;
@@ -175,6 +184,36 @@ TEST_F(ResultsApiTest, ResultsRowsCarryLabelsValuesAndInternals) {
   google::protobuf::ListValue list = ParseList(exps->body);
   ASSERT_EQ(list.values_size(), 1);
   EXPECT_EQ(list.values(0).struct_value().fields().at("runs").number_value(), 2);
+}
+
+// The results of a big experiment are megabytes of JSON: every fetch, plain or gzip,
+// arrives whole (HttpGet checks Content-Length) and parses, with one row per DONE run.
+TEST_F(ResultsApiTest, MultiMegabyteResultsArriveWholePlainAndGzip) {
+  constexpr int kCells = 3000;
+  v1::Experiment exp;
+  exp.set_name("big");
+  exp.set_repeats(1);
+  std::vector<std::string> kernels;
+  for (int i = 0; i < kCells; ++i) kernels.push_back("sim:6.16+patch-" + std::to_string(i));
+  AddKernelCells(&exp, kernels);
+  auto id = store_->CreateExperiment(exp);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto created = store_->GetExperiment(*id, false);
+  ASSERT_TRUE(created.ok());
+  for (const v1::Run& run : created->runs()) FinishDone(run);
+  size_t first_size = 0;
+  for (int i = 0; i < 6; ++i) {
+    const bool gzip = i % 2 == 1;
+    auto r = HttpGet(exporter_->port(), "/api/v1/results?experiment=" + std::to_string(*id),
+                     {.timeout = absl::Seconds(60), .accept_gzip = gzip});
+    ASSERT_TRUE(r.ok()) << "fetch " << i << ": " << r.status();
+    ASSERT_EQ(r->status, 200);
+    EXPECT_EQ(r->content_encoding, gzip ? "gzip" : "");
+    if (i == 0) first_size = r->body.size();
+    EXPECT_EQ(r->body.size(), first_size) << "fetch " << i;
+    EXPECT_GT(r->body.size(), 1u << 20);
+    EXPECT_EQ(ParseList(r->body).values_size(), kCells) << "fetch " << i;
+  }
 }
 
 TEST_F(ResultsApiTest, BadRequestsGetClearStatuses) {

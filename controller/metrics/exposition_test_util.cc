@@ -1,25 +1,15 @@
-// HttpGet over a loopback socket and a strict Prometheus text-format parser, for tests.
+// HttpGet of a 200 body (common/http) and a strict Prometheus text-format parser, for tests.
 #include "controller/metrics/exposition_test_util.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/http/http_get.h"
 
 namespace blkbench::testing {
 namespace {
-
-absl::Status Errno(const char* what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", strerror(errno)));
-}
 
 bool IsNameChar(char c, bool first) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
@@ -89,52 +79,12 @@ bool ParseValue(const std::string& s, double& out) {
 }  // namespace
 
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Errno("socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    absl::Status s = Errno("connect");
-    close(fd);
-    return s;
+  absl::StatusOr<HttpResult> r = blkbench::HttpGet(port, path);
+  if (!r.ok()) return r.status();
+  if (r->status != 200) {
+    return absl::UnavailableError(absl::StrCat("GET ", path, ": HTTP ", r->status, ": ", r->body));
   }
-  const std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-  size_t sent = 0;
-  while (sent < request.size()) {
-    ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) {
-      absl::Status s = Errno("send");
-      close(fd);
-      return s;
-    }
-    sent += static_cast<size_t>(n);
-  }
-  std::string response;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = recv(fd, buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      absl::Status s = Errno("recv");
-      close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    response.append(buf, static_cast<size_t>(n));
-  }
-  close(fd);
-  size_t header_end = response.find("\r\n\r\n");
-  if (header_end == std::string::npos) {
-    return absl::DataLossError(absl::StrCat("no HTTP header end in: ", response));
-  }
-  std::string status_line = response.substr(0, response.find("\r\n"));
-  if (status_line.find(" 200 ") == std::string::npos) {
-    return absl::UnavailableError(absl::StrCat("GET ", path, ": ", status_line));
-  }
-  return response.substr(header_end + 4);
+  return std::move(r->body);
 }
 
 std::vector<ExpositionSample> Exposition::Find(
