@@ -14,6 +14,7 @@
 #include "agent/agent.h"
 #include "agent/metrics/agent_exporter.h"
 #include "agent/runners.h"
+#include "common/daemon_flags.h"
 
 ABSL_FLAG(std::string, config, "/etc/blkbench/agent.yaml", "agent config file (YAML)");
 ABSL_FLAG(std::string, controller, "", "override the config's controller address");
@@ -21,7 +22,7 @@ ABSL_FLAG(std::optional<std::string>, metrics_listen, std::nullopt,
           "override the config's metrics_listen (Prometheus /metrics host:port, '' for none)");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("blkbench-agent --config agent.yaml");
+  blkbench::InitDaemonFlags("blkbench-agent", "blkbench-agent --config agent.yaml [flags]");
   absl::ParseCommandLine(argc, argv);
   auto config = blkbench::LoadAgentConfig(absl::GetFlag(FLAGS_config));
   if (!config.ok()) {

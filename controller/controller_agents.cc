@@ -1,29 +1,14 @@
 // Controller, agent side: registration, heartbeats, samples, results, lease expiry and
 // placement of queued runs on free devices.
-#include <fnmatch.h>
-
 #include <chrono>
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "common/placement.h"
 #include "common/states.h"
 #include "controller/controller.h"
 
 namespace blkbench {
-namespace {
-
-// A cell may run on a device of its class on a host whose kernel release matches the
-// cell's kernel glob. Simulated kernels ("sim:6.10+patch") are chosen by the engine,
-// so they match any host.
-bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
-                   const v1::DeviceFacts& dev) {
-  if (dev.device_class() != cell.target().device_class()) return false;
-  const std::string& kernel = cell.target().kernel();
-  if (kernel.empty() || kernel.rfind("sim:", 0) == 0) return true;
-  return fnmatch(kernel.c_str(), agent.host().kernel_release().c_str(), 0) == 0;
-}
-
-}  // namespace
 
 absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link) {
   if (reg.agent_id().empty()) return absl::InvalidArgumentError("register: empty agent_id");

@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "common/daemon_flags.h"
 #include "controller/server.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
@@ -23,7 +24,9 @@ ABSL_FLAG(int64_t, metrics_grace_ms, 300000,
           "keep a finished run's counters this long before dropping its series");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE]");
+  blkbench::InitDaemonFlags("blkbench-controller",
+                            "blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE] "
+                            "[--metrics_listen ADDR] [flags]");
   absl::ParseCommandLine(argc, argv);
   blkbench::ServerOptions opts;
   opts.listen = absl::GetFlag(FLAGS_listen);

@@ -108,7 +108,27 @@ TEST_F(BackboneTest, MatrixRunsAcrossTwoAgentsAndEveryResultIsStoredOnce) {
   ASSERT_EQ(Cli({"results", std::to_string(id), "--format", "csv"}, &out), 0);
   std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
   ASSERT_EQ(lines.size(), 17u) << out;
-  EXPECT_THAT(lines[0], HasSubstr("IOPS"));
+  EXPECT_THAT(lines[0], HasSubstr(",axes.scheduler,axes.rw,axes.bs,"));
+  EXPECT_THAT(lines[0], HasSubstr(",iops,bandwidth_bytes_per_second,"));
+  // JSON everywhere: one schema with /api/v1/results, fio's spellings, numbers as numbers.
+  ASSERT_EQ(Cli({"results", std::to_string(id), "--format", "json"}, &out), 0);
+  google::protobuf::Value rows;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &rows).ok()) << out;
+  ASSERT_EQ(rows.list_value().values_size(), 16);
+  const auto& row0 = rows.list_value().values(0).struct_value().fields();
+  EXPECT_EQ(row0.at("state").string_value(), "done");
+  EXPECT_TRUE(row0.at("rw").string_value() == "randread" ||
+              row0.at("rw").string_value() == "randwrite");
+  EXPECT_GT(row0.at("iops").number_value(), 0);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"list", "--format", "json"},
+        std::vector<std::string>{"agents", "--format=json"},
+        std::vector<std::string>{"show", std::to_string(id), "--format", "json"}}) {
+    ASSERT_EQ(Cli(args, &out), 0) << args[0];
+    google::protobuf::Value v;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out, &v).ok())
+        << args[0] << ": " << out;
+  }
   ASSERT_EQ(Cli({"results", std::to_string(id)}, &out), 0);
   EXPECT_THAT(out, HasSubstr("scheduler=mq-deadline rw=randwrite bs=16k"));
   // fio's JSON shape, parseable as JSON, one job per run.

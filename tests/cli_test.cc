@@ -5,8 +5,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_split.h"
+#include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 namespace blkbench {
@@ -73,9 +77,12 @@ TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
   EXPECT_THAT(trace, HasSubstr("# run 1 iodepth=1 rep 0"));
   EXPECT_THAT(trace, ::testing::ContainsRegex(" D +R [0-9]+ \\+ 8 "));
   EXPECT_THAT(trace, ::testing::ContainsRegex(" C +R [0-9]+ \\+ 8 "));
-  EXPECT_THAT(out, HasSubstr("[2/2] iodepth=8 rep 0"));
-  EXPECT_THAT(out, HasSubstr("stored as experiment 1"));
-  EXPECT_THAT(out, HasSubstr("run,cell,axes"));
+  // Progress on stderr; stdout is only the CSV.
+  EXPECT_THAT(err, HasSubstr("[2/2] iodepth=8 rep 0"));
+  EXPECT_THAT(err, HasSubstr("stored as experiment 1"));
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << out;
+  EXPECT_EQ(lines[0].rfind("experiment,experiment_name,run,cell_index,", 0), 0u) << lines[0];
   EXPECT_EQ(testing::RunCommand(
                 "sqlite3 " + dir.File("sim.db") + " \"SELECT COUNT(*) FROM results\"", &out),
             0);
@@ -100,6 +107,124 @@ TEST(CliTest, UsageErrors) {
   EXPECT_THAT(err, HasSubstr("unknown option '--bogus'"));
   EXPECT_EQ(Cli({"show", "abc"}, &out, &err), 2);
   EXPECT_THAT(err, HasSubstr("expected an experiment id"));
+}
+
+// Every command in the table has its own --help (and -h), printed on stdout with exit 0.
+TEST(CliTest, EveryCommandHasItsOwnHelp) {
+  std::string out, err;
+  ASSERT_EQ(Cli({"--help"}, &out, &err), 0);
+  std::vector<std::string> names;
+  bool in_commands = false;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (line == "commands:") in_commands = true;
+    if (line.empty()) in_commands = false;
+    if (in_commands && absl::StartsWith(line, "  ")) {
+      names.push_back(std::string(absl::StripLeadingAsciiWhitespace(line).substr(
+          0, absl::StripLeadingAsciiWhitespace(line).find(' '))));
+    }
+  }
+  ASSERT_GE(names.size(), 14u) << out;
+  for (const std::string& name : names) {
+    for (const char* help : {"--help", "-h"}) {
+      out.clear();
+      EXPECT_EQ(Cli({name, help}, &out, &err), 0) << name << " " << help << ": " << err;
+      EXPECT_EQ(out.rfind("usage: blkbench " + name, 0), 0u) << name << ": " << out;
+    }
+  }
+  ASSERT_EQ(Cli({"help", "results"}, &out, &err), 0);
+  EXPECT_THAT(out, HasSubstr("--format table|csv|json|fio-json"));
+}
+
+TEST(CliTest, StrayArgumentsAndOtherCommandsFlagsAreErrors) {
+  std::string out, err;
+  EXPECT_EQ(Cli({"list", "extra-arg"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("unexpected argument 'extra-arg'"));
+  EXPECT_EQ(Cli({"list", "--watch"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("'--watch' is for 'blkbench submit'"));
+  EXPECT_EQ(Cli({"--samples", "list"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("'--samples' is for 'blkbench results'"));
+  EXPECT_EQ(Cli({"show", "1", "2"}, &out, &err), 2);
+  EXPECT_EQ(Cli({"submit"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("usage: blkbench submit FILE"));
+  EXPECT_EQ(Cli({"list", "--format=yaml"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("expected table, json, csv, got 'yaml'"));
+  EXPECT_EQ(Cli({"list", "--watch=1"}, &out, &err), 2);
+  EXPECT_EQ(Cli({"completion", "fish"}, &out, &err), 2);
+}
+
+TEST(CliTest, GateCouldNotRunHasItsOwnExitCode) {
+  std::string out, err;
+  // 2 means inconclusive for the gate; not being able to run it at all is 3.
+  EXPECT_EQ(Cli({"gate", "--baseline", "1"}, &out, &err), 3);
+  EXPECT_EQ(Cli({"gate", "--bogus"}, &out, &err), 3);
+  EXPECT_EQ(Cli({"--controller", "127.0.0.1:1", "gate", "--baseline", "1", "--candidate", "2"},
+                &out, &err),
+            3);
+}
+
+TEST(CliTest, VersionNamesTheRevision) {
+  std::string out, err;
+  ASSERT_EQ(Cli({"--version"}, &out, &err), 0);
+  EXPECT_THAT(out, ::testing::MatchesRegex("blkbench [0-9]+\\.[0-9]+\\.[0-9]+ \\(.+\\)\n"));
+}
+
+// stdout of `sim --format json|fio-json|csv` is exactly the document: it parses whole.
+TEST(CliTest, SimMachineFormatsAreTheWholeStdout) {
+  testing::TempDir dir("cli_test");
+  const std::string path = dir.File("sim.yaml");
+  std::ofstream(path) << "name: s\nrepeats: 2\njob: {rw: randread, bs: 4k, ioengine: io_uring, "
+                         "runtime: 10ms, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
+                         "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", path, "--format", "json"}, &out, &err), 0) << err;
+  google::protobuf::Value rows;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &rows).ok()) << out;
+  ASSERT_EQ(rows.list_value().values_size(), 4);
+  const auto& f = rows.list_value().values(0).struct_value().fields();
+  EXPECT_EQ(f.at("rw").string_value(), "randread");
+  EXPECT_EQ(f.at("bs").number_value(), 4096);
+  EXPECT_EQ(f.at("axes").struct_value().fields().at("iodepth").string_value(), "1");
+  EXPECT_GT(f.at("iops").number_value(), 0);
+  ASSERT_EQ(Cli({"sim", path, "--format", "fio-json", "-q"}, &out, &err), 0) << err;
+  EXPECT_EQ(err, "");
+  google::protobuf::Struct fio;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out, &fio).ok()) << out;
+}
+
+// Completion and the man page come from the command table and are valid for their tools.
+TEST(CliTest, CompletionScriptsAndManPageAreValid) {
+  testing::TempDir dir("cli_test");
+  std::string out, err;
+  ASSERT_EQ(Cli({"completion", "bash"}, &out, &err), 0);
+  EXPECT_THAT(out, HasSubstr("complete -F _blkbench blkbench"));
+  EXPECT_THAT(out, HasSubstr("fio-json"));
+  std::ofstream(dir.File("blkbench.bash")) << out;
+  std::string why;
+  EXPECT_EQ(testing::RunCommand("bash -n " + dir.File("blkbench.bash") + " 2>&1", &why), 0) << why;
+  // The script completes for real: the commands, then a command's flags.
+  EXPECT_EQ(testing::RunCommand("bash -c 'source " + dir.File("blkbench.bash") +
+                                    "; COMP_WORDS=(blkbench res); COMP_CWORD=1; _blkbench; "
+                                    "echo ${COMPREPLY[*]}'",
+                                &why),
+            0);
+  EXPECT_EQ(why, "results");
+  EXPECT_EQ(testing::RunCommand("bash -c 'source " + dir.File("blkbench.bash") +
+                                    "; COMP_WORDS=(blkbench results 1 --format \"\"); "
+                                    "COMP_CWORD=4; _blkbench; echo ${COMPREPLY[*]}'",
+                                &why),
+            0);
+  EXPECT_EQ(why, "table csv json fio-json");
+  ASSERT_EQ(Cli({"completion", "zsh"}, &out, &err), 0);
+  EXPECT_EQ(out.rfind("#compdef blkbench", 0), 0u);
+  ASSERT_EQ(Cli({"man"}, &out, &err), 0);
+  EXPECT_THAT(out, HasSubstr(".SH COMMANDS"));
+  std::ofstream(dir.File("blkbench.1")) << out;
+  if (testing::HaveCommand("groff")) {
+    EXPECT_EQ(
+        testing::RunCommand("groff -man -Tutf8 -ww -z " + dir.File("blkbench.1") + " 2>&1", &why),
+        0);
+    EXPECT_EQ(why, "") << "groff warnings";
+  }
 }
 
 }  // namespace

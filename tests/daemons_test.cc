@@ -10,6 +10,7 @@
 
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/states.h"
+#include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
@@ -171,6 +172,23 @@ TEST_F(DaemonsTest, ControllerKilledMidExperimentLosesNothingAcknowledged) {
   }
   agent->Kill(SIGTERM);
   EXPECT_EQ(loop_->SysfsQueue("scheduler"), original_sched_);
+}
+
+// Both daemons print their own flags for --help and the git revision for --version.
+TEST(DaemonFlagsTest, HelpListsTheDaemonsFlagsAndVersionTheRevision) {
+  const std::string controller = BuildDir() + "/controller/blkbench-controller";
+  const std::string agent = BuildDir() + "/agent/blkbench-agent";
+  if (access(controller.c_str(), X_OK) != 0) GTEST_SKIP() << "daemons not built";
+  for (const auto& [binary, flag] :
+       {std::pair{controller, "--lease_ttl_ms"}, std::pair{agent, "--config"}}) {
+    testing::CommandResult help = testing::Run({binary, "--help"});
+    EXPECT_THAT(help.output, ::testing::HasSubstr(flag)) << binary;
+    EXPECT_THAT(help.output, ::testing::Not(::testing::HasSubstr("No flags matched")));
+    EXPECT_THAT(help.output, ::testing::Not(::testing::HasSubstr(BLKBENCH_SOURCE_DIR)));
+    testing::CommandResult version = testing::Run({binary, "--version"});
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_THAT(version.output, ::testing::MatchesRegex("blkbench-[a-z]+ [0-9.]+ \\(.+\\)\n"));
+  }
 }
 
 }  // namespace

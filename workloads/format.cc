@@ -18,22 +18,11 @@ namespace blkbench::workloads {
 namespace {
 
 std::string RwName(const v1::JobSpec& job) {
-  switch (job.rw()) {
-    case v1::READ:
-      return "read";
-    case v1::WRITE:
-      return "write";
-    case v1::RANDREAD:
-      return "randread";
-    case v1::RANDWRITE:
-      return "randwrite";
-    case v1::RANDRW:
-      return absl::StrCat("randrw ", job.rwmixread(), "/", 100 - job.rwmixread());
-    case v1::READWRITE:
-      return absl::StrCat("rw ", job.rwmixread(), "/", 100 - job.rwmixread());
-    default:
-      return "?";
+  const std::string name = FioRwName(job.rw());
+  if (job.rw() == v1::RANDRW || job.rw() == v1::READWRITE) {
+    return absl::StrCat(name, " ", job.rwmixread(), "/", 100 - job.rwmixread());
   }
+  return name.empty() ? "?" : name;
 }
 
 std::string OrDash(std::string s) { return s.empty() ? "-" : s; }
@@ -67,6 +56,25 @@ std::vector<Column> FixedColumns() {
 }
 
 }  // namespace
+
+std::string FioRwName(v1::RwMode rw) {
+  switch (rw) {
+    case v1::READ:
+      return "read";
+    case v1::WRITE:
+      return "write";
+    case v1::RANDREAD:
+      return "randread";
+    case v1::RANDWRITE:
+      return "randwrite";
+    case v1::RANDRW:
+      return "randrw";
+    case v1::READWRITE:
+      return "rw";
+    default:
+      return "";
+  }
+}
 
 std::string CellLabel(const v1::CellSpec& cell) {
   if (cell.axes().empty()) return "(single cell)";

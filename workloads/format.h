@@ -14,6 +14,9 @@ namespace blkbench::workloads {
 // when the matrix has no axes.
 std::string CellLabel(const v1::CellSpec& cell);
 
+// fio's rw= spelling of `rw`: "read", "write", "randread", "randwrite", "randrw", "rw".
+std::string FioRwName(v1::RwMode rw);
+
 // A summary line, then a table with one row per cell: its index, one column per
 // axis (values as written), then the key job fields not already shown as axes.
 // Ends with a newline.

@@ -11,94 +11,26 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "common/build_info.h"
 #include "common/histogram.h"
+#include "common/http/http_server.h"
+#include "common/placement.h"
 #include "common/states.h"
 #include "controller/cli/cli_common.h"
+#include "controller/cli/commands.h"
 #include "controller/cli/format.h"
 #include "controller/cli/gate_cmd.h"
 #include "controller/cli/gate_proof_cmd.h"
 #include "controller/cli/history_cmd.h"
 #include "controller/cli/sim.h"
-#include "google/protobuf/util/json_util.h"
+#include "controller/cli/watch_cmd.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
 
 namespace blkbench {
 namespace {
-
-constexpr char kUsage[] =
-    "usage: blkbench [--controller ADDR] COMMAND [ARGS]\n"
-    "\n"
-    "commands:\n"
-    "  validate FILE                 check a matrix file and print its expanded cells\n"
-    "  submit FILE [--watch]         submit a matrix as a new experiment\n"
-    "  list                          list experiments, newest first\n"
-    "  show EXP                      an experiment's cells and runs\n"
-    "  watch EXP                     live progress: runs done, IOPS, bandwidth, p99, ETA\n"
-    "  results EXP [--format table|csv|json|fio-json] [--samples]\n"
-    "                                per-run results\n"
-    "  cancel EXP                    cancel queued and running runs\n"
-    "  agents                        connected agents and their devices\n"
-    "  gate --baseline EXP --candidate EXP | --experiment EXP --axis KEY --baseline V\n"
-    "       --candidate V [--metrics iops,bw,p99] [--min-effect 2%] [--junit FILE]\n"
-    "                                regression verdicts; exit 0 ok, 1 regression, 2 unsure\n"
-    "       [--auto-repeat N] [--html FILE] [--markdown FILE] [--json FILE]\n"
-    "  history --metric p99 --cell bs=4k,iodepth=32 [--device-class C] [--format table|json]\n"
-    "                                a cell's metric across experiments, with change points\n"
-    "  gate-proof [--write docs/gating.md] [--trials N] [--quick]\n"
-    "                                measure the gate's false alarms and power (no controller)\n"
-    "  sim FILE [--db FILE] [--trace FILE] [--format table|csv|json|fio-json]\n"
-    "                                run a matrix of sim: devices on the engine, no daemons\n"
-    "\n"
-    "The controller address comes from --controller, $BLKBENCH_CONTROLLER, or 127.0.0.1:7450\n"
-    "(unix:/path for a Unix socket).\n";
-
-bool ParseArgs(const std::vector<std::string>& in, Args* a, std::ostream& err) {
-  static const std::map<std::string, bool> kTakesValue = {
-      {"controller", true}, {"format", true},      {"db", true},           {"trace", true},
-      {"baseline", true},   {"candidate", true},   {"experiment", true},   {"axis", true},
-      {"metrics", true},    {"min-effect", true},  {"alpha", true},        {"junit", true},
-      {"markdown", true},   {"json", true},        {"watch", false},       {"samples", false},
-      {"help", false},      {"auto-repeat", true}, {"html", true},         {"method", true},
-      {"metric", true},     {"cell", true},        {"device-class", true}, {"name", true},
-      {"limit", true},      {"min-segment", true}, {"write", true},        {"trials", true},
-      {"quick", false}};
-  for (size_t i = 0; i < in.size(); ++i) {
-    const std::string& s = in[i];
-    if (s.rfind("--", 0) != 0) {
-      a->positional.push_back(s);
-      continue;
-    }
-    std::string name = s.substr(2), value;
-    const size_t eq = name.find('=');
-    if (eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-    }
-    auto known = kTakesValue.find(name);
-    if (known == kTakesValue.end()) {
-      err << "blkbench: unknown option '--" << name << "'\n";
-      return false;
-    }
-    if (known->second && eq == std::string::npos) {
-      if (i + 1 >= in.size()) {
-        err << "blkbench: option '--" << name << "' needs a value\n";
-        return false;
-      }
-      value = in[++i];
-    }
-    a->flags[name] = value;
-  }
-  if (a->flags.count("controller")) a->controller = a->flags["controller"];
-  return true;
-}
-
-bool CheckFormat(const std::string& format, std::ostream& err) {
-  if (format == "table" || format == "csv" || format == "json" || format == "fio-json") return true;
-  err << "blkbench: --format: expected table, csv, json or fio-json, got '" << format << "'\n";
-  return false;
-}
 
 bool ReadFile(const std::string& path, std::string* out, std::ostream& err) {
   std::ifstream in(path);
@@ -127,60 +59,37 @@ uint32_t CountRuns(const v1::Experiment& e, bool (*pred)(v1::RunState)) {
   return n;
 }
 
-double SampleIops(const v1::Sample& s) {
-  if (s.interval_ns() == 0) return 0;
-  return (s.io().read_ios() + s.io().write_ios()) * 1e9 / s.interval_ns();
-}
-double SampleBw(const v1::Sample& s) {
-  if (s.interval_ns() == 0) return 0;
-  return (s.io().read_bytes() + s.io().write_bytes()) * 1e9 / s.interval_ns();
-}
-
-// The live view of `watch`: one progress line and a row per running run.
-std::string WatchView(const v1::Experiment& e) {
-  const uint32_t total = e.runs_size();
-  const uint32_t done = CountRuns(e, IsFinalRunState);
-  const uint32_t active = CountRuns(e, IsActiveRunState);
-  std::string out =
-      absl::StrCat("experiment ", e.id(), " '", e.name(), "'  ", ExperimentStateName(e.state()),
-                   "  ", ProgressBar(done, total, 30), " ", done, "/", total, " runs");
-  int64_t run_ms = 0;
-  if (!e.cells().empty()) {
-    const auto& job = e.cells(0).job();
-    run_ms = static_cast<int64_t>((job.runtime_ns() + job.ramp_time_ns()) / 1'000'000);
+// Cells of `e` that no connected agent can take, grouped by the reason.
+std::map<std::string, int> Unplaceable(const v1::Experiment& e,
+                                       const std::vector<v1::AgentInfo>& agents) {
+  std::map<std::string, int> reasons;
+  for (const v1::CellSpec& cell : e.cells()) {
+    const std::string why = UnplaceableReason(cell, agents);
+    if (!why.empty()) ++reasons[why];
   }
-  if (active > 0 && run_ms > 0) {
-    const uint32_t queued = total - done - active;
-    absl::StrAppend(&out, "  ETA ~", FormatDuration(run_ms * (queued + active) / active));
-  }
-  out += "\n";
-  TextTable t({"run", "cell", "rep", "agent", "device", "state", "IOPS", "BW", "p99", "ETA"});
-  for (const auto& r : e.runs()) {
-    if (!IsActiveRunState(r.state())) continue;
-    const v1::Sample& s = r.last_sample();
-    std::string eta = "-";
-    if (run_ms > 0 && r.has_last_sample()) {
-      eta = FormatDuration(run_ms - static_cast<int64_t>(s.offset_ns() / 1'000'000));
-    }
-    // This interval's p99, from the sample's histogram delta.
-    std::string p99 = "-";
-    if (auto h = LatencyHistogram::FromProto(s.lat()); h.ok() && h->count() > 0) {
-      p99 = FormatLatency(h->Percentile(99));
-    }
-    t.AddRow({absl::StrCat(r.id()), workloads::CellLabel(e.cells(r.cell_index())),
-              absl::StrCat(r.repeat()), r.agent_id(), r.device_path(), RunStateName(r.state()),
-              r.has_last_sample() ? FormatIops(SampleIops(s)) : "-",
-              r.has_last_sample() ? FormatBandwidth(SampleBw(s)) : "-", p99, eta});
-  }
-  if (active > 0) out += t.ToString();
-  return out;
+  return reasons;
 }
 
-int CmdValidate(const Args& a, std::ostream& out, std::ostream& err) {
-  if (a.positional.size() != 2) {
-    err << "usage: blkbench validate FILE\n";
-    return 2;
-  }
+absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents(Client& c) {
+  grpc::ClientContext ctx;
+  c.Deadline(&ctx);
+  v1::ListAgentsResponse resp;
+  grpc::Status s = c.stub().ListAgents(&ctx, v1::ListAgentsRequest(), &resp);
+  if (!s.ok()) return absl::UnavailableError(s.error_message());
+  return std::vector<v1::AgentInfo>(resp.agents().begin(), resp.agents().end());
+}
+
+std::string Flag(const Args& a, const std::string& name, const std::string& fallback) {
+  auto it = a.flags.find(name);
+  return it == a.flags.end() ? fallback : it->second;
+}
+
+std::string IsoTime(int64_t unix_ms) {
+  if (unix_ms <= 0) return "";
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
+}
+
+int CmdValidate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
   auto m = workloads::ParseMatrixFile(a.positional[1]);
   if (!m.ok()) {
     err << m.status().message() << "\n";
@@ -192,192 +101,414 @@ int CmdValidate(const Args& a, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-int CmdWatch(Client& c, uint64_t id, std::ostream& out, std::ostream& err);
+// A bad matrix is the command failing (1), not a usage error: nothing is sent.
+int CheckMatrix(const Args& a, std::ostream& err) {
+  auto m = workloads::ParseMatrixFile(a.positional[1]);
+  if (!m.ok()) err << m.status().message() << "\n";
+  return m.ok() ? 0 : 1;
+}
 
-int CmdSubmit(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
+int CmdSubmit(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   v1::SubmitExperimentRequest req;
   req.set_file_name(a.positional[1]);
   if (!ReadFile(a.positional[1], req.mutable_matrix_text(), err)) return 1;
   grpc::ClientContext ctx;
-  c.Deadline(&ctx);
+  c->Deadline(&ctx);
   v1::Experiment e;
-  grpc::Status s = c.stub().SubmitExperiment(&ctx, req, &e);
-  if (!s.ok()) return c.Fail(s);
-  out << "experiment " << e.id() << " '" << e.name() << "' submitted: " << e.cells_size()
-      << " cells x " << e.repeats() << " repeats = " << e.runs_size() << " runs\n";
-  if (a.flags.count("watch")) return CmdWatch(c, e.id(), out, err);
+  grpc::Status s = c->stub().SubmitExperiment(&ctx, req, &e);
+  if (!s.ok()) return c->Fail(s);
+  if (a.flags.count("quiet")) {
+    out << e.id() << "\n";
+  } else {
+    out << "experiment " << e.id() << " '" << e.name() << "' submitted: " << e.cells_size()
+        << " cells x " << e.repeats() << " repeats = " << e.runs_size() << " runs\n";
+  }
+  // Say at once when nothing connected can run some cells (they wait, not fail).
+  if (auto agents = ListAgents(*c); agents.ok()) {
+    for (const auto& [why, cells] : Unplaceable(e, *agents)) {
+      err << "blkbench submit: " << why << "; " << cells << (cells == 1 ? " cell" : " cells")
+          << " will wait in the queue\n";
+    }
+  }
+  if (a.flags.count("watch"))
+    return WatchExperiment(*c, e.id(), Flag(a, "progress", "auto"), out, err);
   return 0;
 }
 
-int CmdList(Client& c, std::ostream& out) {
+int CmdList(const Args& a, Client* c, std::ostream& out, std::ostream&) {
   grpc::ClientContext ctx;
-  c.Deadline(&ctx);
+  c->Deadline(&ctx);
   v1::ListExperimentsRequest req;
   v1::ListExperimentsResponse resp;
-  grpc::Status s = c.stub().ListExperiments(&ctx, req, &resp);
-  if (!s.ok()) return c.Fail(s);
-  TextTable t({"id", "name", "state", "file", "created"});
+  grpc::Status s = c->stub().ListExperiments(&ctx, req, &resp);
+  if (!s.ok()) return c->Fail(s);
+  Records t({"id", "name", "state", "file", "created", "finished", "error"});
   for (const auto& e : resp.experiments()) {
-    char when[32] = "-";
-    const time_t secs = e.created_unix_ms() / 1000;
-    struct tm tm;
-    if (localtime_r(&secs, &tm)) strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-    t.AddRow({absl::StrCat(e.id()), e.name(), ExperimentStateName(e.state()), e.file_name(), when});
+    t.Add({NumberValue(static_cast<double>(e.id())), TextValue(e.name()),
+           TextValue(ExperimentStateName(e.state())), TextValue(e.file_name()),
+           TextValue(IsoTime(e.created_unix_ms())), TextValue(IsoTime(e.finished_unix_ms())),
+           TextValue(e.error())});
   }
-  out << t.ToString();
+  out << t.Render(Flag(a, "format", "table"));
   return 0;
 }
 
-int CmdShow(Client& c, uint64_t id, std::ostream& out) {
+int CmdShow(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+  uint64_t id = 0;
+  if (!ParseId(a, &id, err)) return 2;
   grpc::ClientContext ctx;
-  c.Deadline(&ctx);
+  c->Deadline(&ctx);
   v1::GetExperimentRequest req;
   req.set_id(id);
   v1::Experiment e;
-  grpc::Status s = c.stub().GetExperiment(&ctx, req, &e);
-  if (!s.ok()) return c.Fail(s);
+  grpc::Status s = c->stub().GetExperiment(&ctx, req, &e);
+  if (!s.ok()) return c->Fail(s);
+  // Why a queued run waits: nothing can take it, or only a busy device can.
+  std::map<uint32_t, std::string> waiting;  // by cell index
+  if (CountRuns(e, [](v1::RunState st) { return st == v1::RUN_QUEUED; }) > 0) {
+    auto agents = ListAgents(*c);
+    for (const v1::CellSpec& cell : e.cells()) {
+      std::string why = agents.ok() ? UnplaceableReason(cell, *agents) : "";
+      waiting[cell.index()] = why.empty() ? "waiting for a free device" : why;
+    }
+  }
+  Records t({"run", "cell", "axes", "rep", "attempt", "state", "agent", "device", "error"});
+  for (const auto& r : e.runs()) {
+    std::string note = r.error();
+    if (r.state() == v1::RUN_QUEUED && note.empty()) note = waiting[r.cell_index()];
+    t.Add({NumberValue(static_cast<double>(r.id())), NumberValue(r.cell_index()),
+           TextValue(workloads::CellLabel(e.cells(r.cell_index()))), NumberValue(r.repeat()),
+           NumberValue(r.attempt()), TextValue(RunStateName(r.state())), TextValue(r.agent_id()),
+           TextValue(r.device_path()), TextValue(note)});
+  }
+  const std::string format = Flag(a, "format", "table");
+  if (format == "json") {
+    std::string runs = t.Render("json");
+    out << "{\"id\": " << e.id() << ", \"name\": " << JsonQuote(e.name())
+        << ", \"state\": " << JsonQuote(ExperimentStateName(e.state()))
+        << ", \"file\": " << JsonQuote(e.file_name()) << ", \"error\": " << JsonQuote(e.error())
+        << ", \"created\": " << JsonQuote(IsoTime(e.created_unix_ms()))
+        << ", \"finished\": " << JsonQuote(IsoTime(e.finished_unix_ms()))
+        << ", \"cells\": " << e.cells_size() << ", \"repeats\": " << e.repeats()
+        << ", \"runs\": " << runs.substr(0, runs.size() - 1) << "}\n";
+    return 0;
+  }
   out << "experiment " << e.id() << " '" << e.name() << "' from " << e.file_name() << ": "
       << ExperimentStateName(e.state()) << (e.error().empty() ? "" : " (" + e.error() + ")") << "\n"
-      << e.cells_size() << " cells x " << e.repeats() << " repeats\n\n";
-  TextTable t({"run", "cell", "axes", "rep", "attempt", "state", "agent", "device", "error"});
-  for (const auto& r : e.runs()) {
-    t.AddRow({absl::StrCat(r.id()), absl::StrCat(r.cell_index()),
-              workloads::CellLabel(e.cells(r.cell_index())), absl::StrCat(r.repeat()),
-              absl::StrCat(r.attempt()), RunStateName(r.state()), r.agent_id(), r.device_path(),
-              r.error()});
-  }
-  out << t.ToString();
+      << e.cells_size() << " cells x " << e.repeats() << " repeats\n\n"
+      << t.Render("table");
   return 0;
 }
 
-int CmdWatch(Client& c, uint64_t id, std::ostream& out, std::ostream& err) {
-  grpc::ClientContext ctx;
-  v1::WatchExperimentRequest req;
-  req.set_id(id);
-  auto reader = c.stub().WatchExperiment(&ctx, req);
-  const bool tty = isatty(STDOUT_FILENO) && &out == &std::cout;
-  v1::WatchEvent ev;
-  std::string last;
-  v1::ExperimentState final_state = v1::EXPERIMENT_STATE_UNSPECIFIED;
-  while (reader->Read(&ev)) {
-    std::string view = WatchView(ev.experiment());
-    final_state = ev.experiment().state();
-    if (view == last) continue;
-    if (tty) out << "\033[H\033[2J";
-    out << view << std::flush;
-    last = view;
-  }
-  grpc::Status s = reader->Finish();
-  if (!s.ok()) return c.Fail(s);
-  (void)err;
-  return final_state == v1::EXPERIMENT_DONE ? 0 : 1;
+int CmdWatch(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+  uint64_t id = 0;
+  if (!ParseId(a, &id, err)) return 2;
+  return WatchExperiment(*c, id, Flag(a, "progress", "auto"), out, err);
 }
 
-int CmdResults(Client& c, uint64_t id, const Args& a, std::ostream& out) {
-  const std::string format = a.flags.count("format") ? a.flags.at("format") : "table";
+int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+  uint64_t id = 0;
+  if (!ParseId(a, &id, err)) return 2;
   grpc::ClientContext ctx;
-  c.Deadline(&ctx, 120);
+  c->Deadline(&ctx, 120);
   v1::GetResultsRequest req;
   req.set_experiment_id(id);
   req.set_with_samples(a.flags.count("samples") > 0);
   v1::GetResultsResponse resp;
-  grpc::Status s = c.stub().GetResults(&ctx, req, &resp);
-  if (!s.ok()) return c.Fail(s);
-  PrintResults(resp, format, out);
+  grpc::Status s = c->stub().GetResults(&ctx, req, &resp);
+  if (!s.ok()) return c->Fail(s);
+  const std::string format = Flag(a, "format", "table");
+  if (a.flags.count("samples")) {
+    out << SampleRecords(resp).Render(format);
+  } else {
+    PrintResults(resp, format, out);
+  }
   return 0;
 }
 
-int CmdCancel(Client& c, uint64_t id, std::ostream& out) {
+int CmdCancel(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+  uint64_t id = 0;
+  if (!ParseId(a, &id, err)) return 2;
   grpc::ClientContext ctx;
-  c.Deadline(&ctx);
+  c->Deadline(&ctx);
   v1::CancelExperimentRequest req;
   req.set_id(id);
   v1::Experiment e;
-  grpc::Status s = c.stub().CancelExperiment(&ctx, req, &e);
-  if (!s.ok()) return c.Fail(s);
+  grpc::Status s = c->stub().CancelExperiment(&ctx, req, &e);
+  if (!s.ok()) return c->Fail(s);
   out << "experiment " << id << ": cancel requested (" << ExperimentStateName(e.state()) << ")\n";
   return 0;
 }
 
-int CmdAgents(Client& c, std::ostream& out) {
+int CmdAgents(const Args& a, Client* c, std::ostream& out, std::ostream&) {
   grpc::ClientContext ctx;
-  c.Deadline(&ctx);
+  c->Deadline(&ctx);
   v1::ListAgentsResponse resp;
-  grpc::Status s = c.stub().ListAgents(&ctx, v1::ListAgentsRequest(), &resp);
-  if (!s.ok()) return c.Fail(s);
-  TextTable t(
-      {"agent", "state", "kernel", "cpus", "device", "class", "size", "scheduler", "running"});
+  grpc::Status s = c->stub().ListAgents(&ctx, v1::ListAgentsRequest(), &resp);
+  if (!s.ok()) return c->Fail(s);
+  Records t({"agent", "state", "kernel", "cpus", "device", "class", "size_bytes", "scheduler",
+             "running"});
   for (const auto& ag : resp.agents()) {
     for (int i = 0; i < std::max(1, ag.devices_size()); ++i) {
-      std::vector<std::string> row = {ag.agent_id(), ag.connected() ? "connected" : "gone",
-                                      ag.host().kernel_release(), absl::StrCat(ag.host().cpus())};
+      std::vector<ResultValue> row = {
+          TextValue(ag.agent_id()), TextValue(ag.connected() ? "connected" : "gone"),
+          TextValue(ag.host().kernel_release()), NumberValue(ag.host().cpus())};
       if (i < ag.devices_size()) {
         const auto& d = ag.devices(i);
-        row.insert(row.end(),
-                   {d.path(), d.device_class(), absl::StrCat(d.size_bytes() >> 20, "MiB"),
-                    d.queue().scheduler().empty() ? "-" : d.queue().scheduler()});
+        row.insert(row.end(), {TextValue(d.path()), TextValue(d.device_class()),
+                               NumberValue(static_cast<double>(d.size_bytes())),
+                               TextValue(d.queue().scheduler())});
       } else {
-        row.insert(row.end(), {"-", "-", "-", "-"});
+        row.insert(row.end(), {{}, {}, {}, {}});
       }
-      row.push_back(i == 0 ? absl::StrCat(ag.running_run_ids_size()) : "");
-      t.AddRow(row);
+      row.push_back(NumberValue(ag.running_run_ids_size()));
+      t.Add(row);
     }
   }
-  out << t.ToString();
+  out << t.Render(Flag(a, "format", "table"));
   return 0;
+}
+
+int CmdSim(const Args& a, Client*, std::ostream& out, std::ostream& err) {
+  return RunSim({.path = a.positional[1],
+                 .db_path = Flag(a, "db", ""),
+                 .trace_path = Flag(a, "trace", ""),
+                 .format = Flag(a, "format", "table"),
+                 .quiet = a.flags.count("quiet") > 0},
+                out, err);
+}
+
+const std::vector<CommandSpec>& Commands();
+
+int CmdCompletion(const Args& a, Client*, std::ostream& out, std::ostream&) {
+  out << (a.positional[1] == "bash" ? BashCompletion(Commands()) : ZshCompletion(Commands()));
+  return 0;
+}
+
+int CmdMan(const Args&, Client*, std::ostream& out, std::ostream&) {
+  out << ManPage(Commands(), absl::StrCat(BuildVersion(), " (", BuildRevision(), ")"));
+  return 0;
+}
+
+int CmdHelp(const Args& a, Client*, std::ostream& out, std::ostream& err) {
+  if (a.positional.size() < 2) {
+    out << GlobalUsage(Commands());
+    return 0;
+  }
+  const CommandSpec* c = FindCommand(Commands(), a.positional[1]);
+  if (c == nullptr) {
+    err << "blkbench help: unknown command '" << a.positional[1] << "'\n";
+    return 2;
+  }
+  out << CommandUsage(*c);
+  return 0;
+}
+
+int CheckId(const Args& a, std::ostream& err) {
+  uint64_t id = 0;
+  return ParseId(a, &id, err) ? 0 : 2;
+}
+
+int CheckGate(const Args& a, std::ostream& err) {
+  return GateArgsOk(a, err) ? 0 : kGateCouldNotRun;
+}
+
+int CheckHistory(const Args& a, std::ostream& err) { return HistoryArgsOk(a, err) ? 0 : 2; }
+
+const FlagSpec kFormatTable = {"format", "FORMAT", "output format", {"table", "json", "csv"}};
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec> kCommands = {
+      {"validate",
+       {"FILE"},
+       "check a matrix file and print its expanded cells",
+       "Reports every mistake with file, line, column and key, and needs no controller.",
+       {},
+       false,
+       nullptr,
+       CmdValidate},
+      {"submit",
+       {"FILE"},
+       "submit a matrix as a new experiment",
+       "Validates the matrix first (nothing is sent when it has errors). Warns at once, on "
+       "stderr, about cells that no connected agent can run: they wait in the queue.",
+       {{"watch", "", "follow the experiment until it ends (exit 0 only if it ends done)"},
+        {"quiet", "", "print only the experiment id", {}, 'q'},
+        {"progress",
+         "MODE",
+         "with --watch: live frames, plain lines, or none (auto: live on a "
+         "terminal)",
+         {"auto", "live", "plain", "none"}}},
+       true,
+       CheckMatrix,
+       CmdSubmit},
+      {"list", {}, "list experiments, newest first", "", {kFormatTable}, true, nullptr, CmdList},
+      {"show",
+       {"EXP"},
+       "an experiment's cells and runs, and why queued runs wait",
+       "",
+       {{"format", "FORMAT", "output format", {"table", "json"}}},
+       true,
+       CheckId,
+       CmdShow},
+      {"watch",
+       {"EXP"},
+       "follow an experiment: runs done, IOPS, bandwidth, p99, ETA",
+       "On a terminal the view is redrawn in place; elsewhere (logs, CI) it prints one line "
+       "per run state change and a summary line every 10 s. The ETA is wall time, from the "
+       "rate at which runs end. Exit 0 when the experiment ends done, 1 otherwise.",
+       {{"progress",
+         "MODE",
+         "live frames, plain lines, or none (auto: live on a terminal)",
+         {"auto", "live", "plain", "none"}}},
+       true,
+       CheckId,
+       CmdWatch},
+      {"results",
+       {"EXP"},
+       "per-run results",
+       "json and csv use the schema of the controller's /api/v1/results (docs/metrics.md): "
+       "numbers as numbers in base units, one CSV column per axis (axes.KEY) and per engine "
+       "internal (internals.KEY). fio-json is fio's --output-format=json.",
+       {{"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json"}},
+        {"samples", "", "one row per stored sample instead of per run (table, csv, json)"}},
+       true,
+       CheckId,
+       CmdResults},
+      {"cancel",
+       {"EXP"},
+       "cancel an experiment's queued and running runs",
+       "",
+       {},
+       true,
+       CheckId,
+       CmdCancel},
+      {"agents", {}, "agents and their devices", "", {kFormatTable}, true, nullptr, CmdAgents},
+      {"gate",
+       {},
+       "regression verdicts between two experiments or two values of an axis",
+       "blkbench gate --baseline EXP --candidate EXP, or --experiment EXP --axis KEY "
+       "--baseline VALUE --candidate VALUE. Exit 0 pass, 1 regression, 2 inconclusive, 3 "
+       "could not run (bad arguments, controller unreachable, experiment missing).",
+       {{"baseline", "EXP|VALUE", "baseline experiment, or axis value with --axis"},
+        {"candidate", "EXP|VALUE", "candidate experiment, or axis value with --axis"},
+        {"experiment", "EXP", "with --axis: the experiment holding both values"},
+        {"axis", "KEY", "compare two values of this axis of one experiment"},
+        {"metrics", "LIST", "metrics to gate on (default iops,bw,p99)"},
+        {"min-effect", "FRACTION", "smallest change that counts (default 2%)"},
+        {"alpha", "P", "false-alarm level (default 0.02)"},
+        {"method", "METHOD", "the test", {"moderated-t", "rank-sum"}},
+        {"auto-repeat", "N", "up to N more repeats of inconclusive cells, then decide again"},
+        {"format", "FORMAT", "report on stdout", {"text", "markdown", "json"}},
+        {"junit", "FILE", "also write JUnit XML"},
+        {"markdown", "FILE", "also write Markdown"},
+        {"json", "FILE", "also write JSON"},
+        {"html", "FILE", "also write an HTML report"}},
+       true,
+       CheckGate,
+       [](const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+         return CmdGate(*c, a, out, err);
+       },
+       kGateCouldNotRun},
+      {"history",
+       {},
+       "a cell's metric across experiments, with change points",
+       "",
+       {{"metric", "METRIC", "iops, bw, mean_lat or pNN (e.g. p99)"},
+        {"cell", "KEY=VALUE,...", "the cell, e.g. bs=4k,iodepth=32"},
+        {"device-class", "CLASS", "only runs on this device class"},
+        {"name", "NAME", "only experiments with this name"},
+        {"limit", "N", "at most N experiments"},
+        {"min-segment", "N", "shortest segment between change points"},
+        {"format", "FORMAT", "output format", {"table", "json"}}},
+       true,
+       CheckHistory,
+       [](const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+         return CmdHistory(*c, a, out, err);
+       }},
+      {"gate-proof",
+       {},
+       "measure the gate's false alarms and power (no controller)",
+       "",
+       {{"write", "FILE", "replace the gate-proof section of FILE (docs/gating.md)"},
+        {"trials", "N", "simulated experiments per synthetic entry (default 500)"},
+        {"quick", "", "fewer trials and smaller engine pools (for tests)"}},
+       false,
+       nullptr,
+       [](const Args& a, Client*, std::ostream& out, std::ostream& err) {
+         return RunGateProof(a, out, err);
+       }},
+      {"sim",
+       {"FILE"},
+       "run a matrix of sim: devices on the engine, no daemons",
+       "Progress lines go to stderr; stdout holds only the results in the chosen format.",
+       {{"db", "FILE", "also store the experiment in this SQLite file"},
+        {"trace", "FILE", "write every run's dispatch/complete events, blkparse-style"},
+        {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json"}},
+        {"quiet", "", "no progress lines", {}, 'q'}},
+       false,
+       CheckMatrix,
+       CmdSim},
+      {"completion",
+       {"SHELL"},
+       "print the bash or zsh completion script",
+       "bash: source it, or install it as /usr/share/bash-completion/completions/blkbench. "
+       "zsh: install it as _blkbench in a directory of $fpath.",
+       {},
+       false,
+       [](const Args& a, std::ostream& err) {
+         if (a.positional[1] == "bash" || a.positional[1] == "zsh") return 0;
+         err << "blkbench completion: SHELL: expected bash or zsh, got '" << a.positional[1]
+             << "'\n";
+         return 2;
+       },
+       CmdCompletion},
+      {"man", {}, "print the blkbench(1) man page (roff)", "", {}, false, nullptr, CmdMan},
+      {"help",
+       {"[COMMAND]"},
+       "print the usage of blkbench or of one command",
+       "",
+       {},
+       false,
+       nullptr,
+       CmdHelp},
+  };
+  return kCommands;
 }
 
 }  // namespace
 
 int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err,
            std::shared_ptr<grpc::Channel> channel) {
-  Args a;
-  if (!ParseArgs(argv, &a, err)) return 2;
-  if (a.positional.empty() || a.flags.count("help")) {
-    (a.flags.count("help") ? out : err) << kUsage;
-    return a.flags.count("help") ? 0 : 2;
-  }
-  const std::string& cmd = a.positional[0];
-  if (cmd == "validate") return CmdValidate(a, out, err);
-  if (cmd == "sim") {
-    if (a.positional.size() != 2) {
-      err << "usage: blkbench sim FILE [--db FILE] [--trace FILE] [--format ...]\n";
-      return 2;
+  const std::vector<CommandSpec>& commands = Commands();
+  absl::StatusOr<Args> parsed = ParseCommandLine(argv, commands);
+  if (!parsed.ok()) {
+    err << parsed.status().message() << "\n";
+    // A usage error of a command keeps its own code (the gate's "could not run").
+    for (const std::string& s : argv) {
+      if (const CommandSpec* c = FindCommand(commands, s)) return c->usage_exit;
     }
-    const std::string format = a.flags.count("format") ? a.flags.at("format") : "table";
-    if (!CheckFormat(format, err)) return 2;
-    return RunSim(a.positional[1], a.flags.count("db") ? a.flags.at("db") : "",
-                  a.flags.count("trace") ? a.flags.at("trace") : "", format, out, err);
-  }
-  if (cmd == "gate-proof") return RunGateProof(a, out, err);
-  static const char* kKnown[] = {"submit", "list",   "show", "watch",  "results",
-                                 "cancel", "agents", "gate", "history"};
-  if (std::find(std::begin(kKnown), std::end(kKnown), cmd) == std::end(kKnown)) {
-    err << "blkbench: unknown command '" << cmd << "'\n\n" << kUsage;
     return 2;
   }
+  const Args& a = *parsed;
+  if (a.flags.count("version")) {
+    out << VersionLine("blkbench") << "\n";
+    return 0;
+  }
+  const CommandSpec* cmd = FindCommand(commands, a.positional[0]);
+  if (cmd == nullptr) {
+    (a.flags.count("help") ? out : err) << GlobalUsage(commands);
+    return a.flags.count("help") ? 0 : 2;
+  }
+  if (a.flags.count("help")) {
+    out << CommandUsage(*cmd);
+    return 0;
+  }
   // Check everything that needs no controller first: bad input never dials.
-  uint64_t id = 0;
-  const bool needs_id =
-      cmd != "submit" && cmd != "list" && cmd != "agents" && cmd != "gate" && cmd != "history";
-  if (cmd == "gate" && !GateArgsOk(a, err)) return 2;
-  if (cmd == "history" && !HistoryArgsOk(a, err)) return 2;
-  if (needs_id && !ParseId(a, &id, err)) return 2;
-  if (cmd == "submit") {
-    if (a.positional.size() != 2) {
-      err << "usage: blkbench submit FILE [--watch]\n";
-      return 2;
-    }
-    auto m = workloads::ParseMatrixFile(a.positional[1]);
-    if (!m.ok()) {
-      err << m.status().message() << "\n";
-      return 1;
-    }
+  if (cmd->check) {
+    if (int rc = cmd->check(a, err); rc != 0) return rc;
   }
-  if (cmd == "results" && a.flags.count("format")) {
-    const std::string& f = a.flags.at("format");
-    if (!CheckFormat(f, err)) return 2;
-  }
+  if (!cmd->needs_controller) return cmd->run(a, nullptr, out, err);
 
   std::string address = a.controller;
   if (address.empty() && getenv("BLKBENCH_CONTROLLER")) address = getenv("BLKBENCH_CONTROLLER");
@@ -389,19 +520,11 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(3))) {
       err << "blkbench: cannot reach the controller at " << address
           << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";
-      return 3;
+      return kExitUnreachable;
     }
   }
   Client c(channel, address, err);
-  if (cmd == "submit") return CmdSubmit(c, a, out, err);
-  if (cmd == "list") return CmdList(c, out);
-  if (cmd == "agents") return CmdAgents(c, out);
-  if (cmd == "gate") return CmdGate(c, a, out, err);
-  if (cmd == "history") return CmdHistory(c, a, out, err);
-  if (cmd == "show") return CmdShow(c, id, out);
-  if (cmd == "watch") return CmdWatch(c, id, out, err);
-  if (cmd == "results") return CmdResults(c, id, a, out);
-  return CmdCancel(c, id, out);
+  return cmd->run(a, &c, out, err);
 }
 
 }  // namespace blkbench

@@ -8,8 +8,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/histogram.h"
+#include "common/http/http_server.h"
+#include "common/metrics/result_rows.h"
 #include "controller/cli/fio_json.h"
-#include "google/protobuf/util/json_util.h"
 #include "workloads/format.h"
 
 namespace blkbench {
@@ -18,6 +20,8 @@ namespace {
 bool LooksNumeric(const std::string& s) {
   return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') && s != "-";
 }
+
+std::string OrDash(std::string s) { return s.empty() ? "-" : s; }
 
 std::string Fixed(double v, int decimals) {
   char buf[64];
@@ -70,6 +74,43 @@ std::string TextTable::ToCsv() const {
   return out;
 }
 
+std::string Records::Render(const std::string& format) const {
+  auto text = [](const ResultValue& v) {
+    switch (v.kind) {
+      case ResultValue::Kind::kText:
+        return v.text;
+      case ResultValue::Kind::kNumber:
+        return ResultNumberText(v.number);
+      case ResultValue::Kind::kNull:
+        break;
+    }
+    return std::string();
+  };
+  if (format == "json") {
+    if (rows_.empty()) return "[]\n";
+    std::string out = "[";
+    for (size_t r = 0; r < rows_.size(); ++r) {
+      absl::StrAppend(&out, r ? ",\n " : "\n ", "{");
+      for (size_t i = 0; i < columns_.size() && i < rows_[r].size(); ++i) {
+        const ResultValue& v = rows_[r][i];
+        absl::StrAppend(&out, i ? ", " : "", JsonQuote(columns_[i]), ": ",
+                        v.kind == ResultValue::Kind::kText     ? JsonQuote(v.text)
+                        : v.kind == ResultValue::Kind::kNumber ? ResultNumberText(v.number)
+                                                               : "null");
+      }
+      out += "}";
+    }
+    return out + "\n]\n";
+  }
+  TextTable t(columns_);
+  for (const auto& row : rows_) {
+    std::vector<std::string> cells;
+    for (const ResultValue& v : row) cells.push_back(format == "csv" ? text(v) : OrDash(text(v)));
+    t.AddRow(cells);
+  }
+  return format == "csv" ? t.ToCsv() : t.ToString();
+}
+
 std::string FormatIops(double iops) {
   if (iops >= 1e6) return Fixed(iops / 1e6, 2) + "M";
   if (iops >= 1e3) return Fixed(iops / 1e3, 1) + "k";
@@ -103,16 +144,32 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width) {
   return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "]";
 }
 
-std::string RunStateName(v1::RunState s) {
-  std::string name = v1::RunState_Name(s);
-  if (name.rfind("RUN_", 0) == 0) name = name.substr(4);
-  return absl::AsciiStrToLower(name);
-}
-
-std::string ExperimentStateName(v1::ExperimentState s) {
-  std::string name = v1::ExperimentState_Name(s);
-  if (name.rfind("EXPERIMENT_", 0) == 0) name = name.substr(11);
-  return absl::AsciiStrToLower(name);
+Records SampleRecords(const v1::GetResultsResponse& resp) {
+  Records t({"run", "seq", "offset_seconds", "interval_seconds", "read_ios", "write_ios",
+             "read_bytes", "write_bytes", "iops", "bandwidth_bytes_per_second",
+             "latency_p50_seconds", "latency_p99_seconds"});
+  for (const auto& row : resp.rows()) {
+    for (const v1::Sample& s : row.samples()) {
+      const double interval = static_cast<double>(s.interval_ns()) / 1e9;
+      const double ios = static_cast<double>(s.io().read_ios() + s.io().write_ios());
+      const double bytes = static_cast<double>(s.io().read_bytes() + s.io().write_bytes());
+      ResultValue p50, p99;
+      if (auto h = LatencyHistogram::FromProto(s.lat()); h.ok() && h->count() > 0) {
+        p50 = NumberValue(static_cast<double>(h->Percentile(50)) / 1e9);
+        p99 = NumberValue(static_cast<double>(h->Percentile(99)) / 1e9);
+      }
+      t.Add({NumberValue(static_cast<double>(row.run().id())),
+             NumberValue(static_cast<double>(s.seq())),
+             NumberValue(static_cast<double>(s.offset_ns()) / 1e9), NumberValue(interval),
+             NumberValue(static_cast<double>(s.io().read_ios())),
+             NumberValue(static_cast<double>(s.io().write_ios())),
+             NumberValue(static_cast<double>(s.io().read_bytes())),
+             NumberValue(static_cast<double>(s.io().write_bytes())),
+             interval > 0 ? NumberValue(ios / interval) : ResultValue{},
+             interval > 0 ? NumberValue(bytes / interval) : ResultValue{}, p50, p99});
+    }
+  }
+  return t;
 }
 
 void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
@@ -121,12 +178,13 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
     out << ResultsAsFioJson(resp);
     return;
   }
-  if (format == "json") {
-    std::string json;
-    google::protobuf::util::JsonPrintOptions opts;
-    opts.add_whitespace = true;
-    (void)google::protobuf::util::MessageToJsonString(resp, &json, opts);
-    out << json << "\n";
+  if (format == "json" || format == "csv") {
+    std::vector<ResultRow> rows;
+    for (const auto& row : resp.rows()) {
+      rows.push_back(
+          MakeResultRow(resp.experiment().id(), resp.experiment().name(), row.cell(), row.run()));
+    }
+    out << (format == "json" ? ResultRowsJson(rows) : ResultRowsCsv(rows));
     return;
   }
   TextTable t({"run", "cell", "axes", "rep", "state", "agent", "device", "sched", "IOPS",
@@ -153,7 +211,7 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
               done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
               done ? us(l.max_ns()) : "", done ? cpu : ""});
   }
-  out << (format == "csv" ? t.ToCsv() : t.ToString());
+  out << t.ToString();
 }
 
 }  // namespace blkbench

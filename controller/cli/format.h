@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "blkbench/v1/controller.pb.h"
+#include "common/metrics/result_rows.h"
+#include "common/states.h"
 
 namespace blkbench {
 
@@ -24,15 +26,32 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// Records for listing commands: the same columns as an aligned table, CSV or a JSON
+// array of objects (numbers as numbers, nulls for missing values).
+class Records {
+ public:
+  explicit Records(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  void Add(std::vector<ResultValue> row) { rows_.push_back(std::move(row)); }
+  // `format` is "table", "csv" or "json".
+  std::string Render(const std::string& format) const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<ResultValue>> rows_;
+};
 std::string FormatIops(double iops);              // "212.4k"
 std::string FormatBandwidth(double bytes_per_s);  // "829.7 MiB/s"
 std::string FormatLatency(uint64_t ns);           // "12.3us", "4.1ms"
 std::string FormatDuration(int64_t ms);           // "1m05s"
 std::string ProgressBar(uint32_t done, uint32_t total, int width);
-std::string RunStateName(v1::RunState s);  // "done", "running", ...
-std::string ExperimentStateName(v1::ExperimentState s);
 
-// Per-run results as a table, CSV or JSON (format "table", "csv", "json").
+// One record per stored sample of every run (a GetResults answer with samples): run,
+// seq, offset and interval, I/O counts and bytes, IOPS, bandwidth and the interval's
+// p50/p99 latency.
+Records SampleRecords(const v1::GetResultsResponse& resp);
+
+// Per-run results as a table, or in the results schema (common/metrics/result_rows.h)
+// as CSV or JSON, or as fio JSON (format "table", "csv", "json", "fio-json").
 void PrintResults(const v1::GetResultsResponse& resp, const std::string& format, std::ostream& out);
 
 }  // namespace blkbench

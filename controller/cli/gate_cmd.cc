@@ -1,6 +1,7 @@
 // `blkbench gate`: compares two experiments (or two values of one axis of an
-// experiment) with controller/gate and exits 0 (no regression), 1 (regression) or 2
-// (inconclusive or error), writing text/Markdown/JSON and optionally JUnit XML and HTML.
+// experiment) with controller/gate and exits 0 (no regression), 1 (regression), 2
+// (inconclusive) or 3 (could not run), writing text/Markdown/JSON and optionally JUnit XML and
+// HTML.
 // --auto-repeat asks the controller for more repeats of inconclusive cells (AddRepeats),
 // waits for them and decides again.
 #include "controller/cli/gate_cmd.h"
@@ -18,7 +19,7 @@
 namespace blkbench {
 namespace {
 
-constexpr int kGateError = 2;
+constexpr int kGateError = kGateCouldNotRun;
 constexpr int kAutoRepeatWaitSeconds = 24 * 3600;  // extra runs may queue behind others
 
 bool IsEnded(v1::ExperimentState s) {
@@ -164,7 +165,10 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     req.options.method = gate::Method::kRankSum;
   }
   int auto_repeat = 0;
-  if (a.flags.count("auto-repeat")) (void)absl::SimpleAtoi(a.flags.at("auto-repeat"), &auto_repeat);
+  // GateArgsOk checked it.
+  if (a.flags.count("auto-repeat") && !absl::SimpleAtoi(a.flags.at("auto-repeat"), &auto_repeat)) {
+    return kGateError;
+  }
 
   v1::GetResultsResponse base, cand;
   uint64_t base_id = 0, cand_id = 0;

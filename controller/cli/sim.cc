@@ -1,10 +1,11 @@
 // `blkbench sim FILE`: runs a matrix on the scheduler engine in this process (no
-// controller, no agent), prints progress and the results table, and can write the
+// controller, no agent), prints progress (stderr) and the results (stdout), and can write the
 // experiment to a SQLite file in the controller's schema.
 #include "controller/cli/sim.h"
 
 #include <chrono>
 #include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
@@ -52,8 +53,19 @@ void PrintEngineInternals(const v1::GetResultsResponse& results, std::ostream& o
 
 }  // namespace
 
-int RunSim(const std::string& path, const std::string& db_path, const std::string& trace_path,
-           const std::string& format, std::ostream& out, std::ostream& err) {
+int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string& path = options.path;
+  const std::string& db_path = options.db_path;
+  const std::string& trace_path = options.trace_path;
+  const std::string& format = options.format;
+  // Progress goes to stderr (or nowhere): stdout holds only the requested format.
+  std::ostringstream discard;
+  std::ostream& progress = options.quiet ? discard : err;
+  // A store error is reported once and fails the command; the runs go on.
+  absl::Status store_error;
+  auto keep = [&store_error](absl::Status s) {
+    if (store_error.ok() && !s.ok()) store_error = s;
+  };
   auto m = workloads::ParseMatrixFile(path);
   if (!m.ok()) {
     err << m.status().message() << "\n";
@@ -128,7 +140,7 @@ int RunSim(const std::string& path, const std::string& db_path, const std::strin
     run.set_agent_id("local");
     run.set_device_path(cell.target().device_class());
     run.set_started_unix_ms(clock.WallMs());
-    if (store) (void)store->UpdateRun(run);
+    if (store) keep(store->UpdateRun(run));
 
     RunContext ctx;
     ctx.cell = cell;
@@ -142,50 +154,56 @@ int RunSim(const std::string& path, const std::string& db_path, const std::strin
       ctx.trace = &trace;
     }
     ctx.on_sample = [&](const v1::Sample& s) {
-      if (store) (void)store->AppendSample(run.id(), run.attempt(), s);
+      if (store) keep(store->AppendSample(run.id(), run.attempt(), s));
     };
     const auto start = std::chrono::steady_clock::now();
     auto result = runner->Run(ctx);
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out << "[" << i + 1 << "/" << total << "] " << workloads::CellLabel(cell) << " rep "
-        << run.repeat() << ": ";
+    progress << "[" << i + 1 << "/" << total << "] " << workloads::CellLabel(cell) << " rep "
+             << run.repeat() << ": ";
     if (result.ok()) {
       result->mutable_device()->set_device_class(cell.target().device_class());
       result->mutable_device()->set_simulated(true);
       *result->mutable_applied() = cell.queue();
-      out << FormatIops(result->iops()) << " IOPS, p99 "
-          << FormatLatency(result->lat_summary().p99_ns()) << " (" << wall_s << " s)\n";
+      progress << FormatIops(result->iops()) << " IOPS, p99 "
+               << FormatLatency(result->lat_summary().p99_ns()) << " (" << wall_s << " s)\n";
       run.set_state(v1::RUN_DONE);
       *run.mutable_result() = *result;
     } else {
       ++failures;
-      out << "failed: " << result.status().message() << "\n";
+      progress << "failed: " << result.status().message() << "\n";
       run.set_state(v1::RUN_FAILED);
       run.set_error(std::string(result.status().message()));
     }
     run.set_finished_unix_ms(clock.WallMs());
     if (store) {
-      (void)store->FinishRun(run.id(), run.attempt(), run.state(), run.error(),
-                             run.finished_unix_ms(), result.ok() ? &*result : nullptr);
+      keep(store->FinishRun(run.id(), run.attempt(), run.state(), run.error(),
+                            run.finished_unix_ms(), result.ok() ? &*result : nullptr));
     }
     v1::ResultRow* row = results.add_rows();
     *row->mutable_run() = run;
     *row->mutable_cell() = cell;
   }
   if (store) {
-    (void)store->UpdateExperimentState(
+    keep(store->UpdateExperimentState(
         exp_id, failures ? v1::EXPERIMENT_FAILED : v1::EXPERIMENT_DONE,
-        failures ? absl::StrCat(failures, " of ", total, " runs failed") : "", clock.WallMs());
-    out << "stored as experiment " << exp_id << " in " << db_path << "\n";
+        failures ? absl::StrCat(failures, " of ", total, " runs failed") : "", clock.WallMs()));
+    if (store_error.ok()) {
+      progress << "stored as experiment " << exp_id << " in " << db_path << "\n";
+    } else {
+      err << "blkbench sim: storing in " << db_path << " failed: " << store_error.message() << "\n";
+    }
   }
-  out << "\n";
+  results.mutable_experiment()->set_id(exp_id);
+  results.mutable_experiment()->set_name(m->name);
+  if (format == "table") out << "\n";
   PrintResults(results, format, out);
   if (format == "table") {
     out << "\nengine internals (per I/O unless noted)\n";
     PrintEngineInternals(results, out);
   }
-  return failures ? 1 : 0;
+  return failures || !store_error.ok() ? 1 : 0;
 }
 
 }  // namespace blkbench

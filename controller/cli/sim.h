@@ -7,13 +7,18 @@
 
 namespace blkbench {
 
-// Runs every cell x repeat of the matrix at `path` (all cells must have sim: device
-// classes), printing progress and then the results in `format` (table, csv, json).
-// With a non-empty db_path the experiment is also stored there (controller schema); with
-// a non-empty trace_path every run's D/C events are written there, blkparse-style.
-// Returns 0 when every run succeeded, 1 otherwise.
-int RunSim(const std::string& path, const std::string& db_path, const std::string& trace_path,
-           const std::string& format, std::ostream& out, std::ostream& err);
+struct SimOptions {
+  std::string path;              // the matrix file
+  std::string db_path;           // non-empty: also store the experiment there (controller schema)
+  std::string trace_path;        // non-empty: every run's D/C events, blkparse-style
+  std::string format = "table";  // table, csv, json, fio-json
+  bool quiet = false;            // no progress lines on stderr
+};
+
+// Runs every cell x repeat of the matrix (all cells must have sim: device classes),
+// printing a progress line per run on `err` (unless quiet) and only the results, in
+// `format`, on `out`. Returns 0 when every run succeeded (and was stored), 1 otherwise.
+int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace blkbench
 

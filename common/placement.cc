@@ -1,0 +1,36 @@
+// The placement rule; see placement.h.
+#include "common/placement.h"
+
+#include <fnmatch.h>
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace blkbench {
+
+bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
+                   const v1::DeviceFacts& device) {
+  if (device.device_class() != cell.target().device_class()) return false;
+  const std::string& kernel = cell.target().kernel();
+  if (kernel.empty() || kernel.rfind("sim:", 0) == 0) return true;
+  return fnmatch(kernel.c_str(), agent.host().kernel_release().c_str(), 0) == 0;
+}
+
+std::string UnplaceableReason(const v1::CellSpec& cell, const std::vector<v1::AgentInfo>& agents) {
+  const std::string& cls = cell.target().device_class();
+  std::set<std::string> kernels;  // of connected agents offering the class
+  for (const v1::AgentInfo& agent : agents) {
+    if (!agent.connected()) continue;
+    for (const v1::DeviceFacts& d : agent.devices()) {
+      if (DeviceMatches(cell, agent, d)) return "";
+      if (d.device_class() == cls) kernels.insert(agent.host().kernel_release());
+    }
+  }
+  if (kernels.empty()) return absl::StrCat("no connected agent offers device class '", cls, "'");
+  return absl::StrCat("no connected agent with a '", cls, "' device runs a kernel matching '",
+                      cell.target().kernel(), "' (they run ", absl::StrJoin(kernels, ", "), ")");
+}
+
+}  // namespace blkbench

@@ -1,0 +1,27 @@
+// Which devices a cell may run on: the controller's placement rule, shared with the CLI
+// so `submit` and `show` can say why a run waits ("no agent offers device class 'nvme'").
+#ifndef BLKBENCH_COMMON_PLACEMENT_H_
+#define BLKBENCH_COMMON_PLACEMENT_H_
+
+#include <string>
+#include <vector>
+
+#include "blkbench/v1/controller.pb.h"
+
+namespace blkbench {
+
+// A cell may run on a device of its class on a host whose kernel release matches the
+// cell's kernel glob (fnmatch). Simulated kernels ("sim:6.10+patch") are chosen by the
+// engine, so they match any host.
+bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
+                   const v1::DeviceFacts& device);
+
+// Why none of the connected `agents` can ever take `cell`, e.g. "no connected agent
+// offers device class 'nvme'" or "no connected agent with a 'ssd' device runs a kernel
+// matching '6.9*' (they run 6.1.0-18-amd64)"; "" when some connected agent's device
+// matches (the run then waits only for that device to be free).
+std::string UnplaceableReason(const v1::CellSpec& cell, const std::vector<v1::AgentInfo>& agents);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_COMMON_PLACEMENT_H_
