@@ -34,6 +34,13 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_metrics_listen).has_value()) {
     config->metrics_listen = *absl::GetFlag(FLAGS_metrics_listen);
   }
+  if (!config->sim_devices.empty()) {
+    if (absl::Status sim = blkbench::CheckSimulatedDevicesRunnable(); !sim.ok()) {
+      fprintf(stderr, "blkbench-agent: not offering simulated devices (%zu): %s\n",
+              config->sim_devices.size(), std::string(sim.message()).c_str());
+      config->sim_devices.clear();
+    }
+  }
   mkdir(config->state_dir.c_str(), 0700);
   auto journal = blkbench::QueueSettingsJournal::Open(config->state_dir);
   if (!journal.ok()) {

@@ -2,7 +2,9 @@
 #include "agent/runners.h"
 
 #include "agent/executor/executor.h"
+#include "engine/model/config.h"
 #include "engine/model/engine_runner.h"
+#include "engine/sim/machine_profile.h"
 
 namespace blkbench {
 
@@ -11,6 +13,10 @@ RunnerFactory DefaultRunnerFactory() {
     if (device_class.rfind("sim:", 0) == 0) return engine::NewEngineRunner();
     return NewIoExecutor();
   };
+}
+
+absl::Status CheckSimulatedDevicesRunnable() {
+  return engine::LoadMachineProfile(engine::EngineConfig().machine).status();
 }
 
 }  // namespace blkbench

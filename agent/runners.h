@@ -3,11 +3,17 @@
 #ifndef BLKBENCH_AGENT_RUNNERS_H_
 #define BLKBENCH_AGENT_RUNNERS_H_
 
+#include "absl/status/status.h"
 #include "agent/run_executor.h"
 
 namespace blkbench {
 
 RunnerFactory DefaultRunnerFactory();
+
+// The engine can run simulated devices only with its machine profiles: OK when the
+// default profile loads, else the error (naming where it looked), so an agent installed
+// without them offers no sim: classes instead of failing every sim run.
+absl::Status CheckSimulatedDevicesRunnable();
 
 }  // namespace blkbench
 

@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
 # Installs blkbench's build and runtime dependencies from Debian 12 packages.
 # Idempotent: does nothing (and needs no network) when everything is present.
+#   scripts/deps.sh            the toolchain, -dev packages and test tools (to build and test)
+#   scripts/deps.sh --runtime  only what the installed binaries need on a test machine or
+#                              controller host (the .deb depends on the same libraries)
 set -euo pipefail
 
-PKGS=(
+RUNTIME_PKGS=(
+  libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libsqlite3-0 liburing2
+  libyaml-cpp0.7 libcivetweb1 libprometheus-cpp-core1.0 zlib1g util-linux
+)
+
+BUILD_PKGS=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 liburing-dev libyaml-cpp-dev libcivetweb-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-  zlib1g-dev fio prometheus clang-format util-linux e2fsprogs fdisk python3
+  zlib1g-dev fio prometheus clang-format util-linux e2fsprogs fdisk python3 dpkg-dev groff-base
 )
+
+case "${1:-}" in
+  --runtime) PKGS=("${RUNTIME_PKGS[@]}") ;;
+  "") PKGS=("${BUILD_PKGS[@]}") ;;
+  *) echo "usage: $0 [--runtime]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PKGS[@]}"; do

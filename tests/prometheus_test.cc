@@ -178,6 +178,8 @@ class PrometheusTest : public testing::ClusterTest {
         << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         << "scrape_configs:\n"
         << "  - job_name: blkbench-controller\n"
+        << "    scrape_interval: " << controller_scrape_s_ << "s\n"
+        << "    scrape_timeout: " << controller_scrape_s_ << "s\n"
         << "    static_configs: [{targets: [\"" << metrics << "\"]}]\n"
         << "  - job_name: blkbench-agents\n"
         << "    http_sd_configs: [{url: \"http://" << metrics
@@ -334,6 +336,11 @@ class PrometheusTest : public testing::ClusterTest {
     return text;
   }
 
+  // The controller job's scrape interval and timeout (Prometheus allows no timeout longer
+  // than the interval). 1 s keeps the dashboard test quick; a multi-megabyte scrape
+  // takes ~0.2 s in the release build and several times that under ASan on a busy
+  // machine, so the large-experiment test gives it 5 s (Prometheus's default is 10 s).
+  int controller_scrape_s_ = 1;
   absl::Time start_;
   std::unique_ptr<AgentExporter> agent_exporter_;
   std::unique_ptr<testing::AgentProcess> agent_;
@@ -365,8 +372,8 @@ TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
   ASSERT_TRUE(PollUntil(
       [&] {
         return InstantHasData("count(blkbench_run_result_iops{experiment=\"" + id + "\"}) == 2") &&
-               InstantHasData("count(blkbench_engine_internal{key=\"seq_ratio\", experiment=\"" +
-                              id + "\"}) == 2") &&
+               InstantHasData("count(blkbench_engine_sequential_ratio{experiment=\"" + id +
+                              "\"}) == 2") &&
                InstantHasData("blkbench_agent_runs_finished_total{outcome=\"succeeded\"} == 2");
       },
       absl::Seconds(60)));
@@ -439,7 +446,12 @@ TEST_F(PrometheusTest, EveryDashboardPanelQueryReturnsDataForASimExperiment) {
 // The controller target must stay up through and after an experiment whose finished
 // runs make /metrics megabytes (the ~128 KB cut-off made Prometheus mark it down). Every
 // byte of the big scrape must also reach a plain client, and promtool must accept it.
-TEST_F(PrometheusTest, ControllerTargetStaysUpThroughAndAfterALargeExperiment) {
+class PrometheusLargeTest : public PrometheusTest {
+ protected:
+  PrometheusLargeTest() { controller_scrape_s_ = 5; }
+};
+
+TEST_F(PrometheusLargeTest, ControllerTargetStaysUpThroughAndAfterALargeExperiment) {
   ASSERT_TRUE(WaitTargetsUp()) << "see " << dir_.File("prometheus.log");
   const uint64_t exp_id = Submit("prometheus-large.yaml", kLargeMatrix);
   ASSERT_NE(exp_id, 0u);
@@ -478,7 +490,7 @@ TEST_F(PrometheusTest, ControllerTargetStaysUpThroughAndAfterALargeExperiment) {
   std::optional<double> scrapes =
       Scalar(absl::StrCat("count_over_time(up{job=\"blkbench-controller\"}[", window_s, "s])"));
   ASSERT_TRUE(scrapes.has_value());
-  EXPECT_GE(*scrapes, 3.0);
+  EXPECT_GE(*scrapes, 2.0);
 }
 
 }  // namespace

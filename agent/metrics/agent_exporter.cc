@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/histogram.h"
+#include "common/metrics/process_metrics.h"
 #include "prometheus/text_serializer.h"
 #include "workloads/format.h"
 
@@ -170,13 +171,17 @@ std::string AgentExporter::Scrape() {
       }
     }
   }
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
+  std::vector<prometheus::MetricFamily> families = registry_->Collect();
+  for (prometheus::MetricFamily& f : CollectProcessMetrics()) families.push_back(std::move(f));
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 void AgentExporter::OnRegister(const v1::Register& reg) {
   absl::MutexLock lock(&mu_);
   if (info_series_ != nullptr) info_.Remove(info_series_);
-  info_series_ = &info_.Add({{"agent", reg.agent_id()},
+  // `agent_id`, not `agent`: discovery (/sd/agents) sets the `agent` target label, and
+  // Prometheus would rename a scraped `agent` to `exported_agent`.
+  info_series_ = &info_.Add({{"agent_id", reg.agent_id()},
                              {"host", reg.host().hostname()},
                              {"kernel", reg.host().kernel_release()},
                              {"version", reg.version()}});

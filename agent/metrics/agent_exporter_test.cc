@@ -166,6 +166,7 @@ TEST_F(AgentExporterTest, EveryFamilyFollowsTheNamingRules) {
   const std::regex bad_unit(
       ".*_(ms|us|ns|milliseconds|microseconds|nanoseconds|kb|mb|bytes_[a-z]+_total)$");
   for (const auto& [family, type] : s.type) {
+    if (family.rfind("process_", 0) == 0 || family == "blkbench_build_info") continue;
     EXPECT_TRUE(std::regex_match(family, name_re)) << family;
     EXPECT_FALSE(std::regex_match(family, bad_unit)) << family;
     EXPECT_FALSE(s.help[family].empty()) << family << " has no help text";
@@ -239,6 +240,14 @@ TEST_F(AgentExporterTest, LiveRunValuesDeviceStateAndLabels) {
   EXPECT_DOUBLE_EQ(s.Value("blkbench_agent_runs_active"), 1);
   EXPECT_DOUBLE_EQ(s.Value("blkbench_agent_controller_connected"), 1);
   EXPECT_DOUBLE_EQ(s.Value("blkbench_agent_info", {{"kernel", "6.12.0-test"}}), 1);
+  // No `agent` label of its own: discovery's target label is `agent`.
+  for (const Line& l : s.lines) EXPECT_EQ(l.labels.count("agent"), 0u) << l.name;
+  EXPECT_EQ(s.Find("blkbench_agent_info", {{"agent_id", "testbox-17"}}).size(), 1u);
+  // The standard process metrics and the build.
+  EXPECT_GT(s.Value("process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GT(s.Value("process_open_fds"), 2);
+  EXPECT_GT(s.Value("process_start_time_seconds"), 1.7e9);
+  EXPECT_EQ(s.Find("blkbench_build_info").size(), 1u);
   // The agent's own CPU time is exported by mode (it may still round to 0 this early).
   EXPECT_EQ(s.Find("blkbench_agent_cpu_seconds_total", {{"mode", "user"}}).size(), 1u);
   EXPECT_GE(s.Value("blkbench_agent_cpu_seconds_total", {{"mode", "user"}}) +

@@ -188,7 +188,7 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
     return;
   }
   TextTable t({"run", "cell", "axes", "rep", "state", "agent", "device", "sched", "IOPS",
-               "BW_MiB/s", "p50_us", "p99_us", "p99.9_us", "max_us", "cpu_us/io"});
+               "BW_MiB/s", "p50_us", "p99_us", "p99.9_us", "max_us", "cpu_us/io", "error"});
   for (const auto& row : resp.rows()) {
     const v1::Run& r = row.run();
     const v1::RunResult& res = r.result();
@@ -209,7 +209,7 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
               absl::StrCat(r.repeat()), RunStateName(r.state()), r.agent_id(), r.device_path(),
               done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
               done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
-              done ? us(l.max_ns()) : "", done ? cpu : ""});
+              done ? us(l.max_ns()) : "", done ? cpu : "", r.error()});
   }
   out << t.ToString();
 }

@@ -172,7 +172,10 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
       *run.mutable_result() = *result;
     } else {
       ++failures;
-      progress << "failed: " << result.status().message() << "\n";
+      progress << "failed\n";
+      // An error is not progress: it is printed even with --quiet.
+      err << "blkbench sim: run " << run.id() << " (" << workloads::CellLabel(cell) << " rep "
+          << run.repeat() << ") failed: " << result.status().message() << "\n";
       run.set_state(v1::RUN_FAILED);
       run.set_error(std::string(result.status().message()));
     }

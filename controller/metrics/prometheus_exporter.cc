@@ -9,7 +9,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "common/histogram.h"
+#include "common/metrics/process_metrics.h"
 #include "common/metrics/run_labels.h"
+#include "controller/metrics/engine_metrics.h"
 #include "controller/metrics/http_sd.h"
 #include "controller/metrics/instrumented_store.h"
 #include "prometheus/text_serializer.h"
@@ -41,12 +43,6 @@ prometheus::Labels SeriesLabels(const v1::Run& run, const v1::CellSpec& cell,
   labels["cell_without_kernel"] = CellLabelWithout(cell, "kernel");
   labels["agent"] = run.agent_id();
   return labels;
-}
-
-// cpu_ns_per_io.<stage> -> stage; "" for other keys.
-std::string StageOf(const std::string& key) {
-  constexpr char kPrefix[] = "cpu_ns_per_io.";
-  return key.rfind(kPrefix, 0) == 0 ? key.substr(sizeof(kPrefix) - 1) : "";
 }
 
 }  // namespace
@@ -99,32 +95,6 @@ PrometheusExporter::PrometheusExporter(const ExporterOptions& options, Clock& cl
                           .Help("Completion latency percentile of a finished run, exact from "
                                 "its merged histogram")
                           .Register(*registry_)),
-      engine_internal_(prometheus::BuildGauge()
-                           .Name("blkbench_engine_internal")
-                           .Help("Every internal measurement of a finished engine (sim:) run, "
-                                 "by key as in RunResult.internals (units are in the key, e.g. "
-                                 "_ns); see engine/model/engine_runner.h")
-                           .Register(*registry_)),
-      engine_cpu_per_io_(prometheus::BuildGauge()
-                             .Name("blkbench_engine_cpu_seconds_per_io")
-                             .Help("Simulated CPU time per completed I/O of a finished engine "
-                                   "run, by blk-mq stage")
-                             .Register(*registry_)),
-      engine_seq_ratio_(prometheus::BuildGauge()
-                            .Name("blkbench_engine_sequential_ratio")
-                            .Help("Share of requests a finished engine run issued to the "
-                                  "driver that started where the previous one ended")
-                            .Register(*registry_)),
-      engine_tag_waits_(prometheus::BuildGauge()
-                            .Name("blkbench_engine_tag_waits")
-                            .Help("Sleeps in blk_mq_get_tag (no free tag) during a finished "
-                                  "engine run's measured time")
-                            .Register(*registry_)),
-      engine_lock_spin_(prometheus::BuildGauge()
-                            .Name("blkbench_engine_lock_spin_seconds_per_io")
-                            .Help("Simulated time spent spinning on contended locks per "
-                                  "completed I/O of a finished engine run")
-                            .Register(*registry_)),
       samples_ingested_(prometheus::BuildCounter()
                             .Name("blkbench_samples_ingested_total")
                             .Help("Run samples from agents stored and exported (duplicates not "
@@ -180,6 +150,7 @@ std::string PrometheusExporter::AgentTargets() const {
 std::string PrometheusExporter::Scrape() const {
   std::vector<prometheus::MetricFamily> families = registry_->Collect();
   for (prometheus::MetricFamily& f : run_latency_->Collect()) families.push_back(std::move(f));
+  for (prometheus::MetricFamily& f : CollectProcessMetrics()) families.push_back(std::move(f));
   return prometheus::TextSerializer().Serialize(families);
 }
 
@@ -215,6 +186,8 @@ void PrometheusExporter::RemoveAll(RunSeries& s) {
   s.io.RemoveAll(run_io_);
   for (auto& [family, gauge] : s.results) family->Remove(gauge);
   s.results.clear();
+  for (auto& [family, counter] : s.result_counters) family->Remove(counter);
+  s.result_counters.clear();
 }
 
 void PrometheusExporter::OnRunSample(const v1::Run& run, const v1::CellSpec& cell,
@@ -273,13 +246,26 @@ void PrometheusExporter::OnRunResult(const v1::Run& run, const v1::CellSpec& cel
         static_cast<double>(ns) / kNsPerSecond);
   }
   for (const auto& [key, value] : result.internals()) {
-    set(engine_internal_, With(s.labels, "key", key), value);
-    const std::string stage = StageOf(key);
-    if (!stage.empty())
-      set(engine_cpu_per_io_, With(s.labels, "stage", stage), value / kNsPerSecond);
-    if (stage == "lock_spin") set(engine_lock_spin_, s.labels, value / kNsPerSecond);
-    if (key == "seq_ratio") set(engine_seq_ratio_, s.labels, value);
-    if (key == "tags.waits") set(engine_tag_waits_, s.labels, value);
+    std::optional<EngineMetric> m = EngineMetricFor(key);
+    if (!m.has_value()) continue;
+    const prometheus::Labels labels =
+        m->label.empty() ? s.labels : With(s.labels, m->label, m->label_value);
+    const double v = value * m->scale;
+    if (m->type == EngineMetric::Type::kGauge) {
+      auto*& family = engine_gauges_[m->name];
+      if (family == nullptr) {
+        family = &prometheus::BuildGauge().Name(m->name).Help(m->help).Register(*registry_);
+      }
+      set(*family, labels, v);
+    } else {
+      auto*& family = engine_counters_[m->name];
+      if (family == nullptr) {
+        family = &prometheus::BuildCounter().Name(m->name).Help(m->help).Register(*registry_);
+      }
+      prometheus::Counter& c = family->Add(labels);
+      if (v > 0) c.Increment(v);  // a finished run's count, set once
+      s.result_counters.emplace_back(family, &c);
+    }
   }
 }
 

@@ -88,6 +88,8 @@ class PrometheusExporter final : public ControllerObserver {
     RunIoSeries io;
     // Final result and engine internals (after OnRunResult), removed with the counters.
     std::vector<std::pair<prometheus::Family<prometheus::Gauge>*, prometheus::Gauge*>> results;
+    std::vector<std::pair<prometheus::Family<prometheus::Counter>*, prometheus::Counter*>>
+        result_counters;
   };
 
   PrometheusExporter(const ExporterOptions& options, Clock& clock);
@@ -114,11 +116,10 @@ class PrometheusExporter final : public ControllerObserver {
   prometheus::Family<prometheus::Gauge>& result_iops_;
   prometheus::Family<prometheus::Gauge>& result_bandwidth_;
   prometheus::Family<prometheus::Gauge>& result_latency_;
-  prometheus::Family<prometheus::Gauge>& engine_internal_;
-  prometheus::Family<prometheus::Gauge>& engine_cpu_per_io_;
-  prometheus::Family<prometheus::Gauge>& engine_seq_ratio_;
-  prometheus::Family<prometheus::Gauge>& engine_tag_waits_;
-  prometheus::Family<prometheus::Gauge>& engine_lock_spin_;
+  // Engine internals, one family per quantity (engine_metrics.h), registered on first use.
+  std::map<std::string, prometheus::Family<prometheus::Gauge>*> engine_gauges_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, prometheus::Family<prometheus::Counter>*> engine_counters_
+      ABSL_GUARDED_BY(mu_);
   prometheus::Counter& samples_ingested_;
   prometheus::Counter& samples_duplicate_;
 

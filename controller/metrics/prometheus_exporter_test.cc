@@ -148,15 +148,17 @@ TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
   const std::regex name_rule("^blkbench_[a-z0-9_]+$");
   int ours = 0;
   for (const auto& [name, family] : exp.families) {
-    ++ours;  // every family, no library self-metrics (exposer_*) any more
+    if (name.starts_with("process_")) continue;  // the standard process metrics
+    ++ours;  // every other family, no library self-metrics (exposer_*) any more
     EXPECT_TRUE(std::regex_match(name, name_rule)) << name;
     EXPECT_TRUE(family.has_help && !family.help.empty()) << name << " has no help";
     EXPECT_FALSE(family.type.empty()) << name << " has no type";
     EXPECT_EQ(family.type == "counter", name.ends_with("_total")) << name;
   }
-  // 12 run/state/agent families and 5 service ones (store, placement) that exist from
-  // the start; families without series yet (gRPC, results, engine) are not listed.
-  EXPECT_EQ(ours, 17);
+  // 12 run/state/agent families, 5 service ones (store, placement) that exist from the
+  // start and blkbench_build_info; families without series yet (gRPC, results, engine)
+  // are not listed.
+  EXPECT_EQ(ours, 18);
   EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 3000.0);
   EXPECT_EQ(exp.Value("blkbench_run_bandwidth_bytes_per_second", kRun42), 3000.0 * 4096);
   EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);
@@ -187,6 +189,19 @@ TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
       2.0);
   EXPECT_EQ(exp.Value("blkbench_agent_devices", {{"agent", "host-b"}, {"device_class", "hdd"}}),
             1.0);
+}
+
+TEST_F(ExporterTest, ProcessMetricsAndBuildInfoAreExported) {
+  Exposition exp = ScrapeHttp();
+  EXPECT_EQ(exp.families.at("process_cpu_seconds_total").type, "counter");
+  EXPECT_GT(exp.Value("process_resident_memory_bytes").value_or(0), 1 << 20);
+  EXPECT_GT(exp.Value("process_virtual_memory_bytes").value_or(0), 1 << 20);
+  EXPECT_GT(exp.Value("process_threads").value_or(0), 1);
+  EXPECT_GT(exp.Value("process_max_fds").value_or(0), exp.Value("process_open_fds").value_or(0));
+  const auto info = exp.Find("blkbench_build_info");
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_FALSE(info[0].labels.at("version").empty());
+  EXPECT_FALSE(info[0].labels.at("revision").empty());
 }
 
 TEST_F(ExporterTest, PromtoolAcceptsTheScrape) {
@@ -371,6 +386,7 @@ TEST_F(ExporterTest, RunResultAndEngineInternalsAreRelayedUntilTheGracePeriodEnd
   (*result.mutable_internals())["tags.waits"] = 17;
   (*result.mutable_internals())["cpu_ns_per_io.dispatch"] = 250;
   (*result.mutable_internals())["cpu_ns_per_io.lock_spin"] = 40;
+  (*result.mutable_internals())["engine.trace_hash"] = 903083448241635;
   exporter_->OnRunResult(RunAt(42), Cell(), result);
   exporter_->OnRunFinished(RunAt(42));
   Exposition exp = ScrapeHttp();
@@ -379,15 +395,22 @@ TEST_F(ExporterTest, RunResultAndEngineInternalsAreRelayedUntilTheGracePeriodEnd
       exp.Value("blkbench_run_result_latency_percentile_seconds", With(kRun42, "percentile", "99")),
       300e-6);
   EXPECT_EQ(exp.Value("blkbench_engine_sequential_ratio", kRun42), 0.4);
-  EXPECT_EQ(exp.Value("blkbench_engine_tag_waits", kRun42), 17.0);
+  EXPECT_EQ(exp.Value("blkbench_engine_tag_waits_total", kRun42), 17.0);
+  EXPECT_EQ(exp.families.at("blkbench_engine_tag_waits_total").type, "counter");
   EXPECT_EQ(exp.Value("blkbench_engine_cpu_seconds_per_io", With(kRun42, "stage", "dispatch")),
             250e-9);
-  EXPECT_EQ(exp.Value("blkbench_engine_lock_spin_seconds_per_io", kRun42), 40e-9);
-  EXPECT_EQ(exp.Value("blkbench_engine_internal", With(kRun42, "key", "tags.waits")), 17.0);
-  EXPECT_EQ(exp.Find("blkbench_engine_internal", {{"run", "42"}}).size(), 4u);
+  EXPECT_EQ(exp.Value("blkbench_engine_cpu_seconds_per_io", With(kRun42, "stage", "lock_spin")),
+            40e-9);
+  // One metric per quantity: no catch-all gauge, no hashes.
+  EXPECT_EQ(exp.families.count("blkbench_engine_internal"), 0u);
+  EXPECT_TRUE(exp.Find("blkbench_engine_trace_hash").empty());
+  EXPECT_TRUE(exp.Find("blkbench_engine_engine_trace_hash_total").empty());
+  const size_t series = exp.Find("blkbench_engine_cpu_seconds_per_io", {{"run", "42"}}).size();
+  EXPECT_EQ(series, 2u);
   // A resend of the result does not add series.
   exporter_->OnRunResult(RunAt(42), Cell(), result);
-  EXPECT_EQ(ScrapeHttp().Find("blkbench_engine_internal", {{"run", "42"}}).size(), 4u);
+  EXPECT_EQ(ScrapeHttp().Find("blkbench_engine_cpu_seconds_per_io", {{"run", "42"}}).size(),
+            series);
 
   clock_.AdvanceMs(kGraceMs);
   exporter_->Sweep();

@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -247,9 +248,39 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
   return p;
 }
 
+std::vector<std::string> MachineProfileSearchPath(const std::string& executable) {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("BLKBENCH_ENGINE_PROFILES_DIR"); env && *env) {
+    dirs.push_back(env);
+    return dirs;
+  }
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::weakly_canonical(executable, ec);
+  const std::filesystem::path build = std::filesystem::weakly_canonical(BLKBENCH_BUILD_DIR, ec);
+  // A binary inside the build tree uses the source tree's profiles, never an installed
+  // copy that may be older.
+  const std::string exe_text = exe.string(), build_text = build.string();
+  if (!build_text.empty() && exe_text.rfind(build_text + "/", 0) == 0) {
+    dirs.push_back(BLKBENCH_SOURCE_PROFILES_DIR);
+    return dirs;
+  }
+  // Installed (cmake --install, the .deb, or a tree unpacked anywhere): <prefix>/bin/x
+  // finds <prefix>/share/blkbench/profiles; then the configured prefix.
+  if (!exe.empty()) {
+    dirs.push_back((exe.parent_path().parent_path() / "share/blkbench/profiles").string());
+  }
+  dirs.push_back(BLKBENCH_INSTALLED_PROFILES_DIR);
+  return dirs;
+}
+
 std::string MachineProfilesDir() {
-  if (const char* env = std::getenv("BLKBENCH_ENGINE_PROFILES_DIR"); env && *env) return env;
-  return BLKBENCH_ENGINE_PROFILES_DIR;
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  const std::vector<std::string> dirs = MachineProfileSearchPath(self);
+  for (const std::string& dir : dirs) {
+    if (std::filesystem::is_directory(dir, ec)) return dir;
+  }
+  return dirs.front();
 }
 
 absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path) {
@@ -262,7 +293,9 @@ absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path)
   }
   std::ifstream in(path);
   if (!in) {
-    return absl::NotFoundError(absl::StrCat("machine profile '", name, "': cannot read ", path));
+    return absl::NotFoundError(absl::StrCat(
+        "machine profile '", name, "': cannot read ", path,
+        path == name ? "" : " (set BLKBENCH_ENGINE_PROFILES_DIR to the engine/profiles folder)"));
   }
   std::stringstream text;
   text << in.rdbuf();

@@ -91,15 +91,21 @@ struct MachineProfile {
 };
 
 // Loads a profile. `name_or_path` is either a profile name ("desktop-16"), looked up as
-// <dir>/<name>.yaml, or a path (contains '/' or ends in ".yaml"). <dir> is the
-// BLKBENCH_ENGINE_PROFILES_DIR environment variable if set, else the source tree's
-// engine/profiles. Errors are InvalidArgument/NotFound with "file:line: key: reason".
+// <dir>/<name>.yaml with <dir> = MachineProfilesDir(), or a path (contains '/' or ends
+// in ".yaml"). Errors are InvalidArgument/NotFound with "file:line: key: reason".
 absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path);
 
 // Parses YAML text; `source` names it in error messages.
 absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml, std::string_view source);
 
-// The directory LoadMachineProfile searches by name.
+// Where profiles are looked for by a program at `executable`, in order:
+// $BLKBENCH_ENGINE_PROFILES_DIR alone when set; else, for a binary inside the build tree,
+// the source tree's engine/profiles; else <exe>/../../share/blkbench/profiles (an
+// installed or unpacked tree) and the configured install prefix's.
+std::vector<std::string> MachineProfileSearchPath(const std::string& executable);
+
+// The directory LoadMachineProfile searches by name: the first of the search path for
+// this process (/proc/self/exe) that exists, else the first.
 std::string MachineProfilesDir();
 
 }  // namespace blkbench::engine

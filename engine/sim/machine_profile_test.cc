@@ -2,6 +2,7 @@
 #include "engine/sim/machine_profile.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "absl/strings/str_replace.h"
@@ -71,6 +72,22 @@ TEST(MachineProfileTest, EnvironmentOverridesProfilesDir) {
   EXPECT_EQ(p.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(p.status().message(), HasSubstr("/nonexistent-profiles/desktop-16.yaml"));
   EXPECT_EQ(MachineProfilesDir(), shipped);
+}
+
+// An installed agent (or one unpacked from the .deb anywhere) finds the profiles beside
+// its prefix; a build-tree binary uses the source tree's.
+TEST(MachineProfileTest, SearchPathFollowsTheExecutable) {
+  std::vector<std::string> installed = MachineProfileSearchPath("/opt/lab/bin/blkbench-agent");
+  ASSERT_EQ(installed.size(), 2u);
+  EXPECT_EQ(installed[0], "/opt/lab/share/blkbench/profiles");
+  EXPECT_THAT(installed[1], ::testing::EndsWith("/share/blkbench/profiles"));
+  std::error_code ec;
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  std::vector<std::string> build = MachineProfileSearchPath(self);
+  ASSERT_EQ(build.size(), 1u);
+  EXPECT_THAT(build[0], ::testing::EndsWith("/engine/profiles"));
+  EXPECT_TRUE(std::filesystem::exists(build[0] + "/desktop-16.yaml"));
+  EXPECT_EQ(MachineProfilesDir(), build[0]);
 }
 
 // A complete minimal profile with one substitution applied.
