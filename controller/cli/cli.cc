@@ -388,8 +388,10 @@ const std::vector<CommandSpec>& Commands() {
        {},
        "regression verdicts between two experiments or two values of an axis",
        "blkbench gate --baseline EXP --candidate EXP, or --experiment EXP --axis KEY "
-       "--baseline VALUE --candidate VALUE. Exit 0 pass, 1 regression, 2 inconclusive, 3 "
-       "could not run (bad arguments, controller unreachable, experiment missing).",
+       "--baseline VALUE --candidate VALUE, or, in one CI step, --submit FILE --axis KEY "
+       "--baseline VALUE --candidate VALUE (submits, says at once when no agent offers a "
+       "kernel, waits up to --timeout, gates). Exit 0 pass, 1 regression, 2 inconclusive, 3 "
+       "could not run (bad arguments, controller unreachable, experiment missing, timeout).",
        {{"baseline", "EXP|VALUE", "baseline experiment, or axis value with --axis"},
         {"candidate", "EXP|VALUE", "candidate experiment, or axis value with --axis"},
         {"experiment", "EXP", "with --axis: the experiment holding both values"},
@@ -399,6 +401,9 @@ const std::vector<CommandSpec>& Commands() {
         {"alpha", "P", "false-alarm level (default 0.02)"},
         {"method", "METHOD", "the test", {"moderated-t", "rank-sum"}},
         {"auto-repeat", "N", "up to N more repeats of inconclusive cells, then decide again"},
+        {"submit", "FILE", "submit this matrix, wait for it, and gate --axis within it"},
+        {"wait", "", "wait for the experiments to end before comparing"},
+        {"timeout", "DURATION", "give up waiting after this long, exit 3 (default 24h)"},
         {"format", "FORMAT", "report on stdout", {"text", "markdown", "json"}},
         {"junit", "FILE", "also write JUnit XML"},
         {"markdown", "FILE", "also write Markdown"},

@@ -10,17 +10,23 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/placement.h"
+#include "common/states.h"
 #include "controller/gate/gate_report.h"
+#include "workloads/units.h"
 
 namespace blkbench {
 namespace {
 
 constexpr int kGateError = kGateCouldNotRun;
-constexpr int kAutoRepeatWaitSeconds = 24 * 3600;  // extra runs may queue behind others
+// The default bound on waiting for runs (--timeout): extra runs may queue behind others.
+constexpr uint64_t kDefaultWaitNs = 24ull * 3600 * 1'000'000'000;
 
 bool IsEnded(v1::ExperimentState s) {
   return s == v1::EXPERIMENT_DONE || s == v1::EXPERIMENT_FAILED || s == v1::EXPERIMENT_CANCELED;
@@ -55,25 +61,86 @@ int Fetch(Client& c, uint64_t id, v1::GetResultsResponse* out) {
   return s.ok() ? 0 : (c.Fail(s), kGateError);
 }
 
-// Blocks on WatchExperiment until experiment `id` ends (no polling, no sleeps).
-int WaitForEnd(Client& c, uint64_t id, std::ostream& err) {
+// Why experiment `e`'s queued runs may never start: no connected agent can take some of
+// its cells (common/placement.h). "" when every cell has a matching device.
+std::string WhyWaiting(Client& c, const v1::Experiment& e) {
   grpc::ClientContext ctx;
-  c.Deadline(&ctx, kAutoRepeatWaitSeconds);
+  c.Deadline(&ctx);
+  v1::ListAgentsResponse resp;
+  if (!c.stub().ListAgents(&ctx, v1::ListAgentsRequest(), &resp).ok()) return "";
+  const std::vector<v1::AgentInfo> agents(resp.agents().begin(), resp.agents().end());
+  std::set<std::string> reasons;
+  for (const v1::CellSpec& cell : e.cells()) {
+    bool queued = false;
+    for (const v1::Run& r : e.runs()) {
+      queued |= r.cell_index() == cell.index() && r.state() == v1::RUN_QUEUED;
+    }
+    if (!queued) continue;
+    const std::string why = UnplaceableReason(cell, agents);
+    if (!why.empty()) reasons.insert(why);
+  }
+  return absl::StrJoin(reasons, "; ");
+}
+
+// Blocks on WatchExperiment until experiment `id` ends (no polling, no sleeps) or
+// `timeout_ns` passes; then says how far it got and why the rest waits.
+int WaitForEnd(Client& c, uint64_t id, uint64_t timeout_ns, std::ostream& err) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::nanoseconds(timeout_ns));
   v1::WatchExperimentRequest req;
   req.set_id(id);
   auto reader = c.stub().WatchExperiment(&ctx, req);
   v1::WatchEvent ev;
   bool ended = false;
-  while (!ended && reader->Read(&ev)) ended = IsEnded(ev.experiment().state());
+  v1::Experiment last;
+  while (!ended && reader->Read(&ev)) {
+    last = ev.experiment();
+    ended = IsEnded(last.state());
+  }
   if (ended) {
     ctx.TryCancel();
-    (void)reader->Finish();
+    reader->Finish().ok();  // cancelled by us: the status says only that
+    if (last.state() != v1::EXPERIMENT_DONE) {
+      err << "blkbench gate: experiment " << id << " ended " << ExperimentStateName(last.state())
+          << (last.error().empty() ? "" : ": " + last.error()) << "; gating what finished\n";
+    }
     return 0;
   }
   grpc::Status s = reader->Finish();
-  if (!s.ok()) return (c.Fail(s), kGateError);
-  err << "blkbench gate: experiment " << id << " did not end\n";
+  if (s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) return (c.Fail(s), kGateError);
+  int done = 0;
+  for (const v1::Run& r : last.runs()) done += IsFinalRunState(r.state()) ? 1 : 0;
+  const std::string why = WhyWaiting(c, last);
+  err << "blkbench gate: experiment " << id << " did not end within "
+      << workloads::FormatDurationNs(timeout_ns) << " (" << done << " of " << last.runs_size()
+      << " runs ended)" << (why.empty() ? "" : "; " + why) << "\n";
   return kGateError;
+}
+
+// --submit FILE: submits the matrix and returns its experiment id (0 on failure, said).
+uint64_t SubmitForGate(Client& c, const std::string& path, std::ostream& err) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    err << "blkbench gate: --submit: cannot read '" << path << "'\n";
+    return 0;
+  }
+  grpc::ClientContext ctx;
+  c.Deadline(&ctx);
+  v1::SubmitExperimentRequest req;
+  req.set_file_name(path);
+  req.set_matrix_text(text.str());
+  v1::Experiment e;
+  grpc::Status s = c.stub().SubmitExperiment(&ctx, req, &e);
+  if (!s.ok()) return (c.Fail(s), 0);
+  err << "blkbench gate: submitted experiment " << e.id() << " '" << e.name() << "' ("
+      << e.runs_size() << " runs)\n";
+  // Say at once when the candidate (or baseline) kernel is offered by no agent.
+  if (const std::string why = WhyWaiting(c, e); !why.empty()) {
+    err << "blkbench gate: " << why << "; its runs wait in the queue (until --timeout)\n";
+  }
+  return e.id();
 }
 
 // The extra repeats one round of --auto-repeat asks for: per experiment, the cells and
@@ -116,14 +183,20 @@ std::vector<RepeatAsk> PlanRepeats(const gate::GateReport& report, int budget,
 
 bool GateArgsOk(const Args& a, std::ostream& err) {
   const bool axis_mode = a.flags.count("axis") > 0;
-  if (!a.flags.count("baseline") || !a.flags.count("candidate") ||
-      axis_mode != (a.flags.count("experiment") > 0)) {
+  const bool one_experiment = a.flags.count("experiment") + a.flags.count("submit") == 1;
+  if (!a.flags.count("baseline") || !a.flags.count("candidate") || axis_mode != one_experiment) {
     err << "usage: blkbench gate --baseline EXP --candidate EXP [options]\n"
            "       blkbench gate --experiment EXP --axis KEY --baseline VALUE --candidate VALUE\n"
+           "       blkbench gate --submit FILE --axis KEY --baseline VALUE --candidate VALUE\n"
            "options: --metrics iops,bw,p99,p99.9  --min-effect 2%  --alpha 0.02\n"
-           "         --method moderated-t|rank-sum  --auto-repeat N\n"
+           "         --method moderated-t|rank-sum  --auto-repeat N  --wait  --timeout 2h\n"
            "         --format text|markdown|json  --junit FILE  --markdown FILE  --json FILE\n"
            "         --html FILE\n";
+    return false;
+  }
+  if (a.flags.count("timeout") && !workloads::ParseDurationNs(a.flags.at("timeout")).ok()) {
+    err << "blkbench gate: --timeout: expected a duration like 90m or 2h, got '"
+        << a.flags.at("timeout") << "'\n";
     return false;
   }
   int n = 0;
@@ -170,15 +243,26 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     return kGateError;
   }
 
+  const uint64_t timeout_ns = a.flags.count("timeout")
+                                  ? *workloads::ParseDurationNs(a.flags.at("timeout"))
+                                  : kDefaultWaitNs;
+  // --submit runs the matrix first (and so waits for it); --wait waits for given ones.
+  const bool wait = a.flags.count("wait") > 0 || a.flags.count("submit") > 0;
   v1::GetResultsResponse base, cand;
   uint64_t base_id = 0, cand_id = 0;
   if (a.flags.count("axis")) {
     req.axis = a.flags.at("axis");
     req.baseline_value = a.flags.at("baseline");
     req.candidate_value = a.flags.at("candidate");
-    if (!absl::SimpleAtoi(a.flags.at("experiment"), &base_id)) {
+    if (a.flags.count("submit")) {
+      base_id = SubmitForGate(c, a.flags.at("submit"), err);
+      if (base_id == 0) return kGateError;
+    } else if (!absl::SimpleAtoi(a.flags.at("experiment"), &base_id)) {
       err << "blkbench gate: --experiment: expected an experiment id\n";
       return kGateError;
+    }
+    if (wait) {
+      if (int rc = WaitForEnd(c, base_id, timeout_ns, err); rc) return rc;
     }
     if (int rc = Fetch(c, base_id, &base); rc) return rc;
     cand = base;
@@ -187,6 +271,10 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
         !absl::SimpleAtoi(a.flags.at("candidate"), &cand_id)) {
       err << "blkbench gate: --baseline/--candidate: expected experiment ids (or use --axis)\n";
       return kGateError;
+    }
+    for (uint64_t id : {base_id, cand_id}) {
+      if (!wait) break;
+      if (int rc = WaitForEnd(c, id, timeout_ns, err); rc) return rc;
     }
     if (int rc = Fetch(c, base_id, &base); rc) return rc;
     if (int rc = Fetch(c, cand_id, &cand); rc) return rc;
@@ -219,7 +307,7 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
       touched.insert(ask.experiment);
     }
     for (uint64_t id : touched) {
-      if (int rc = WaitForEnd(c, id, err); rc) return rc;
+      if (int rc = WaitForEnd(c, id, timeout_ns, err); rc) return rc;
     }
     if (int rc = Fetch(c, base_id, &base); rc) return rc;
     if (a.flags.count("axis")) {
