@@ -19,37 +19,6 @@ ResultValue Text(std::string s) { return TextValue(std::move(s)); }
 ResultValue Number(double v) { return NumberValue(v); }
 ResultValue Seconds(double ns, bool have) { return have ? Number(ns / 1e9) : ResultValue{}; }
 
-std::string JsonValue(const ResultValue& v) {
-  switch (v.kind) {
-    case ResultValue::Kind::kText:
-      return JsonQuote(v.text);
-    case ResultValue::Kind::kNumber:
-      return ResultNumberText(v.number);
-    case ResultValue::Kind::kNull:
-      break;
-  }
-  return "null";
-}
-
-std::string CsvValue(const ResultValue& v) {
-  switch (v.kind) {
-    case ResultValue::Kind::kText:
-      return v.text;
-    case ResultValue::Kind::kNumber:
-      return ResultNumberText(v.number);
-    case ResultValue::Kind::kNull:
-      break;
-  }
-  return "";
-}
-
-std::string CsvQuote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 // Where the axes go among the fields (after this one), in JSON and CSV alike.
 constexpr char kAxesAfter[] = "cell_without_kernel";
 
@@ -70,6 +39,37 @@ std::string ResultNumberText(double v) {
   char buf[32];
   snprintf(buf, sizeof(buf), "%.12g", v);
   return buf;
+}
+
+std::string ResultValueJson(const ResultValue& v) {
+  switch (v.kind) {
+    case ResultValue::Kind::kText:
+      return JsonQuote(v.text);
+    case ResultValue::Kind::kNumber:
+      return ResultNumberText(v.number);
+    case ResultValue::Kind::kNull:
+      break;
+  }
+  return "null";
+}
+
+std::string ResultValueText(const ResultValue& v) {
+  switch (v.kind) {
+    case ResultValue::Kind::kText:
+      return v.text;
+    case ResultValue::Kind::kNumber:
+      return ResultNumberText(v.number);
+    case ResultValue::Kind::kNull:
+      break;
+  }
+  return "";
+}
+
+std::string CsvField(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
 }
 
 ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_name,
@@ -126,7 +126,7 @@ std::string ResultRowJson(const ResultRow& row) {
   std::string out = "{";
   bool first = true;
   for (const auto& [name, value] : row.fields) {
-    absl::StrAppend(&out, first ? "" : ", ", JsonQuote(name), ": ", JsonValue(value));
+    absl::StrAppend(&out, first ? "" : ", ", JsonQuote(name), ": ", ResultValueJson(value));
     first = false;
     if (name == kAxesAfter) {
       absl::StrAppend(&out, ", \"axes\": {");
@@ -140,7 +140,7 @@ std::string ResultRowJson(const ResultRow& row) {
   absl::StrAppend(&out, ", \"internals\": {");
   first = true;
   for (const auto& [key, value] : row.internals) {
-    absl::StrAppend(&out, first ? "" : ", ", JsonQuote(key), ": ", JsonValue(Number(value)));
+    absl::StrAppend(&out, first ? "" : ", ", JsonQuote(key), ": ", ResultValueJson(Number(value)));
     first = false;
   }
   return out + "}}";
@@ -182,22 +182,22 @@ std::string ResultRowsCsv(const std::vector<ResultRow>& rows) {
   for (const std::string& k : internal_keys) header.push_back("internals." + k);
   std::string out;
   for (size_t i = 0; i < header.size(); ++i)
-    absl::StrAppend(&out, i ? "," : "", CsvQuote(header[i]));
+    absl::StrAppend(&out, i ? "," : "", CsvField(header[i]));
   out += "\n";
   for (const ResultRow& row : rows) {
     std::vector<std::string> cells;
     for (const auto& [name, value] : row.fields) {
-      cells.push_back(CsvQuote(CsvValue(value)));
+      cells.push_back(CsvField(ResultValueText(value)));
       if (name != kAxesAfter) continue;
       for (const std::string& k : axis_keys) {
         auto it = std::find_if(row.axes.begin(), row.axes.end(),
                                [&k](const auto& a) { return a.first == k; });
-        cells.push_back(it == row.axes.end() ? "" : CsvQuote(it->second));
+        cells.push_back(it == row.axes.end() ? "" : CsvField(it->second));
       }
     }
     for (const std::string& k : internal_keys) {
       auto it = row.internals.find(k);
-      cells.push_back(it == row.internals.end() ? "" : CsvValue(Number(it->second)));
+      cells.push_back(it == row.internals.end() ? "" : ResultValueText(Number(it->second)));
     }
     out += absl::StrJoin(cells, ",") + "\n";
   }

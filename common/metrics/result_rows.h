@@ -32,6 +32,12 @@ struct ResultRow {
 ResultValue TextValue(std::string s);
 ResultValue NumberValue(double v);  // null when not finite
 
+// A value as JSON (a quoted string, a number, or null) and as plain text ("" for null).
+std::string ResultValueJson(const ResultValue& v);
+std::string ResultValueText(const ResultValue& v);
+// `s` as one CSV field (RFC 4180): quoted when it holds a comma, quote or line break.
+std::string CsvField(const std::string& s);
+
 // `v` as result rows print numbers: integers exactly, others to 12 significant digits.
 std::string ResultNumberText(double v);
 

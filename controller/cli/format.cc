@@ -56,47 +56,27 @@ std::string TextTable::ToString() const {
 }
 
 std::string TextTable::ToCsv() const {
-  auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   std::string out;
   std::vector<std::string> cells;
-  for (const auto& h : header_) cells.push_back(quote(h));
+  for (const auto& h : header_) cells.push_back(CsvField(h));
   out += absl::StrJoin(cells, ",") + "\n";
   for (const auto& row : rows_) {
     cells.clear();
-    for (const auto& c : row) cells.push_back(quote(c));
+    for (const auto& c : row) cells.push_back(CsvField(c));
     out += absl::StrJoin(cells, ",") + "\n";
   }
   return out;
 }
 
 std::string Records::Render(const std::string& format) const {
-  auto text = [](const ResultValue& v) {
-    switch (v.kind) {
-      case ResultValue::Kind::kText:
-        return v.text;
-      case ResultValue::Kind::kNumber:
-        return ResultNumberText(v.number);
-      case ResultValue::Kind::kNull:
-        break;
-    }
-    return std::string();
-  };
   if (format == "json") {
     if (rows_.empty()) return "[]\n";
     std::string out = "[";
     for (size_t r = 0; r < rows_.size(); ++r) {
       absl::StrAppend(&out, r ? ",\n " : "\n ", "{");
       for (size_t i = 0; i < columns_.size() && i < rows_[r].size(); ++i) {
-        const ResultValue& v = rows_[r][i];
         absl::StrAppend(&out, i ? ", " : "", JsonQuote(columns_[i]), ": ",
-                        v.kind == ResultValue::Kind::kText     ? JsonQuote(v.text)
-                        : v.kind == ResultValue::Kind::kNumber ? ResultNumberText(v.number)
-                                                               : "null");
+                        ResultValueJson(rows_[r][i]));
       }
       out += "}";
     }
@@ -105,7 +85,8 @@ std::string Records::Render(const std::string& format) const {
   TextTable t(columns_);
   for (const auto& row : rows_) {
     std::vector<std::string> cells;
-    for (const ResultValue& v : row) cells.push_back(format == "csv" ? text(v) : OrDash(text(v)));
+    for (const ResultValue& v : row)
+      cells.push_back(format == "csv" ? ResultValueText(v) : OrDash(ResultValueText(v)));
     t.AddRow(cells);
   }
   return format == "csv" ? t.ToCsv() : t.ToString();
