@@ -13,26 +13,20 @@ import sys
 
 
 def load_runs(path):
-    text = open(path).read()
-    start = text.find("\n{")
-    doc = json.loads(text[start + 1:] if start >= 0 else text)
+    """(axes, row) per done run of `blkbench sim --format json` (docs/metrics.md schema)."""
     runs = []
-    for row in doc.get("rows", []):
-        run = row.get("run", {})
-        if run.get("state") != "RUN_DONE":
+    for row in json.load(open(path)):
+        if row.get("state") != "done":
             continue
-        axes = {a["key"]: a["value"] for a in row.get("cell", {}).get("axes", [])}
-        runs.append((axes, run.get("result", {})))
+        runs.append((row.get("axes", {}), row))
     return runs
 
 
 def metric(result, key):
-    io = result.get("io", {})
-    ios = sum(int(io.get(k, 0)) for k in ("readIos", "writeIos"))
     if key == "iops":
-        return float(result.get("iops", 0))
+        return float(result.get("iops") or 0)
     if key == "bw_mib":
-        return float(result.get("bwBytesPerSec", 0)) / 2**20
+        return float(result.get("bandwidth_bytes_per_second") or 0) / 2**20
     if key.startswith("internals:"):
         return float(result.get("internals", {}).get(key.split(":", 1)[1], 0))
     raise ValueError(key)
@@ -44,8 +38,7 @@ def evidence(result, ev):
         reqs = float(result.get("internals", {}).get("dispatch.requests", 0))
         value = value / reqs if reqs else float("nan")
     if ev.get("per_io"):
-        io = result.get("io", {})
-        ios = sum(int(io.get(k, 0)) for k in ("readIos", "writeIos"))
+        ios = float(result.get("read_ios") or 0) + float(result.get("write_ios") or 0)
         value = value / ios if ios else float("nan")
     return value
 

@@ -105,6 +105,10 @@ ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_na
   add("bs", Number(static_cast<double>(job.bs())));
   add("iodepth", Number(job.iodepth()));
   add("numjobs", Number(job.numjobs()));
+  add("read_ios", num(static_cast<double>(r.io().read_ios())));
+  add("write_ios", num(static_cast<double>(r.io().write_ios())));
+  add("read_bytes", num(static_cast<double>(r.io().read_bytes())));
+  add("write_bytes", num(static_cast<double>(r.io().write_bytes())));
   add("iops", num(r.iops()));
   add("bandwidth_bytes_per_second", num(r.bw_bytes_per_sec()));
   add("latency_mean_seconds", Seconds(lat.mean_ns(), have));
