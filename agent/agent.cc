@@ -1,6 +1,7 @@
 // Agent connection and run bookkeeping; see agent.h.
 #include "agent/agent.h"
 
+#include <algorithm>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -65,6 +66,11 @@ void Agent::Run() {
   }
 }
 
+uint64_t Agent::Sessions() {
+  absl::MutexLock lock(&mu_);
+  return sessions_opened_;
+}
+
 void Agent::Session() {
   auto channel = channels_();
   auto stub = v1::AgentService::NewStub(channel);
@@ -75,6 +81,7 @@ void Agent::Session() {
     if (stopping_) return;
     ctx_ = &ctx;
     session = ++session_;
+    ++sessions_opened_;
   }
   std::unique_ptr<Stream> stream = stub->Connect(&ctx);
   v1::AgentMessage reg;
@@ -191,6 +198,14 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
           run.unacked.pop_front();
           ++acked;
         }
+        const int64_t now = clock_.MonotonicMs();
+        if (ack.retry_after_ms() > 0) {
+          // The controller could not store something: resend it then, on this stream.
+          run.resend_at_ms = now + ack.retry_after_ms();
+        } else if (acked > 0) {
+          run.resend_backoff_ms = 0;
+          run.resend_at_ms = now + heartbeat_ms_;
+        }
         if (ack.finished() && run.finished) {
           done = std::move(it->second);
           runs_.erase(it);
@@ -257,22 +272,49 @@ bool Agent::Send(const v1::AgentMessage& msg) {
   return stream_->Write(msg);
 }
 
+void Agent::AppendUnacked(const ActiveRun& run, std::vector<v1::AgentMessage>* out) {
+  for (const v1::RunSample& rs : run.unacked) {
+    v1::AgentMessage m;
+    *m.mutable_sample() = rs;
+    out->push_back(std::move(m));
+  }
+  if (run.finished) {
+    v1::AgentMessage m;
+    *m.mutable_finished() = *run.finished;
+    out->push_back(std::move(m));
+  }
+}
+
+void Agent::ResendDue() {
+  constexpr int64_t kMaxResendBackoffMs = 10'000;
+  std::vector<v1::AgentMessage> pending;
+  {
+    absl::MutexLock lock(&mu_);
+    const int64_t now = clock_.MonotonicMs();
+    for (auto& [id, run] : runs_) {
+      if (run->unacked.empty() && !run->finished) continue;
+      if (run->resend_at_ms == 0) {  // first seen waiting: give the ack a heartbeat
+        run->resend_at_ms = now + heartbeat_ms_;
+        continue;
+      }
+      if (now < run->resend_at_ms) continue;
+      AppendUnacked(*run, &pending);
+      run->resend_backoff_ms =
+          std::clamp<int64_t>(run->resend_backoff_ms * 2, heartbeat_ms_, kMaxResendBackoffMs);
+      run->resend_at_ms = now + run->resend_backoff_ms;
+    }
+  }
+  for (const v1::AgentMessage& m : pending) {
+    if (!Send(m)) return;
+    if (observer_ != nullptr && m.has_sample()) observer_->OnSampleSent(true);
+  }
+}
+
 void Agent::ResendUnacked() {
   std::vector<v1::AgentMessage> pending;
   {
     absl::MutexLock lock(&mu_);
-    for (auto& [id, run] : runs_) {
-      for (const v1::RunSample& rs : run->unacked) {
-        v1::AgentMessage m;
-        *m.mutable_sample() = rs;
-        pending.push_back(std::move(m));
-      }
-      if (run->finished) {
-        v1::AgentMessage m;
-        *m.mutable_finished() = *run->finished;
-        pending.push_back(std::move(m));
-      }
-    }
+    for (auto& [id, run] : runs_) AppendUnacked(*run, &pending);
   }
   for (const v1::AgentMessage& m : pending) {
     if (!Send(m)) return;
@@ -295,6 +337,7 @@ void Agent::Heartbeats(uint64_t session) {
       msg.mutable_heartbeat();
     }
     if (!Send(msg)) return;
+    ResendDue();
   }
 }
 

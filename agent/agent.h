@@ -49,6 +49,8 @@ class Agent {
   bool Connected();
   // For tests: blocks until Connected() == want or the timeout passes.
   bool WaitConnected(bool want, absl::Duration timeout);
+  // Streams opened to the controller so far (a reconnect opens one more).
+  uint64_t Sessions() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   struct ActiveRun {
@@ -57,6 +59,11 @@ class Agent {
     std::deque<v1::RunSample> unacked;        // samples not yet acknowledged
     std::optional<v1::RunFinished> finished;  // result not yet acknowledged
     uint64_t next_seq = 1;
+    // Resending without a reconnect: what is unacknowledged is sent again at
+    // resend_at_ms (monotonic; 0 = not yet scheduled), backing off while nothing is
+    // acknowledged, sooner when the controller asks (Ack.retry_after_ms).
+    int64_t resend_at_ms = 0;
+    int64_t resend_backoff_ms = 0;
     std::thread thread;
   };
   using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
@@ -67,6 +74,12 @@ class Agent {
   void StartRun(const v1::RunAssignment& a);
   bool Send(const v1::AgentMessage& msg);
   void ResendUnacked();
+  // Resends the unacknowledged messages of runs whose resend time has come (called on
+  // every heartbeat tick), so a controller that failed to store them gets them again
+  // on the same stream.
+  void ResendDue();
+  // The unacknowledged samples and result of `run`, as messages.
+  static void AppendUnacked(const ActiveRun& run, std::vector<v1::AgentMessage>* out);
   void Heartbeats(uint64_t session);
   void FenceIfCutOff();
   std::vector<v1::ActiveRun> ActiveRunList() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -85,6 +98,7 @@ class Agent {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool registered_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t session_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t sessions_opened_ ABSL_GUARDED_BY(mu_) = 0;
   grpc::ClientContext* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t heartbeat_ms_ ABSL_GUARDED_BY(mu_) = 5'000;
   int64_t lease_ttl_ms_ ABSL_GUARDED_BY(mu_) = 30'000;

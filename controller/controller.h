@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,8 @@ struct ControllerOptions {
   int64_t lease_ttl_ms = 30'000;  // a run whose agent is silent this long is re-queued
   uint32_t max_attempts = 3;      // lease losses before a run fails
   uint32_t sample_interval_ms = 1'000;
+  // After a failed store write, agents are told to resend after this long.
+  uint32_t store_retry_ms = 1'000;
 };
 
 // Thread-safe. Every public method may be called from any thread.
@@ -113,6 +116,17 @@ class Controller {
     std::shared_ptr<AgentLink> link;  // null while disconnected
   };
   using Outbox = std::vector<std::pair<std::shared_ptr<AgentLink>, v1::ControllerMessage>>;
+  // Records that sample `seq` of (run_id, attempt) is stored; returns the contiguous
+  // stored prefix to acknowledge.
+  uint64_t MarkStored(uint64_t run_id, uint32_t attempt, uint64_t seq)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // After the result of `fin` is stored: forgets its lease, tells the observer, acks,
+  // ends the experiment if it was the last run and places queued runs.
+  void FinishStored(const v1::RunFinished& fin, v1::RunState state,
+                    const absl::StatusOr<v1::Run>& run, const std::shared_ptr<AgentLink>& link,
+                    Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The prefix acknowledged so far (0 when unknown), for a retry-later answer.
+  uint64_t StoredThrough(uint64_t run_id, uint32_t attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::StatusOr<const std::vector<v1::CellSpec>*> CellsOf(uint64_t experiment_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -140,6 +154,15 @@ class Controller {
   uint64_t lease_counter_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, AgentState> agents_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);  // by run id
+  // Which samples of a run's current attempt are stored: all seq <= through, and the
+  // ones above a hole. Acks report `through` only, so an ack never covers a sample that
+  // failed to store. Loaded from the store on a run's first sample in this process.
+  struct StoredSamples {
+    uint32_t attempt = 0;
+    uint64_t through = 0;
+    std::set<uint64_t> ahead;
+  };
+  std::map<uint64_t, StoredSamples> stored_ ABSL_GUARDED_BY(mu_);  // by run id
   std::map<uint64_t, std::vector<v1::CellSpec>> cells_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, bool> canceled_ ABSL_GUARDED_BY(mu_);
 };

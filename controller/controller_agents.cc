@@ -94,9 +94,14 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
     } else {
       absl::Status s = store_.AppendSample(rs.run_id(), rs.attempt(), rs.sample());
       if (!s.ok()) {
-        // Not acknowledged: the agent keeps the sample and sends it again.
-        fprintf(stderr, "controller: storing sample of run %lu failed: %s\n",
+        // Not acknowledged past what is stored: the agent keeps the sample and resends it
+        // after retry_after_ms, on this stream.
+        fprintf(stderr, "controller: storing sample %lu of run %lu failed: %s\n",
+                static_cast<unsigned long>(rs.sample().seq()),
                 static_cast<unsigned long>(rs.run_id()), s.ToString().c_str());
+        ack.mutable_ack()->set_sample_seq(StoredThrough(rs.run_id(), rs.attempt()));
+        ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
+        if (link) link->Send(ack);
         return;
       }
       leases_[rs.run_id()].expires_ms = clock_.MonotonicMs() + options_.lease_ttl_ms;
@@ -111,11 +116,35 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
           observer_->OnRunSample(*run, (**cells)[run->cell_index()], rs.sample());
         }
       }
-      ack.mutable_ack()->set_sample_seq(rs.sample().seq());
+      ack.mutable_ack()->set_sample_seq(MarkStored(rs.run_id(), rs.attempt(), rs.sample().seq()));
       Changed();
     }
   }
   if (link) link->Send(ack);
+}
+
+uint64_t Controller::MarkStored(uint64_t run_id, uint32_t attempt, uint64_t seq) {
+  StoredSamples& st = stored_[run_id];
+  if (st.attempt != attempt) {
+    // First sample of this attempt in this process: what is stored already (the
+    // sample just appended included) decides where the contiguous prefix ends.
+    st = StoredSamples{attempt, 0, {}};
+    auto samples = store_.ListSamples(run_id);
+    if (samples.ok()) {
+      for (const v1::Sample& s : *samples) st.ahead.insert(s.seq());
+    }
+  }
+  st.ahead.insert(seq);
+  while (!st.ahead.empty() && *st.ahead.begin() <= st.through + 1) {
+    st.through = std::max(st.through, *st.ahead.begin());
+    st.ahead.erase(st.ahead.begin());
+  }
+  return st.through;
+}
+
+uint64_t Controller::StoredThrough(uint64_t run_id, uint32_t attempt) {
+  auto it = stored_.find(run_id);
+  return it != stored_.end() && it->second.attempt == attempt ? it->second.through : 0;
 }
 
 void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& fin) {
@@ -148,23 +177,38 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
       if (!s.ok()) {
         fprintf(stderr, "controller: storing result of run %lu failed: %s\n",
                 static_cast<unsigned long>(fin.run_id()), s.ToString().c_str());
-        return;  // not acknowledged; the agent resends
+        ack.mutable_ack()->set_finished(false);  // not stored: resend after retry_after_ms
+        ack.mutable_ack()->set_sample_seq(StoredThrough(fin.run_id(), fin.attempt()));
+        ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
+        out.emplace_back(link, ack);
+      } else {
+        FinishStored(fin, state, run, link, out);
       }
-      leases_.erase(fin.run_id());
-      if (observer_ != nullptr && run.ok() && state == v1::RUN_DONE) {
-        auto cells = CellsOf(run->experiment_id());
-        if (cells.ok() && run->cell_index() < (*cells)->size()) {
-          observer_->OnRunResult(*run, (**cells)[run->cell_index()], fin.result());
-        }
-      }
-      if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
-      out.emplace_back(link, ack);
-      if (run.ok()) MaybeFinishExperiment(run->experiment_id());
-      PlaceQueuedRuns(out);
-      Changed();
     }
   }
   Flush(out);
+}
+
+void Controller::FinishStored(const v1::RunFinished& fin, v1::RunState state,
+                              const absl::StatusOr<v1::Run>& run,
+                              const std::shared_ptr<AgentLink>& link, Outbox& out) {
+  v1::ControllerMessage ack;
+  ack.mutable_ack()->set_run_id(fin.run_id());
+  ack.mutable_ack()->set_attempt(fin.attempt());
+  ack.mutable_ack()->set_finished(true);
+  leases_.erase(fin.run_id());
+  stored_.erase(fin.run_id());
+  if (observer_ != nullptr && run.ok() && state == v1::RUN_DONE) {
+    auto cells = CellsOf(run->experiment_id());
+    if (cells.ok() && run->cell_index() < (*cells)->size()) {
+      observer_->OnRunResult(*run, (**cells)[run->cell_index()], fin.result());
+    }
+  }
+  if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
+  out.emplace_back(link, ack);
+  if (run.ok()) MaybeFinishExperiment(run->experiment_id());
+  PlaceQueuedRuns(out);
+  Changed();
 }
 
 void Controller::OnDisconnect(const std::string& agent_id, const AgentLink* link) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "controller/store/sqlite_store.h"
+#include "controller/store/store_wrapper.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -143,6 +144,89 @@ TEST_F(ControllerTest, KernelGlobAndClassMustMatch) {
   auto good = std::make_shared<FakeLink>();
   ASSERT_TRUE(controller_->OnRegister(Reg("new", {"/dev/x"}, "ssd", "6.10.3"), good).ok());
   EXPECT_EQ(FakeLink::Assignments(good->Take()).size(), 1u);
+}
+
+// The bug this guards: while the disk was full nothing was acked, but the ack of the
+// next stored sample (acks are cumulative) made the agent drop the unstored ones. Acks
+// now cover only the contiguous stored prefix, and a store failure says "retry later".
+TEST_F(ControllerTest, AStoreFailureIsNeverAcknowledgedPastAndTheResendFillsTheHole) {
+  FaultyStore faulty(*store_);
+  controller_.reset();
+  options_.store_retry_ms = 250;
+  controller_ = std::make_unique<Controller>(faulty, clock_, options_);
+  ASSERT_TRUE(controller_->Start().ok());
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  const v1::RunAssignment a = FakeLink::Assignments(link->Take()).at(0);
+  auto sample = [&](uint64_t seq) {
+    v1::RunSample rs;
+    rs.set_run_id(a.run_id());
+    rs.set_attempt(a.attempt());
+    rs.set_lease_id(a.lease_id());
+    rs.mutable_sample()->set_seq(seq);
+    rs.mutable_sample()->set_interval_ns(1'000'000'000);
+    controller_->OnSample("a1", rs);
+    std::vector<v1::ControllerMessage> sent = link->Take();
+    EXPECT_EQ(sent.size(), 1u);
+    return sent.empty() ? v1::Ack() : sent.back().ack();
+  };
+  EXPECT_EQ(sample(1).sample_seq(), 1u);
+  faulty.SetFailing(true);  // the disk fills
+  v1::Ack refused = sample(2);
+  EXPECT_EQ(refused.sample_seq(), 1u);
+  EXPECT_EQ(refused.retry_after_ms(), 250u);
+  EXPECT_TRUE(refused.error().empty());  // not a rejection: the run goes on
+  faulty.SetFailing(false);              // space again
+  v1::Ack after_hole = sample(3);
+  EXPECT_EQ(after_hole.sample_seq(), 1u) << "acked past sample 2, which is not stored";
+  EXPECT_EQ(after_hole.retry_after_ms(), 0u);
+  EXPECT_EQ(sample(2).sample_seq(), 3u);  // the resend fills the hole
+  EXPECT_EQ(store_->ListSamples(a.run_id())->size(), 3u);
+
+  // A result that cannot be stored is not acknowledged either, and is taken on resend.
+  faulty.SetFailing(true);
+  controller_->OnFinished("a1", Done(a, 1234));
+  std::vector<v1::ControllerMessage> no = link->Take();
+  ASSERT_EQ(no.size(), 1u);
+  EXPECT_FALSE(no[0].ack().finished());
+  EXPECT_EQ(no[0].ack().retry_after_ms(), 250u);
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_RUNNING);
+  faulty.SetFailing(false);
+  controller_->OnFinished("a1", Done(a, 1234));
+  EXPECT_TRUE(link->Take().at(0).ack().finished());
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_DONE);
+}
+
+// A controller restarted mid-run learns the stored prefix from the store: the agent's
+// resend of its unacknowledged samples is acknowledged through the last stored one.
+TEST_F(ControllerTest, AfterARestartAcksContinueFromWhatIsStored) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  const v1::RunAssignment a = FakeLink::Assignments(link->Take()).at(0);
+  v1::RunSample rs;
+  rs.set_run_id(a.run_id());
+  rs.set_attempt(a.attempt());
+  rs.set_lease_id(a.lease_id());
+  for (uint64_t seq : {1, 2}) {
+    rs.mutable_sample()->set_seq(seq);
+    controller_->OnSample("a1", rs);
+  }
+  controller_.reset();  // the acks of 1 and 2 are lost with it
+  controller_ = std::make_unique<Controller>(*store_, clock_, options_);
+  ASSERT_TRUE(controller_->Start().ok());
+  link = std::make_shared<FakeLink>();
+  v1::Register reg = Reg("a1", {"/dev/x"});
+  v1::ActiveRun* ar = reg.add_active_runs();
+  ar->set_run_id(a.run_id());
+  ar->set_attempt(a.attempt());
+  ar->set_lease_id(a.lease_id());
+  ASSERT_TRUE(controller_->OnRegister(reg, link).ok());
+  link->Take();
+  rs.mutable_sample()->set_seq(3);  // the resend after reconnect starts past the stored ones
+  controller_->OnSample("a1", rs);
+  EXPECT_EQ(link->Take().at(0).ack().sample_seq(), 3u);
 }
 
 TEST_F(ControllerTest, SamplesAckedResultsStoredOnceAndNextRunPlaced) {

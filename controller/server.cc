@@ -23,6 +23,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   auto store = SqliteStore::Open(options.db_path);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
+  if (options.wrap_store) s->store_ = options.wrap_store(std::move(s->store_));
   if (!options.metrics.listen.empty()) {
     auto metrics = PrometheusExporter::Start(options.metrics, clock);
     if (!metrics.ok()) return metrics.status();

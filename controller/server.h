@@ -4,6 +4,7 @@
 #ifndef BLKBENCH_CONTROLLER_SERVER_H_
 #define BLKBENCH_CONTROLLER_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +28,9 @@ struct ServerOptions {
   int64_t tick_ms = 500;                     // lease expiry and placement check period
   ExporterOptions metrics = {.listen = ""};  // /metrics address; "" = no exporter
   int64_t metrics_refresh_ms = 5'000;        // store-derived gauges (state counts, agents)
+  // Test seam: decorates the opened store (e.g. with controller/store/store_wrapper.h's
+  // FaultyStore) before anything uses it. Null = the store as opened.
+  std::function<std::unique_ptr<Store>(std::unique_ptr<Store>)> wrap_store;
 };
 
 class ControllerServer {

@@ -1,0 +1,103 @@
+// Test seams around a Store, after leveldb's EnvWrapper / ErrorEnv: StoreWrapper forwards
+// every call to a borrowed store; FaultyStore fails the writes that a full or broken disk
+// fails (samples, results, run and agent updates) while told to, so controller tests
+// inject the real fault a transient store error is.
+#ifndef BLKBENCH_CONTROLLER_STORE_STORE_WRAPPER_H_
+#define BLKBENCH_CONTROLLER_STORE_STORE_WRAPPER_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "controller/store/store.h"
+
+namespace blkbench {
+
+// Forwards everything to `target`, which must outlive it (or which it owns, given as a
+// unique_ptr). Thread-safe if `target` is.
+class StoreWrapper : public Store {
+ public:
+  explicit StoreWrapper(Store& target) : target_(target) {}
+  explicit StoreWrapper(std::unique_ptr<Store> owned)
+      : owned_(std::move(owned)), target_(*owned_) {}
+
+  absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) override {
+    return target_.CreateExperiment(experiment);
+  }
+  absl::StatusOr<std::vector<uint64_t>> AddRuns(uint64_t experiment_id,
+                                                const std::vector<uint32_t>& cell_indices,
+                                                uint32_t count, int64_t created_unix_ms) override {
+    return target_.AddRuns(experiment_id, cell_indices, count, created_unix_ms);
+  }
+  absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results) override {
+    return target_.GetExperiment(id, with_results);
+  }
+  absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) override {
+    return target_.ListExperiments(limit);
+  }
+  absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
+                                     const std::string& error, int64_t finished_unix_ms) override {
+    return target_.UpdateExperimentState(id, state, error, finished_unix_ms);
+  }
+  absl::StatusOr<v1::Run> GetRun(uint64_t run_id) override { return target_.GetRun(run_id); }
+  absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
+      const std::vector<v1::RunState>& states) override {
+    return target_.ListRunsInStates(states);
+  }
+  absl::Status UpdateRun(const v1::Run& run) override { return target_.UpdateRun(run); }
+  absl::Status AppendSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) override {
+    return target_.AppendSample(run_id, attempt, sample);
+  }
+  absl::StatusOr<std::vector<v1::Sample>> ListSamples(uint64_t run_id) override {
+    return target_.ListSamples(run_id);
+  }
+  absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
+                         const std::string& error, int64_t finished_unix_ms,
+                         const v1::RunResult* result) override {
+    return target_.FinishRun(run_id, attempt, state, error, finished_unix_ms, result);
+  }
+  absl::Status UpsertAgent(const v1::AgentInfo& agent) override {
+    return target_.UpsertAgent(agent);
+  }
+  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() override { return target_.ListAgents(); }
+
+ private:
+  std::unique_ptr<Store> owned_;  // null when borrowed
+  Store& target_;
+};
+
+// While failing(), the writes of what agents send — AppendSample and FinishRun — return
+// ResourceExhausted ("disk full", as SQLite's SQLITE_FULL maps) and change nothing.
+// Thread-safe; failures() counts the calls refused, so a test can wait for them.
+class FaultyStore final : public StoreWrapper {
+ public:
+  using StoreWrapper::StoreWrapper;
+
+  void SetFailing(bool failing) { failing_ = failing; }
+  bool failing() const { return failing_; }
+  int failures() const { return failures_; }
+
+  absl::Status AppendSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) override {
+    if (failing_) return Full();
+    return StoreWrapper::AppendSample(run_id, attempt, sample);
+  }
+  absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
+                         const std::string& error, int64_t finished_unix_ms,
+                         const v1::RunResult* result) override {
+    if (failing_) return Full();
+    return StoreWrapper::FinishRun(run_id, attempt, state, error, finished_unix_ms, result);
+  }
+
+ private:
+  absl::Status Full() {
+    ++failures_;
+    return absl::ResourceExhaustedError("database or disk is full");
+  }
+  std::atomic<bool> failing_{false};
+  std::atomic<int> failures_{0};
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CONTROLLER_STORE_STORE_WRAPPER_H_
