@@ -244,6 +244,7 @@ void Agent::StartRun(const v1::RunAssignment& a) {
           dropped = 1;
         }
         r->unacked.push_back(*rs);
+        r->last_seq = std::max(r->last_seq, s.seq());
         buffered = UnackedSamples();
       }
       if (observer_ != nullptr) observer_->OnSampleBuffer(buffered, 0, dropped);
@@ -258,6 +259,7 @@ void Agent::StartRun(const v1::RunAssignment& a) {
     }
     {
       absl::MutexLock guard(&mu_);
+      fin.set_last_sample_seq(r->last_seq);  // the result is stored only after these
       r->finished = fin;
     }
     v1::AgentMessage msg;

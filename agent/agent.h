@@ -59,6 +59,7 @@ class Agent {
     std::deque<v1::RunSample> unacked;        // samples not yet acknowledged
     std::optional<v1::RunFinished> finished;  // result not yet acknowledged
     uint64_t next_seq = 1;
+    uint64_t last_seq = 0;  // of the samples produced so far
     // Resending without a reconnect: what is unacknowledged is sent again at
     // resend_at_ms (monotonic; 0 = not yet scheduled), backing off while nothing is
     // acknowledged, sooner when the controller asks (Ack.retry_after_ms).

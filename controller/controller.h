@@ -125,7 +125,7 @@ class Controller {
   void FinishStored(const v1::RunFinished& fin, v1::RunState state,
                     const absl::StatusOr<v1::Run>& run, const std::shared_ptr<AgentLink>& link,
                     Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The prefix acknowledged so far (0 when unknown), for a retry-later answer.
+  // The contiguous stored prefix of (run_id, attempt)'s samples.
   uint64_t StoredThrough(uint64_t run_id, uint32_t attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::StatusOr<const std::vector<v1::CellSpec>*> CellsOf(uint64_t experiment_id)
@@ -163,6 +163,10 @@ class Controller {
     std::set<uint64_t> ahead;
   };
   std::map<uint64_t, StoredSamples> stored_ ABSL_GUARDED_BY(mu_);  // by run id
+  // stored_[run_id] for `attempt`, loaded from the store when this process has not seen
+  // that attempt yet.
+  StoredSamples& StoredFor(uint64_t run_id, uint32_t attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static void Advance(StoredSamples& st);  // moves `through` over stored seqs
   std::map<uint64_t, std::vector<v1::CellSpec>> cells_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, bool> canceled_ ABSL_GUARDED_BY(mu_);
 };

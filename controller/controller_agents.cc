@@ -123,28 +123,38 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
   if (link) link->Send(ack);
 }
 
-uint64_t Controller::MarkStored(uint64_t run_id, uint32_t attempt, uint64_t seq) {
+Controller::StoredSamples& Controller::StoredFor(uint64_t run_id, uint32_t attempt) {
   StoredSamples& st = stored_[run_id];
   if (st.attempt != attempt) {
-    // First sample of this attempt in this process: what is stored already (the
-    // sample just appended included) decides where the contiguous prefix ends.
+    // First sample or result of this attempt in this process: what is stored already
+    // decides where the contiguous prefix ends (after a restart, samples acked by the
+    // previous process).
     st = StoredSamples{attempt, 0, {}};
     auto samples = store_.ListSamples(run_id);
     if (samples.ok()) {
       for (const v1::Sample& s : *samples) st.ahead.insert(s.seq());
     }
+    Advance(st);
   }
-  st.ahead.insert(seq);
+  return st;
+}
+
+void Controller::Advance(StoredSamples& st) {
   while (!st.ahead.empty() && *st.ahead.begin() <= st.through + 1) {
     st.through = std::max(st.through, *st.ahead.begin());
     st.ahead.erase(st.ahead.begin());
   }
+}
+
+uint64_t Controller::MarkStored(uint64_t run_id, uint32_t attempt, uint64_t seq) {
+  StoredSamples& st = StoredFor(run_id, attempt);
+  st.ahead.insert(seq);
+  Advance(st);
   return st.through;
 }
 
 uint64_t Controller::StoredThrough(uint64_t run_id, uint32_t attempt) {
-  auto it = stored_.find(run_id);
-  return it != stored_.end() && it->second.attempt == attempt ? it->second.through : 0;
+  return StoredFor(run_id, attempt).through;
 }
 
 void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& fin) {
@@ -171,14 +181,19 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
       v1::RunState state = v1::RUN_DONE;
       if (fin.outcome() == v1::RUN_OUTCOME_FAILED) state = v1::RUN_FAILED;
       if (fin.outcome() == v1::RUN_OUTCOME_CANCELED) state = v1::RUN_CANCELED;
+      // A result is taken only with every sample before it: a run never ends with holes.
+      const uint64_t through = StoredThrough(fin.run_id(), fin.attempt());
       absl::Status s =
-          store_.FinishRun(fin.run_id(), fin.attempt(), state, fin.error(), clock_.WallMs(),
-                           state == v1::RUN_DONE ? &fin.result() : nullptr);
+          through < fin.last_sample_seq()
+              ? absl::FailedPreconditionError(absl::StrCat(
+                    "samples ", through + 1, "..", fin.last_sample_seq(), " not stored yet"))
+              : store_.FinishRun(fin.run_id(), fin.attempt(), state, fin.error(), clock_.WallMs(),
+                                 state == v1::RUN_DONE ? &fin.result() : nullptr);
       if (!s.ok()) {
         fprintf(stderr, "controller: storing result of run %lu failed: %s\n",
                 static_cast<unsigned long>(fin.run_id()), s.ToString().c_str());
         ack.mutable_ack()->set_finished(false);  // not stored: resend after retry_after_ms
-        ack.mutable_ack()->set_sample_seq(StoredThrough(fin.run_id(), fin.attempt()));
+        ack.mutable_ack()->set_sample_seq(through);
         ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
         out.emplace_back(link, ack);
       } else {

@@ -198,6 +198,37 @@ TEST_F(ControllerTest, AStoreFailureIsNeverAcknowledgedPastAndTheResendFillsTheH
   EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_DONE);
 }
 
+// A result arriving before all its samples (some were refused and are being resent) is
+// not taken: a finished run never has holes in its samples.
+TEST_F(ControllerTest, AResultIsTakenOnlyWhenEverySampleBeforeItIsStored) {
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  const v1::RunAssignment a = FakeLink::Assignments(link->Take()).at(0);
+  v1::RunSample rs;
+  rs.set_run_id(a.run_id());
+  rs.set_attempt(a.attempt());
+  rs.set_lease_id(a.lease_id());
+  rs.mutable_sample()->set_seq(1);
+  controller_->OnSample("a1", rs);
+  link->Take();
+  v1::RunFinished fin = Done(a);
+  fin.set_last_sample_seq(2);  // sample 2 has not arrived
+  controller_->OnFinished("a1", fin);
+  std::vector<v1::ControllerMessage> early = link->Take();
+  ASSERT_EQ(early.size(), 1u);
+  EXPECT_FALSE(early[0].ack().finished());
+  EXPECT_GT(early[0].ack().retry_after_ms(), 0u);
+  EXPECT_EQ(early[0].ack().sample_seq(), 1u);
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_RUNNING);
+  rs.mutable_sample()->set_seq(2);
+  controller_->OnSample("a1", rs);
+  link->Take();
+  controller_->OnFinished("a1", fin);
+  EXPECT_TRUE(link->Take().at(0).ack().finished());
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_DONE);
+}
+
 // A controller restarted mid-run learns the stored prefix from the store: the agent's
 // resend of its unacknowledged samples is acknowledged through the last stored one.
 TEST_F(ControllerTest, AfterARestartAcksContinueFromWhatIsStored) {
