@@ -87,6 +87,25 @@ class ControllerTest : public ::testing::Test {
     }
     return r;
   }
+  // Sample `seq` of assignment `a`, as its agent sends it.
+  static v1::RunSample SampleOf(const v1::RunAssignment& a, uint64_t seq) {
+    v1::RunSample rs;
+    rs.set_run_id(a.run_id());
+    rs.set_attempt(a.attempt());
+    rs.set_lease_id(a.lease_id());
+    rs.mutable_sample()->set_seq(seq);
+    rs.mutable_sample()->set_interval_ns(1'000'000'000);
+    return rs;
+  }
+  // Submits kMatrix and registers agent "a1" with one device on `link`; returns the
+  // assignment it gets.
+  v1::RunAssignment SubmitAndAssign(const std::shared_ptr<FakeLink>& link) {
+    EXPECT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+    EXPECT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+    std::vector<v1::RunAssignment> got = FakeLink::Assignments(link->Take());
+    EXPECT_FALSE(got.empty());
+    return got.empty() ? v1::RunAssignment() : got[0];
+  }
   v1::RunFinished Done(const v1::RunAssignment& a, double iops = 1000) {
     v1::RunFinished f;
     f.set_run_id(a.run_id());
@@ -155,18 +174,10 @@ TEST_F(ControllerTest, AStoreFailureIsNeverAcknowledgedPastAndTheResendFillsTheH
   options_.store_retry_ms = 250;
   controller_ = std::make_unique<Controller>(faulty, clock_, options_);
   ASSERT_TRUE(controller_->Start().ok());
-  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
   auto link = std::make_shared<FakeLink>();
-  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
-  const v1::RunAssignment a = FakeLink::Assignments(link->Take()).at(0);
+  const v1::RunAssignment a = SubmitAndAssign(link);
   auto sample = [&](uint64_t seq) {
-    v1::RunSample rs;
-    rs.set_run_id(a.run_id());
-    rs.set_attempt(a.attempt());
-    rs.set_lease_id(a.lease_id());
-    rs.mutable_sample()->set_seq(seq);
-    rs.mutable_sample()->set_interval_ns(1'000'000'000);
-    controller_->OnSample("a1", rs);
+    controller_->OnSample("a1", SampleOf(a, seq));
     std::vector<v1::ControllerMessage> sent = link->Take();
     EXPECT_EQ(sent.size(), 1u);
     return sent.empty() ? v1::Ack() : sent.back().ack();
@@ -201,16 +212,9 @@ TEST_F(ControllerTest, AStoreFailureIsNeverAcknowledgedPastAndTheResendFillsTheH
 // A result arriving before all its samples (some were refused and are being resent) is
 // not taken: a finished run never has holes in its samples.
 TEST_F(ControllerTest, AResultIsTakenOnlyWhenEverySampleBeforeItIsStored) {
-  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
   auto link = std::make_shared<FakeLink>();
-  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
-  const v1::RunAssignment a = FakeLink::Assignments(link->Take()).at(0);
-  v1::RunSample rs;
-  rs.set_run_id(a.run_id());
-  rs.set_attempt(a.attempt());
-  rs.set_lease_id(a.lease_id());
-  rs.mutable_sample()->set_seq(1);
-  controller_->OnSample("a1", rs);
+  const v1::RunAssignment a = SubmitAndAssign(link);
+  controller_->OnSample("a1", SampleOf(a, 1));
   link->Take();
   v1::RunFinished fin = Done(a);
   fin.set_last_sample_seq(2);  // sample 2 has not arrived
@@ -221,8 +225,7 @@ TEST_F(ControllerTest, AResultIsTakenOnlyWhenEverySampleBeforeItIsStored) {
   EXPECT_GT(early[0].ack().retry_after_ms(), 0u);
   EXPECT_EQ(early[0].ack().sample_seq(), 1u);
   EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_RUNNING);
-  rs.mutable_sample()->set_seq(2);
-  controller_->OnSample("a1", rs);
+  controller_->OnSample("a1", SampleOf(a, 2));
   link->Take();
   controller_->OnFinished("a1", fin);
   EXPECT_TRUE(link->Take().at(0).ack().finished());
@@ -232,18 +235,9 @@ TEST_F(ControllerTest, AResultIsTakenOnlyWhenEverySampleBeforeItIsStored) {
 // A controller restarted mid-run learns the stored prefix from the store: the agent's
 // resend of its unacknowledged samples is acknowledged through the last stored one.
 TEST_F(ControllerTest, AfterARestartAcksContinueFromWhatIsStored) {
-  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
   auto link = std::make_shared<FakeLink>();
-  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
-  const v1::RunAssignment a = FakeLink::Assignments(link->Take()).at(0);
-  v1::RunSample rs;
-  rs.set_run_id(a.run_id());
-  rs.set_attempt(a.attempt());
-  rs.set_lease_id(a.lease_id());
-  for (uint64_t seq : {1, 2}) {
-    rs.mutable_sample()->set_seq(seq);
-    controller_->OnSample("a1", rs);
-  }
+  const v1::RunAssignment a = SubmitAndAssign(link);
+  for (uint64_t seq : {1, 2}) controller_->OnSample("a1", SampleOf(a, seq));
   controller_.reset();  // the acks of 1 and 2 are lost with it
   controller_ = std::make_unique<Controller>(*store_, clock_, options_);
   ASSERT_TRUE(controller_->Start().ok());
@@ -255,8 +249,8 @@ TEST_F(ControllerTest, AfterARestartAcksContinueFromWhatIsStored) {
   ar->set_lease_id(a.lease_id());
   ASSERT_TRUE(controller_->OnRegister(reg, link).ok());
   link->Take();
-  rs.mutable_sample()->set_seq(3);  // the resend after reconnect starts past the stored ones
-  controller_->OnSample("a1", rs);
+  // The resend after reconnect starts past the stored ones.
+  controller_->OnSample("a1", SampleOf(a, 3));
   EXPECT_EQ(link->Take().at(0).ack().sample_seq(), 3u);
 }
 
