@@ -7,8 +7,21 @@
 #include "absl/strings/str_cat.h"
 #include "agent/device/device_facts.h"
 #include "agent/device/host_facts.h"
+#include "common/log/log.h"
 
 namespace blkbench {
+namespace {
+
+LogEvent Warn(absl::string_view event) { return LogEvent(LogLevel::kWarning, "agent", event); }
+LogEvent Info(absl::string_view event) { return LogEvent(LogLevel::kInfo, "agent", event); }
+
+std::string RandomInstanceId() {
+  std::random_device rd;
+  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return absl::StrCat(absl::Hex(v, absl::kZeroPad16));
+}
+
+}  // namespace
 
 constexpr int kMaxMessageBytes = 64 << 20;
 constexpr size_t kMaxUnackedSamples = 100'000;  // per run; older ones are dropped beyond
@@ -33,16 +46,15 @@ Agent::Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFac
       executor_(executor),
       clock_(clock),
       channels_(std::move(channels)),
-      observer_(observer) {
-  absl::MutexLock lock(&mu_);
-  last_contact_ms_ = clock_.MonotonicMs();
-}
+      observer_(observer),
+      instance_id_(RandomInstanceId()) {}
 
 Agent::~Agent() { Stop(); }
 
 void Agent::Run() {
   std::mt19937_64 rng(std::hash<std::string>{}(config_.agent_id));
   int64_t backoff_ms = 200;
+  std::thread fence([this] { FenceLoop(); });
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -56,7 +68,6 @@ void Agent::Run() {
       registered_ = false;
       if (stopping_) break;
     }
-    FenceIfCutOff();
     if (was_registered) backoff_ms = 200;
     // Jittered exponential backoff: full jitter in [backoff/2, backoff].
     const int64_t wait = backoff_ms / 2 + static_cast<int64_t>(rng() % (backoff_ms / 2 + 1));
@@ -64,6 +75,7 @@ void Agent::Run() {
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(wait));
   }
+  fence.join();
 }
 
 uint64_t Agent::Sessions() {
@@ -102,17 +114,13 @@ void Agent::Session() {
             heartbeat_ms_ = msg.registered().heartbeat_interval_ms();
           }
           if (msg.registered().lease_ttl_ms() > 0) lease_ttl_ms_ = msg.registered().lease_ttl_ms();
-          last_contact_ms_ = clock_.MonotonicMs();
         }
         if (observer_ != nullptr) observer_->OnConnection(true);
         if (!heartbeat.joinable())
           heartbeat = std::thread([this, session] { Heartbeats(session); });
         ResendUnacked();
+        SendHeartbeat();  // renews held leases (and confirms pending runs) at once
         continue;
-      }
-      {
-        absl::MutexLock lock(&mu_);
-        last_contact_ms_ = clock_.MonotonicMs();
       }
       Handle(msg);
     }
@@ -128,13 +136,17 @@ void Agent::Session() {
     if (observer_ != nullptr) observer_->OnConnection(false);
     if (heartbeat.joinable()) heartbeat.join();
   }
-  ctx.TryCancel();
+  // Read() returned false, or the first Write failed: the call is over and Finish()
+  // returns the controller's status (e.g. ALREADY_EXISTS for a duplicate id) — not a
+  // CANCELLED of our own making.
   grpc::Status status = stream->Finish();
   absl::MutexLock lock(&mu_);
   ctx_ = nullptr;
   if (!status.ok() && !stopping_) {
-    fprintf(stderr, "blkbench-agent: controller stream ended: %s (%d)\n",
-            status.error_message().c_str(), static_cast<int>(status.error_code()));
+    Warn("controller_stream_ended")
+        .Field("agent", config_.agent_id)
+        .Field("code", static_cast<int>(status.error_code()))
+        .Field("error", status.error_message());
   }
 }
 
@@ -143,12 +155,12 @@ v1::Register Agent::MakeRegister() {
   reg.set_agent_id(config_.agent_id);
   reg.set_version("0.1.0");
   reg.set_metrics_address(config_.metrics_listen);
+  reg.set_instance_id(instance_id_);
   *reg.mutable_host() = ReadHostFacts();
   for (const AllowedDevice& d : config_.devices) {
     auto facts = ReadDeviceFacts(d.path, d.device_class);
     if (!facts.ok()) {
-      fprintf(stderr, "blkbench-agent: not offering %s: %s\n", d.path.c_str(),
-              facts.status().ToString().c_str());
+      Warn("device_not_offered").Field("device", d.path).Field("error", facts.status().ToString());
       continue;
     }
     facts->set_path(d.path);
@@ -167,11 +179,18 @@ v1::Register Agent::MakeRegister() {
 void Agent::Handle(const v1::ControllerMessage& msg) {
   if (msg.has_assign()) {
     StartRun(msg.assign());
+  } else if (msg.has_renewed()) {
+    OnRenewed(msg.renewed());
   } else if (msg.has_cancel()) {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(msg.cancel().run_id());
     if (it != runs_.end() && it->second->assignment.attempt() == msg.cancel().attempt()) {
+      Info("run_cancel_requested")
+          .Field("run", msg.cancel().run_id())
+          .Field("attempt", msg.cancel().attempt())
+          .Field("reason", msg.cancel().reason());
       it->second->cancel = true;
+      if (!it->second->launched) Retire(it);  // never started: nothing to report
     }
   } else if (msg.has_ack()) {
     const v1::Ack& ack = msg.ack();
@@ -184,8 +203,10 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
       ActiveRun& run = *it->second;
       if (!ack.error().empty()) {
         // The controller no longer holds our lease: stop and forget the run (fencing).
-        fprintf(stderr, "blkbench-agent: run %lu rejected: %s\n",
-                static_cast<unsigned long>(ack.run_id()), ack.error().c_str());
+        Warn("run_rejected")
+            .Field("run", ack.run_id())
+            .Field("attempt", ack.attempt())
+            .Field("error", ack.error());
         run.cancel = true;
         dropped = run.unacked.size();
         run.unacked.clear();
@@ -204,7 +225,8 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
           run.resend_at_ms = now + ack.retry_after_ms();
         } else if (acked > 0) {
           run.resend_backoff_ms = 0;
-          run.resend_at_ms = now + heartbeat_ms_;
+          // Nothing left waiting: what is sent next gets a full heartbeat for its ack.
+          run.resend_at_ms = run.unacked.empty() && !run.finished ? 0 : now + heartbeat_ms_;
         }
         if (ack.finished() && run.finished) {
           done = std::move(it->second);
@@ -221,13 +243,68 @@ void Agent::Handle(const v1::ControllerMessage& msg) {
 }
 
 void Agent::StartRun(const v1::RunAssignment& a) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    auto it = runs_.find(a.run_id());
+    if (it != runs_.end()) {
+      const uint32_t held = it->second->assignment.attempt();
+      if (held > a.attempt()) return;  // an older attempt, delivered late
+      if (held == a.attempt()) {
+        // A repeat (the controller had no confirmation): the heartbeat below confirms.
+      } else {
+        // A newer attempt supersedes what this agent still holds of the run (e.g. it
+        // fenced itself during a controller stall): stop that one; Launch makes this one
+        // wait until the old thread has left the device.
+        Info("run_superseded")
+            .Field("run", a.run_id())
+            .Field("attempt", held)
+            .Field("by_attempt", a.attempt());
+        it->second->cancel = true;
+        Retire(it);
+        it = runs_.end();
+      }
+    }
+    if (it == runs_.end()) {
+      auto run = std::make_unique<ActiveRun>();
+      run->assignment = a;
+      runs_[a.run_id()] = std::move(run);
+    }
+  }
+  SendHeartbeat();  // asks for the lease; OnRenewed launches the run
+}
+
+void Agent::OnRenewed(const v1::Renewed& renewed) {
   absl::MutexLock lock(&mu_);
-  if (stopping_ || runs_.count(a.run_id())) return;  // a duplicate assignment
-  auto run = std::make_unique<ActiveRun>();
-  run->assignment = a;
-  ActiveRun* r = run.get();
-  runs_[a.run_id()] = std::move(run);
+  auto sent = heartbeat_sent_ms_.find(renewed.seq());
+  if (sent == heartbeat_sent_ms_.end()) return;  // not ours to time (or answered already)
+  const int64_t sent_ms = sent->second;
+  heartbeat_sent_ms_.erase(heartbeat_sent_ms_.begin(), std::next(sent));
+  for (const v1::ActiveRun& ar : renewed.runs()) {
+    auto it = runs_.find(ar.run_id());
+    if (it == runs_.end() || it->second->assignment.attempt() != ar.attempt()) continue;
+    ActiveRun& run = *it->second;
+    run.renewed_ms = std::max(run.renewed_ms, sent_ms);
+    // A confirmation that arrives too late to leave any lease time (it was delayed with
+    // a stalled controller) starts nothing; the next heartbeat's answer will.
+    const int64_t budget = lease_ttl_ms_ - lease_ttl_ms_ / kFenceMarginDivisor;
+    if (!run.launched && !run.cancel && clock_.MonotonicMs() < run.renewed_ms + budget) {
+      Launch(&run);
+    }
+  }
+  ++fence_epoch_;
+}
+
+void Agent::Launch(ActiveRun* r) {
+  r->launched = true;
+  // One writer per device: this run starts only after the run launched before it on the
+  // same device (a superseded attempt draining its I/O, or a canceled run restoring the
+  // host) has exited.
+  std::shared_ptr<absl::Notification>& last = device_writer_[r->assignment.device_path()];
+  if (last && !last->HasBeenNotified()) r->wait_for = last;
+  last = r->exited;
   r->thread = std::thread([this, r] {
+    if (r->wait_for) r->wait_for->WaitForNotification();  // the device's last writer is off
     auto on_sample = [this, r](const v1::Sample& s) {
       v1::AgentMessage msg;
       v1::RunSample* rs = msg.mutable_sample();
@@ -250,22 +327,70 @@ void Agent::StartRun(const v1::RunAssignment& a) {
       if (observer_ != nullptr) observer_->OnSampleBuffer(buffered, 0, dropped);
       if (Send(msg) && observer_ != nullptr) observer_->OnSampleSent(false);
     };
-    if (observer_ != nullptr) observer_->OnRunStarted(r->assignment);
-    v1::RunFinished fin = executor_.Execute(r->assignment, r->cancel, on_sample);
-    if (observer_ != nullptr) observer_->OnRunEnded(r->assignment, fin);
-    if (fin.outcome() == v1::RUN_OUTCOME_FAILED) {
-      fprintf(stderr, "blkbench-agent: run %lu failed: %s\n",
-              static_cast<unsigned long>(fin.run_id()), fin.error().c_str());
-    }
+    const v1::RunAssignment& a = r->assignment;
+    // run_started / run_stopped bracket every write the run makes to its device: the
+    // chaos tests check from them that no device ever has two writers.
+    Info("run_started")
+        .Field("agent", config_.agent_id)
+        .Field("run", a.run_id())
+        .Field("attempt", a.attempt())
+        .Field("device", a.device_path());
+    if (observer_ != nullptr) observer_->OnRunStarted(a);
+    v1::RunFinished fin = executor_.Execute(a, r->cancel, on_sample);
+    if (observer_ != nullptr) observer_->OnRunEnded(a, fin);
     {
       absl::MutexLock guard(&mu_);
+      if (r->fenced) {
+        fin.set_outcome(v1::RUN_OUTCOME_FENCED);
+        fin.set_error(absl::StrCat("no lease renewal confirmed for ",
+                                   lease_ttl_ms_ - lease_ttl_ms_ / kFenceMarginDivisor,
+                                   " ms (lease TTL ", lease_ttl_ms_, " ms)"));
+        fin.clear_result();
+      }
       fin.set_last_sample_seq(r->last_seq);  // the result is stored only after these
       r->finished = fin;
+      r->resend_at_ms = 0;  // the result gets a heartbeat for its ack before a resend
     }
+    Info("run_stopped")
+        .Field("agent", config_.agent_id)
+        .Field("run", a.run_id())
+        .Field("attempt", a.attempt())
+        .Field("device", a.device_path())
+        .Field("outcome", v1::RunOutcome_Name(fin.outcome()))
+        .Field("error", fin.error());
+    r->exited->Notify();
     v1::AgentMessage msg;
     *msg.mutable_finished() = fin;
     Send(msg);
   });
+}
+
+void Agent::Retire(std::map<uint64_t, std::unique_ptr<ActiveRun>>::iterator it) {
+  std::unique_ptr<ActiveRun> run = std::move(it->second);
+  runs_.erase(it);
+  if (!run->launched) {
+    run->exited->Notify();
+    return;
+  }
+  retired_.push_back(std::move(run));
+}
+
+void Agent::ReapRetired() {
+  std::vector<std::unique_ptr<ActiveRun>> done;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      if ((*it)->exited->HasBeenNotified()) {
+        done.push_back(std::move(*it));
+        it = retired_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& run : done) {
+    if (run->thread.joinable()) run->thread.join();
+  }
 }
 
 bool Agent::Send(const v1::AgentMessage& msg) {
@@ -301,8 +426,8 @@ void Agent::ResendDue() {
       }
       if (now < run->resend_at_ms) continue;
       AppendUnacked(*run, &pending);
-      run->resend_backoff_ms =
-          std::clamp<int64_t>(run->resend_backoff_ms * 2, heartbeat_ms_, kMaxResendBackoffMs);
+      run->resend_backoff_ms = std::min(std::max(run->resend_backoff_ms * 2, heartbeat_ms_),
+                                        std::max(heartbeat_ms_, kMaxResendBackoffMs));
       run->resend_at_ms = now + run->resend_backoff_ms;
     }
   }
@@ -324,9 +449,25 @@ void Agent::ResendUnacked() {
   }
 }
 
+bool Agent::SendHeartbeat() {
+  v1::AgentMessage msg;
+  {
+    absl::MutexLock lock(&mu_);
+    v1::Heartbeat* hb = msg.mutable_heartbeat();
+    for (v1::ActiveRun& ar : ActiveRunList()) *hb->add_active_runs() = ar;
+    hb->set_seq(++heartbeat_seq_);
+    // Taken before the write: the renewal happens no earlier than this.
+    heartbeat_sent_ms_[hb->seq()] = clock_.MonotonicMs();
+    constexpr size_t kMaxUnanswered = 1024;  // a controller that never answers
+    while (heartbeat_sent_ms_.size() > kMaxUnanswered) {
+      heartbeat_sent_ms_.erase(heartbeat_sent_ms_.begin());
+    }
+  }
+  return Send(msg);
+}
+
 void Agent::Heartbeats(uint64_t session) {
   while (true) {
-    v1::AgentMessage msg;
     {
       absl::MutexLock lock(&mu_);
       auto session_over = [this, session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -335,24 +476,45 @@ void Agent::Heartbeats(uint64_t session) {
       if (mu_.AwaitWithTimeout(absl::Condition(&session_over), absl::Milliseconds(heartbeat_ms_))) {
         return;
       }
-      for (v1::ActiveRun& ar : ActiveRunList()) *msg.mutable_heartbeat()->add_active_runs() = ar;
-      msg.mutable_heartbeat();
     }
-    if (!Send(msg)) return;
+    if (!SendHeartbeat()) return;
     ResendDue();
+    ReapRetired();
   }
 }
 
-void Agent::FenceIfCutOff() {
+void Agent::FenceLoop() {
   absl::MutexLock lock(&mu_);
-  if (clock_.MonotonicMs() - last_contact_ms_ < lease_ttl_ms_) return;
-  // The controller has certainly given our leases away by now: stop writing (fencing).
-  for (auto& [id, run] : runs_) {
-    if (!run->finished && !run->cancel) {
-      fprintf(stderr, "blkbench-agent: no controller contact for %ld ms, stopping run %lu\n",
-              static_cast<long>(lease_ttl_ms_), static_cast<unsigned long>(id));
-      run->cancel = true;
+  while (!stopping_) {
+    const int64_t now = clock_.MonotonicMs();
+    const int64_t budget = lease_ttl_ms_ - lease_ttl_ms_ / kFenceMarginDivisor;
+    int64_t next = -1;
+    for (auto& [id, run] : runs_) {
+      if (!run->launched || run->finished || run->cancel) continue;
+      const int64_t deadline = run->renewed_ms + budget;
+      if (now >= deadline) {
+        // The controller may give this lease away at renewed_ms + TTL: stop writing now,
+        // with the margin to spare, whether or not the stream looks alive.
+        Warn("run_fenced")
+            .Field("agent", config_.agent_id)
+            .Field("run", id)
+            .Field("attempt", run->assignment.attempt())
+            .Field("since_renewal_ms", now - run->renewed_ms)
+            .Field("lease_ttl_ms", lease_ttl_ms_);
+        run->fenced = true;
+        run->cancel = true;
+      } else if (next < 0 || deadline < next) {
+        next = deadline;
+      }
     }
+    const uint64_t epoch = fence_epoch_;
+    auto moved = [this, epoch]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopping_ || fence_epoch_ != epoch;
+    };
+    // The clock is the injected one; wake at the nearest deadline (at least every
+    // heartbeat so a test clock's jumps are noticed) or when a deadline moved.
+    const int64_t wait = next < 0 ? heartbeat_ms_ : std::min(next - now, heartbeat_ms_);
+    mu_.AwaitWithTimeout(absl::Condition(&moved), absl::Milliseconds(std::max<int64_t>(wait, 1)));
   }
 }
 
@@ -387,6 +549,9 @@ void Agent::Stop() {
     absl::MutexLock lock(&mu_);
     for (auto& [id, run] : runs_) runs.push_back(std::move(run));
     runs_.clear();
+    for (auto& run : retired_) runs.push_back(std::move(run));
+    retired_.clear();
+    ++fence_epoch_;
   }
   for (auto& run : runs) {
     if (run->thread.joinable()) run->thread.join();

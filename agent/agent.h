@@ -2,6 +2,12 @@
 // stream, registers host and device facts, heartbeats, runs assignments (one thread
 // per run, through RunExecutor), streams sequence-numbered samples and the result, and
 // keeps everything unacknowledged to resend after a reconnect.
+//
+// Leases and fencing: an assignment (run, attempt) is started only once a heartbeat
+// listing it is answered by a Renewed naming it. Each run keeps the send time of the
+// newest heartbeat whose renewal was confirmed; the controller's lease runs at least a
+// TTL from then, so the agent stops writing (fences itself) at TTL - TTL/3 after it,
+// whether or not the stream is still up. docs/architecture.md has the timing argument.
 #ifndef BLKBENCH_AGENT_AGENT_H_
 #define BLKBENCH_AGENT_AGENT_H_
 
@@ -11,10 +17,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "agent/config.h"
 #include "agent/metrics/observer.h"
 #include "agent/run_executor.h"
@@ -51,15 +60,25 @@ class Agent {
   bool WaitConnected(bool want, absl::Duration timeout);
   // Streams opened to the controller so far (a reconnect opens one more).
   uint64_t Sessions() ABSL_LOCKS_EXCLUDED(mu_);
+  // The fraction of the lease TTL the agent keeps as margin: it stops writing a run at
+  // TTL - TTL/kFenceMarginDivisor after the send time of its last confirmed renewal.
+  static constexpr int64_t kFenceMarginDivisor = 3;
 
  private:
   struct ActiveRun {
     v1::RunAssignment assignment;
     std::atomic<bool> cancel{false};
-    std::deque<v1::RunSample> unacked;        // samples not yet acknowledged
-    std::optional<v1::RunFinished> finished;  // result not yet acknowledged
-    uint64_t next_seq = 1;
-    uint64_t last_seq = 0;  // of the samples produced so far
+    bool launched = false;  // the thread was started (its lease was confirmed)
+    bool fenced = false;    // cancel was set by the fencing clock
+    // Agent monotonic time at which the newest confirmed renewal was sent; 0 = none yet.
+    int64_t renewed_ms = 0;
+    // Notified when the run's thread has ended (or at once if it never starts); a later
+    // attempt of the same run waits for it, so one device never has two writers.
+    std::shared_ptr<absl::Notification> exited = std::make_shared<absl::Notification>();
+    std::shared_ptr<absl::Notification> wait_for;  // the device's previous writer's `exited`
+    std::deque<v1::RunSample> unacked;             // samples not yet acknowledged
+    std::optional<v1::RunFinished> finished;       // result not yet acknowledged
+    uint64_t last_seq = 0;                         // of the samples produced so far
     // Resending without a reconnect: what is unacknowledged is sent again at
     // resend_at_ms (monotonic; 0 = not yet scheduled), backing off while nothing is
     // acknowledged, sooner when the controller asks (Ack.retry_after_ms).
@@ -72,7 +91,21 @@ class Agent {
   void Session();  // one connection, until the stream breaks
   v1::Register MakeRegister() ABSL_LOCKS_EXCLUDED(mu_);
   void Handle(const v1::ControllerMessage& msg);
+  // Records an assignment (a newer attempt supersedes an older one of the same run; a
+  // repeat of the same attempt is confirmed again) and asks for its lease with a
+  // heartbeat.
   void StartRun(const v1::RunAssignment& a);
+  // Starts the run's thread (after its lease was confirmed).
+  void Launch(ActiveRun* r) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnRenewed(const v1::Renewed& renewed);
+  // A heartbeat of every held run, remembered by seq for the fencing clock.
+  bool SendHeartbeat();
+  // Stops runs whose confirmed renewal is older than TTL - margin; runs until Stop().
+  void FenceLoop();
+  // Moves a run out of runs_ into retired_ (joined later by ReapRetired or Stop).
+  void Retire(std::map<uint64_t, std::unique_ptr<ActiveRun>>::iterator it)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReapRetired() ABSL_LOCKS_EXCLUDED(mu_);
   bool Send(const v1::AgentMessage& msg);
   void ResendUnacked();
   // Resends the unacknowledged messages of runs whose resend time has come (called on
@@ -82,7 +115,6 @@ class Agent {
   // The unacknowledged samples and result of `run`, as messages.
   static void AppendUnacked(const ActiveRun& run, std::vector<v1::AgentMessage>* out);
   void Heartbeats(uint64_t session);
-  void FenceIfCutOff();
   std::vector<v1::ActiveRun> ActiveRunList() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   size_t UnackedSamples() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -103,8 +135,15 @@ class Agent {
   grpc::ClientContext* ctx_ ABSL_GUARDED_BY(mu_) = nullptr;
   int64_t heartbeat_ms_ ABSL_GUARDED_BY(mu_) = 5'000;
   int64_t lease_ttl_ms_ ABSL_GUARDED_BY(mu_) = 30'000;
-  int64_t last_contact_ms_ ABSL_GUARDED_BY(mu_) = 0;
+  const std::string instance_id_;  // Register.instance_id: random per process
+  uint64_t heartbeat_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<uint64_t, int64_t> heartbeat_sent_ms_ ABSL_GUARDED_BY(mu_);  // by seq, unanswered
+  uint64_t fence_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped when a fencing deadline moves
   std::map<uint64_t, std::unique_ptr<ActiveRun>> runs_ ABSL_GUARDED_BY(mu_);
+  // By device path: the `exited` of the run launched last on it (Launch chains runs).
+  std::map<std::string, std::shared_ptr<absl::Notification>> device_writer_ ABSL_GUARDED_BY(mu_);
+  // Superseded or canceled attempts whose threads are still to be joined.
+  std::vector<std::unique_ptr<ActiveRun>> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace blkbench

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "common/log/log.h"
 #include "common/states.h"
 #include "controller/gate/history.h"
 #include "workloads/matrix.h"
@@ -22,8 +23,14 @@ absl::Status Controller::Start() {
   if (!active.ok()) return active.status();
   const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
   for (const v1::Run& run : *active) {
-    leases_[run.id()] =
-        Lease{run.agent_id(), run.device_path(), run.lease_id(), run.attempt(), expires};
+    Lease& lease = leases_[run.id()];
+    lease.agent_id = run.agent_id();
+    lease.device_path = run.device_path();
+    lease.lease_id = run.lease_id();
+    lease.attempt = run.attempt();
+    lease.expires_ms = expires;
+    lease.delivered = true;  // unknown; an agent that does not report it loses it
+    lease.run = run;
   }
   auto exps = store_.ListExperiments(0);
   if (!exps.ok()) return exps.status();
@@ -98,7 +105,7 @@ absl::StatusOr<v1::Experiment> Controller::Cancel(uint64_t id) {
         out.emplace_back(agent->second.link, msg);
       }
     }
-    MaybeFinishExperiment(id);
+    SyncExperimentState(id);
     Changed();
   }
   Flush(out);
@@ -112,7 +119,12 @@ absl::StatusOr<std::vector<v1::AgentInfo>> Controller::ListAgents() {
   for (v1::AgentInfo& a : *stored) {
     auto it = agents_.find(a.agent_id());
     a.set_connected(it != agents_.end() && it->second.link != nullptr);
-    if (it != agents_.end()) a.set_last_seen_unix_ms(it->second.info.last_seen_unix_ms());
+    if (it != agents_.end()) {
+      a.set_last_seen_unix_ms(it->second.info.last_seen_unix_ms());
+      a.set_refused_duplicates(it->second.info.refused_duplicates());
+      a.set_last_refused_peer(it->second.info.last_refused_peer());
+      a.set_last_refused_unix_ms(it->second.info.last_refused_unix_ms());
+    }
     for (const auto& [run_id, lease] : leases_) {
       if (lease.agent_id == a.agent_id()) a.add_running_run_ids(run_id);
     }
@@ -194,28 +206,47 @@ uint64_t Controller::WaitForChange(uint64_t seen, absl::Duration timeout) {
   return version_;
 }
 
-void Controller::MaybeFinishExperiment(uint64_t experiment_id) {
+void Controller::SyncExperimentState(uint64_t experiment_id) {
   auto exp = store_.GetExperiment(experiment_id, false);
-  if (!exp.ok()) return;
-  bool any_failed = false;
-  uint32_t failed = 0;
-  for (const v1::Run& run : exp->runs()) {
-    if (!IsFinalRunState(run.state())) return;
-    if (run.state() == v1::RUN_FAILED) {
-      any_failed = true;
-      ++failed;
+  if (absl::IsNotFound(exp.status())) {
+    unsynced_experiments_.erase(experiment_id);
+    return;
+  }
+  absl::Status s = exp.status();
+  if (exp.ok()) {
+    bool all_final = true, any_started = false;
+    uint32_t failed = 0;
+    for (const v1::Run& run : exp->runs()) {
+      all_final = all_final && IsFinalRunState(run.state());
+      any_started = any_started || run.state() != v1::RUN_QUEUED;
+      if (run.state() == v1::RUN_FAILED) ++failed;
+    }
+    v1::ExperimentState state = exp->state();
+    std::string error;
+    int64_t finished = 0;
+    if (all_final) {
+      finished = clock_.WallMs();
+      state = v1::EXPERIMENT_DONE;
+      if (canceled_.count(experiment_id)) {
+        state = v1::EXPERIMENT_CANCELED;
+      } else if (failed > 0) {
+        state = v1::EXPERIMENT_FAILED;
+        error = absl::StrCat(failed, " of ", exp->runs_size(), " runs failed");
+      }
+    } else if (state == v1::EXPERIMENT_QUEUED && any_started) {
+      state = v1::EXPERIMENT_RUNNING;
+    }
+    if (state != exp->state()) {
+      s = store_.UpdateExperimentState(experiment_id, state, error, finished);
     }
   }
-  v1::ExperimentState state = v1::EXPERIMENT_DONE;
-  std::string error;
-  if (canceled_.count(experiment_id)) {
-    state = v1::EXPERIMENT_CANCELED;
-  } else if (any_failed) {
-    state = v1::EXPERIMENT_FAILED;
-    error = absl::StrCat(failed, " of ", exp->runs_size(), " runs failed");
-  }
-  if (exp->state() != state) {
-    (void)store_.UpdateExperimentState(experiment_id, state, error, clock_.WallMs());
+  if (s.ok()) {
+    unsynced_experiments_.erase(experiment_id);
+  } else {
+    LogEvent(LogLevel::kWarning, "controller", "experiment_state_store_failed")
+        .Field("experiment", experiment_id)
+        .Field("error", s.ToString());
+    unsynced_experiments_.insert(experiment_id);
   }
 }
 

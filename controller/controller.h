@@ -31,6 +31,8 @@ class AgentLink {
  public:
   virtual ~AgentLink() = default;
   virtual bool Send(const v1::ControllerMessage& msg) = 0;
+  // Where the agent connects from (e.g. "ipv4:127.0.0.1:5342"), for logs; "" if unknown.
+  virtual std::string Peer() const { return ""; }
 };
 
 struct ControllerOptions {
@@ -90,17 +92,23 @@ class Controller {
 
   // --- agent side ---
   // An agent (re)connected. Its reply (Registered) and any assignment go out on `link`.
+  // AlreadyExists (and nothing changes) while another process, by Register.instance_id,
+  // holds the same agent_id on a live stream; Unavailable if the store cannot record it.
   absl::Status OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link);
+  // Renews the leases the heartbeat lists and answers with Renewed (same seq, the runs
+  // renewed). Listing a run also confirms its assignment was delivered.
   void OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& hb);
   // Stores the sample and acknowledges it, or rejects it when the lease is stale.
   void OnSample(const std::string& agent_id, const v1::RunSample& sample);
-  // Stores the final outcome durably, then acknowledges it.
+  // Stores the final outcome durably, then acknowledges it. RUN_OUTCOME_FENCED (the agent
+  // stopped in time on its own) re-queues the run like an expired lease.
   void OnFinished(const std::string& agent_id, const v1::RunFinished& finished);
   // The agent's stream ended. Its leases stay until they expire.
   void OnDisconnect(const std::string& agent_id, const AgentLink* link);
 
-  // Expires leases whose agent has been silent for the TTL, re-queues their runs and
-  // places queued runs. Called periodically by the server (and by tests).
+  // Expires leases whose agent has been silent for the TTL, re-queues their runs, re-sends
+  // assignments not confirmed within two heartbeat intervals, retries state writes that
+  // failed, and places queued runs. Called periodically by the server (and by tests).
   void Tick();
 
  private:
@@ -110,10 +118,22 @@ class Controller {
     std::string lease_id;
     uint32_t attempt = 0;
     int64_t expires_ms = 0;
+    // The agent listed the run in a heartbeat or sent a sample: it has the assignment.
+    // Until then `assignment` is re-sent (on reconnect, or after two heartbeat intervals
+    // at sent_ms). Leases re-armed after a controller restart count as delivered.
+    bool delivered = false;
+    int64_t sent_ms = 0;
+    v1::ControllerMessage assignment;
+    v1::Run run;  // as assigned (ids, agent, device) for the observer
+    // Non-empty: the lease is being given up but the store write failed; Tick retries
+    // and heartbeats no longer renew it.
+    std::string lose_reason;
   };
   struct AgentState {
     v1::AgentInfo info;
     std::shared_ptr<AgentLink> link;  // null while disconnected
+    std::string peer;                 // of the current or last stream
+    std::string instance_id;          // Register.instance_id of that stream
   };
   using Outbox = std::vector<std::pair<std::shared_ptr<AgentLink>, v1::ControllerMessage>>;
   // Records that sample `seq` of (run_id, attempt) is stored; returns the contiguous
@@ -134,10 +154,14 @@ class Controller {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A run stops being active: requeue it (lease lost) or fail it after max_attempts.
-  void LoseLease(uint64_t run_id, const std::string& why, Outbox& out)
+  // The store write comes first; if it fails the lease is kept, marked with `why`, and
+  // Tick retries (the error is returned too).
+  absl::Status LoseLease(uint64_t run_id, const std::string& why, Outbox& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Marks the experiment done/failed/canceled once every run is final.
-  void MaybeFinishExperiment(uint64_t experiment_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Brings the stored experiment state in line with its runs: RUNNING once a run left
+  // the queue, DONE/FAILED/CANCELED once every run is final. A failed write is logged and
+  // retried by Tick (unsynced_experiments_).
+  void SyncExperimentState(uint64_t experiment_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool LeaseMatches(const std::string& agent_id, uint64_t run_id, uint32_t attempt,
                     const std::string& lease_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Changed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -169,6 +193,7 @@ class Controller {
   static void Advance(StoredSamples& st);  // moves `through` over stored seqs
   std::map<uint64_t, std::vector<v1::CellSpec>> cells_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, bool> canceled_ ABSL_GUARDED_BY(mu_);
+  std::set<uint64_t> unsynced_experiments_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace blkbench

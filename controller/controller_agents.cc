@@ -4,28 +4,70 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
+#include "common/log/log.h"
 #include "common/placement.h"
 #include "common/states.h"
 #include "controller/controller.h"
 
 namespace blkbench {
+namespace {
+
+LogEvent Warn(absl::string_view event) { return LogEvent(LogLevel::kWarning, "controller", event); }
+LogEvent Info(absl::string_view event) { return LogEvent(LogLevel::kInfo, "controller", event); }
+
+}  // namespace
 
 absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link) {
   if (reg.agent_id().empty()) return absl::InvalidArgumentError("register: empty agent_id");
   Outbox out;
   {
     absl::MutexLock lock(&mu_);
+    const std::string peer = link ? link->Peer() : "";
+    auto existing = agents_.find(reg.agent_id());
+    if (existing != agents_.end() && existing->second.link != nullptr &&
+        !reg.instance_id().empty() && existing->second.instance_id != reg.instance_id()) {
+      // Two live processes under one id (a cloned VM keeps its host name): the first
+      // keeps its stream and leases; the newcomer is refused until that stream ends.
+      AgentState& held = existing->second;
+      held.info.set_refused_duplicates(held.info.refused_duplicates() + 1);
+      held.info.set_last_refused_peer(peer);
+      held.info.set_last_refused_unix_ms(clock_.WallMs());
+      Warn("duplicate_agent_refused")
+          .Field("agent", reg.agent_id())
+          .Field("peer", peer)
+          .Field("holder_peer", held.peer)
+          .Field("instance", reg.instance_id())
+          .Field("holder_instance", held.instance_id);
+      Changed();
+      return absl::AlreadyExistsError(absl::StrCat(
+          "agent id \"", reg.agent_id(), "\" is already connected from ",
+          held.peer.empty() ? "another process" : held.peer,
+          "; a second agent with the same id is refused while that one is connected — give "
+          "each agent its own agent_id in its config (the default is the host name)"));
+    }
     v1::AgentInfo info;
     info.set_agent_id(reg.agent_id());
     *info.mutable_host() = reg.host();
     *info.mutable_devices() = reg.devices();
     info.set_connected(true);
     info.set_last_seen_unix_ms(clock_.WallMs());
-    absl::Status s = store_.UpsertAgent(info);
-    if (!s.ok()) return s;
+    if (absl::Status s = store_.UpsertAgent(info); !s.ok()) {
+      Warn("register_store_failed").Field("agent", reg.agent_id()).Field("error", s.ToString());
+      return absl::UnavailableError(absl::StrCat("registration of agent \"", reg.agent_id(),
+                                                 "\" could not be stored (", s.message(),
+                                                 "); the agent retries"));
+    }
     AgentState& state = agents_[reg.agent_id()];
+    if (state.link != nullptr) {
+      Info("agent_stream_replaced").Field("agent", reg.agent_id()).Field("peer", peer);
+    }
+    info.set_refused_duplicates(state.info.refused_duplicates());
+    info.set_last_refused_peer(state.info.last_refused_peer());
+    info.set_last_refused_unix_ms(state.info.last_refused_unix_ms());
     state.info = info;
     state.link = link;
+    state.peer = peer;
+    state.instance_id = reg.instance_id();
     if (observer_ != nullptr) observer_->OnAgentRegistered(info, reg.metrics_address());
 
     v1::ControllerMessage hello;
@@ -34,14 +76,17 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
     out.emplace_back(link, hello);
 
     // Runs the agent says it still has keep their lease; the agent is told to drop
-    // runs whose lease is gone. Leases the agent no longer knows of (it restarted)
-    // are lost now rather than at TTL: the agent itself says they are not running.
-    std::map<uint64_t, bool> reported;
-    const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
+    // runs whose lease is gone. An assignment the agent never confirmed is sent again
+    // (it may have been lost with the old stream); confirmed leases the agent no longer
+    // knows of (it restarted) are lost now rather than at TTL.
+    std::set<uint64_t> reported;
+    const int64_t now = clock_.MonotonicMs();
     for (const v1::ActiveRun& ar : reg.active_runs()) {
       if (LeaseMatches(reg.agent_id(), ar.run_id(), ar.attempt(), ar.lease_id())) {
-        leases_[ar.run_id()].expires_ms = expires;
-        reported[ar.run_id()] = true;
+        Lease& lease = leases_[ar.run_id()];
+        if (lease.lose_reason.empty()) lease.expires_ms = now + options_.lease_ttl_ms;
+        lease.delivered = true;
+        reported.insert(ar.run_id());
       } else {
         auto run = store_.GetRun(ar.run_id());
         bool final_same_attempt = run.ok() && IsFinalRunState(run->state()) &&
@@ -56,10 +101,19 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
       }
     }
     std::vector<uint64_t> forgotten;
-    for (const auto& [run_id, lease] : leases_) {
-      if (lease.agent_id == reg.agent_id() && !reported.count(run_id)) forgotten.push_back(run_id);
+    for (auto& [run_id, lease] : leases_) {
+      if (lease.agent_id != reg.agent_id() || reported.count(run_id)) continue;
+      if (!lease.delivered && lease.assignment.has_assign()) {
+        lease.sent_ms = now;
+        lease.expires_ms = now + options_.lease_ttl_ms;
+        out.emplace_back(link, lease.assignment);
+      } else {
+        forgotten.push_back(run_id);
+      }
     }
-    for (uint64_t run_id : forgotten) LoseLease(run_id, "agent restarted without the run", out);
+    for (uint64_t run_id : forgotten) {
+      (void)LoseLease(run_id, "agent restarted without the run", out);  // retried by Tick
+    }
     PlaceQueuedRuns(out);
     Changed();
   }
@@ -68,15 +122,30 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
 }
 
 void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& hb) {
-  absl::MutexLock lock(&mu_);
-  auto agent = agents_.find(agent_id);
-  if (agent != agents_.end()) agent->second.info.set_last_seen_unix_ms(clock_.WallMs());
-  const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
-  for (const v1::ActiveRun& ar : hb.active_runs()) {
-    if (LeaseMatches(agent_id, ar.run_id(), ar.attempt(), ar.lease_id())) {
-      leases_[ar.run_id()].expires_ms = expires;
+  v1::ControllerMessage renewed;
+  renewed.mutable_renewed()->set_seq(hb.seq());
+  std::shared_ptr<AgentLink> link;
+  {
+    absl::MutexLock lock(&mu_);
+    auto agent = agents_.find(agent_id);
+    if (agent == agents_.end()) return;
+    agent->second.info.set_last_seen_unix_ms(clock_.WallMs());
+    link = agent->second.link;
+    const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
+    for (const v1::ActiveRun& ar : hb.active_runs()) {
+      if (!LeaseMatches(agent_id, ar.run_id(), ar.attempt(), ar.lease_id())) continue;
+      Lease& lease = leases_[ar.run_id()];
+      if (!lease.lose_reason.empty()) continue;  // being given up: not renewed
+      lease.expires_ms = expires;
+      lease.delivered = true;
+      v1::ActiveRun* r = renewed.mutable_renewed()->add_runs();
+      r->set_run_id(ar.run_id());
+      r->set_attempt(ar.attempt());
     }
   }
+  // Sent after the renewal is in effect: the agent's fencing clock starts from when it
+  // sent this heartbeat, which is no later than the renewal.
+  if (link) link->Send(renewed);
 }
 
 void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) {
@@ -92,28 +161,31 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
     if (!LeaseMatches(agent_id, rs.run_id(), rs.attempt(), rs.lease_id())) {
       ack.mutable_ack()->set_error("stale lease: run is no longer assigned to this agent");
     } else {
+      // One transaction: the sample, and RUN_ASSIGNED → RUN_RUNNING on the first one.
       absl::Status s = store_.AppendSample(rs.run_id(), rs.attempt(), rs.sample());
       if (!s.ok()) {
         // Not acknowledged past what is stored: the agent keeps the sample and resends it
         // after retry_after_ms, on this stream.
-        fprintf(stderr, "controller: storing sample %lu of run %lu failed: %s\n",
-                static_cast<unsigned long>(rs.sample().seq()),
-                static_cast<unsigned long>(rs.run_id()), s.ToString().c_str());
+        Warn("sample_store_failed")
+            .Field("run", rs.run_id())
+            .Field("attempt", rs.attempt())
+            .Field("seq", rs.sample().seq())
+            .Field("error", s.ToString());
         ack.mutable_ack()->set_sample_seq(StoredThrough(rs.run_id(), rs.attempt()));
         ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
         if (link) link->Send(ack);
         return;
       }
-      leases_[rs.run_id()].expires_ms = clock_.MonotonicMs() + options_.lease_ttl_ms;
-      auto run = store_.GetRun(rs.run_id());
-      if (run.ok() && run->state() == v1::RUN_ASSIGNED) {
-        run->set_state(v1::RUN_RUNNING);
-        (void)store_.UpdateRun(*run);
+      Lease& lease = leases_[rs.run_id()];
+      if (lease.lose_reason.empty()) {
+        lease.expires_ms = clock_.MonotonicMs() + options_.lease_ttl_ms;
       }
-      if (observer_ != nullptr && run.ok()) {
-        auto cells = CellsOf(run->experiment_id());
-        if (cells.ok() && run->cell_index() < (*cells)->size()) {
-          observer_->OnRunSample(*run, (**cells)[run->cell_index()], rs.sample());
+      lease.delivered = true;
+      lease.run.set_state(v1::RUN_RUNNING);
+      if (observer_ != nullptr) {
+        auto cells = CellsOf(lease.run.experiment_id());
+        if (cells.ok() && lease.run.cell_index() < (*cells)->size()) {
+          observer_->OnRunSample(lease.run, (**cells)[lease.run.cell_index()], rs.sample());
         }
       }
       ack.mutable_ack()->set_sample_seq(MarkStored(rs.run_id(), rs.attempt(), rs.sample().seq()));
@@ -177,6 +249,14 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
     } else if (!LeaseMatches(agent_id, fin.run_id(), fin.attempt(), fin.lease_id())) {
       ack.mutable_ack()->set_error("stale lease: result rejected");
       out.emplace_back(link, ack);
+    } else if (fin.outcome() == v1::RUN_OUTCOME_FENCED) {
+      // The agent stopped writing on its own because its lease was about to run out:
+      // the attempt is lost, the run goes back to the queue (a store failure leaves the
+      // lease marked and Tick retries). Acknowledged either way: the agent is done.
+      (void)LoseLease(fin.run_id(), absl::StrCat("agent fenced itself: ", fin.error()), out);
+      out.emplace_back(link, ack);
+      PlaceQueuedRuns(out);
+      Changed();
     } else {
       v1::RunState state = v1::RUN_DONE;
       if (fin.outcome() == v1::RUN_OUTCOME_FAILED) state = v1::RUN_FAILED;
@@ -190,8 +270,10 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
               : store_.FinishRun(fin.run_id(), fin.attempt(), state, fin.error(), clock_.WallMs(),
                                  state == v1::RUN_DONE ? &fin.result() : nullptr);
       if (!s.ok()) {
-        fprintf(stderr, "controller: storing result of run %lu failed: %s\n",
-                static_cast<unsigned long>(fin.run_id()), s.ToString().c_str());
+        Warn("result_store_failed")
+            .Field("run", fin.run_id())
+            .Field("attempt", fin.attempt())
+            .Field("error", s.ToString());
         ack.mutable_ack()->set_finished(false);  // not stored: resend after retry_after_ms
         ack.mutable_ack()->set_sample_seq(through);
         ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
@@ -221,7 +303,7 @@ void Controller::FinishStored(const v1::RunFinished& fin, v1::RunState state,
   }
   if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
   out.emplace_back(link, ack);
-  if (run.ok()) MaybeFinishExperiment(run->experiment_id());
+  if (run.ok()) SyncExperimentState(run->experiment_id());
   PlaceQueuedRuns(out);
   Changed();
 }
@@ -240,15 +322,26 @@ void Controller::Tick() {
   {
     absl::MutexLock lock(&mu_);
     const int64_t now = clock_.MonotonicMs();
-    std::vector<uint64_t> expired;
-    for (const auto& [run_id, lease] : leases_) {
-      if (lease.expires_ms <= now) expired.push_back(run_id);
+    std::vector<std::pair<uint64_t, std::string>> expired;
+    for (auto& [run_id, lease] : leases_) {
+      if (!lease.lose_reason.empty()) {
+        expired.emplace_back(run_id, lease.lose_reason);  // a loss whose store write failed
+      } else if (lease.expires_ms <= now) {
+        expired.emplace_back(
+            run_id, absl::StrCat("lease expired: agent silent for ", options_.lease_ttl_ms, " ms"));
+      } else if (!lease.delivered && lease.assignment.has_assign() &&
+                 now - lease.sent_ms >= 2 * options_.heartbeat_interval_ms) {
+        // Not confirmed within two heartbeats: the assignment may have been lost.
+        auto agent = agents_.find(lease.agent_id);
+        if (agent != agents_.end() && agent->second.link != nullptr) {
+          lease.sent_ms = now;
+          out.emplace_back(agent->second.link, lease.assignment);
+        }
+      }
     }
-    for (uint64_t run_id : expired) {
-      LoseLease(run_id,
-                absl::StrCat("lease expired: agent silent for ", options_.lease_ttl_ms, " ms"),
-                out);
-    }
+    for (const auto& [run_id, why] : expired) (void)LoseLease(run_id, why, out);
+    const std::set<uint64_t> unsynced = unsynced_experiments_;
+    for (uint64_t id : unsynced) SyncExperimentState(id);
     PlaceQueuedRuns(out);
     if (!expired.empty()) Changed();
   }
@@ -289,8 +382,7 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
   } report{observer_, pass_start, placed};
   auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
   if (!queued.ok()) {
-    fprintf(stderr, "controller: listing queued runs failed: %s\n",
-            queued.status().ToString().c_str());
+    Warn("list_queued_failed").Field("error", queued.status().ToString());
     return;
   }
   for (v1::Run& run : *queued) {
@@ -319,16 +411,10 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       run.set_lease_id(lease_id);
       run.set_started_unix_ms(clock_.WallMs());
       run.set_error("");
+      // Committed before anything in memory changes or the agent hears of it.
       if (absl::Status s = store_.UpdateRun(run); !s.ok()) {
-        fprintf(stderr, "controller: assigning run %lu failed: %s\n",
-                static_cast<unsigned long>(run.id()), s.ToString().c_str());
+        Warn("assign_store_failed").Field("run", run.id()).Field("error", s.ToString());
         return;
-      }
-      leases_[run.id()] = Lease{agent_id, chosen->path(), lease_id, run.attempt(),
-                                clock_.MonotonicMs() + options_.lease_ttl_ms};
-      auto exp = store_.GetExperiment(run.experiment_id(), false);
-      if (exp.ok() && exp->state() == v1::EXPERIMENT_QUEUED) {
-        (void)store_.UpdateExperimentState(run.experiment_id(), v1::EXPERIMENT_RUNNING, "", 0);
       }
       v1::ControllerMessage msg;
       v1::RunAssignment* a = msg.mutable_assign();
@@ -340,6 +426,23 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       *a->mutable_cell() = cell;
       a->set_sample_interval_ms(options_.sample_interval_ms);
       a->set_repeat(run.repeat());
+      const int64_t now = clock_.MonotonicMs();
+      Lease& lease = leases_[run.id()];
+      lease = Lease{};
+      lease.agent_id = agent_id;
+      lease.device_path = chosen->path();
+      lease.lease_id = lease_id;
+      lease.attempt = run.attempt();
+      lease.expires_ms = now + options_.lease_ttl_ms;
+      lease.run = run;
+      lease.assignment = msg;
+      lease.sent_ms = now;
+      Info("run_assigned")
+          .Field("run", run.id())
+          .Field("attempt", run.attempt())
+          .Field("agent", agent_id)
+          .Field("device", chosen->path());
+      SyncExperimentState(run.experiment_id());  // QUEUED → RUNNING
       out.emplace_back(agent.link, msg);
       placed.push_back(run);
       break;
@@ -347,44 +450,68 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
   }
 }
 
-void Controller::LoseLease(uint64_t run_id, const std::string& why, Outbox& out) {
+absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outbox& out) {
   auto it = leases_.find(run_id);
-  if (it == leases_.end()) return;
-  Lease lease = it->second;
+  if (it == leases_.end()) return absl::OkStatus();
+  Lease& lease = it->second;
+  auto run = store_.GetRun(run_id);
+  absl::Status s = run.status();
+  if (run.ok() && !IsFinalRunState(run->state())) {
+    const int64_t now = clock_.WallMs();
+    if (canceled_.count(run->experiment_id())) {
+      s = store_.FinishRun(run_id, run->attempt(), v1::RUN_CANCELED, why, now, nullptr);
+    } else if (run->attempt() >= options_.max_attempts) {
+      s = store_.FinishRun(
+          run_id, run->attempt(), v1::RUN_FAILED,
+          absl::StrCat(why, " (attempt ", run->attempt(), " of ", options_.max_attempts, ")"), now,
+          nullptr);
+    } else {
+      // Back to the queue; the store drops this attempt's samples in the same
+      // transaction, so results and counts never mix attempts.
+      run->set_state(v1::RUN_QUEUED);
+      run->set_error(why);
+      run->set_agent_id("");
+      run->set_device_path("");
+      run->set_lease_id("");
+      s = store_.UpdateRun(*run);
+    }
+  }
+  if (!s.ok() && !absl::IsNotFound(s)) {
+    // The lease stays (its device stays busy) and Tick tries again: the run is never
+    // left ASSIGNED to nobody.
+    Warn("lease_loss_store_failed")
+        .Field("run", run_id)
+        .Field("attempt", lease.attempt)
+        .Field("reason", why)
+        .Field("error", s.ToString());
+    lease.lose_reason = why;
+    return s;
+  }
+  const Lease lost = lease;
   leases_.erase(it);
+  stored_.erase(run_id);
+  Warn("lease_lost")
+      .Field("run", run_id)
+      .Field("attempt", lost.attempt)
+      .Field("agent", lost.agent_id)
+      .Field("device", lost.device_path)
+      .Field("reason", why);
   if (observer_ != nullptr) {
     v1::Run ended;
     ended.set_id(run_id);
-    ended.set_attempt(lease.attempt);
+    ended.set_attempt(lost.attempt);
     observer_->OnRunFinished(ended);
   }
-  auto agent = agents_.find(lease.agent_id);
+  auto agent = agents_.find(lost.agent_id);
   if (agent != agents_.end() && agent->second.link != nullptr) {
     v1::ControllerMessage cancel;  // fencing: a late agent must stop, too
     cancel.mutable_cancel()->set_run_id(run_id);
-    cancel.mutable_cancel()->set_attempt(lease.attempt);
+    cancel.mutable_cancel()->set_attempt(lost.attempt);
     cancel.mutable_cancel()->set_reason(why);
     out.emplace_back(agent->second.link, cancel);
   }
-  auto run = store_.GetRun(run_id);
-  if (!run.ok() || IsFinalRunState(run->state())) return;
-  const int64_t now = clock_.WallMs();
-  if (canceled_.count(run->experiment_id())) {
-    (void)store_.FinishRun(run_id, run->attempt(), v1::RUN_CANCELED, why, now, nullptr);
-  } else if (run->attempt() >= options_.max_attempts) {
-    (void)store_.FinishRun(
-        run_id, run->attempt(), v1::RUN_FAILED,
-        absl::StrCat(why, " (attempt ", run->attempt(), " of ", options_.max_attempts, ")"), now,
-        nullptr);
-  } else {
-    run->set_state(v1::RUN_QUEUED);
-    run->set_error(why);
-    run->set_agent_id("");
-    run->set_device_path("");
-    run->set_lease_id("");
-    (void)store_.UpdateRun(*run);
-  }
-  MaybeFinishExperiment(run->experiment_id());
+  if (run.ok()) SyncExperimentState(run->experiment_id());
+  return absl::OkStatus();
 }
 
 }  // namespace blkbench

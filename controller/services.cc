@@ -14,8 +14,10 @@ namespace {
 // Connect handler returns the link is closed and Send refuses (the stream is gone).
 class StreamLink final : public AgentLink {
  public:
-  explicit StreamLink(grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream)
-      : stream_(stream) {}
+  StreamLink(grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream,
+             std::string peer)
+      : stream_(stream), peer_(std::move(peer)) {}
+  std::string Peer() const override { return peer_; }
 
   bool Send(const v1::ControllerMessage& msg) override {
     absl::MutexLock lock(&mu_);
@@ -30,6 +32,7 @@ class StreamLink final : public AgentLink {
  private:
   absl::Mutex mu_;
   grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream_ ABSL_GUARDED_BY(mu_);
+  const std::string peer_;
 };
 
 }  // namespace
@@ -141,7 +144,7 @@ grpc::Status AgentServiceImpl::Connect(
   // "0.0.0.0:9471" means "where I connect from": make it a scrapable target.
   msg.mutable_register_()->set_metrics_address(
       ResolveMetricsAddress(msg.register_().metrics_address(), ctx->peer()));
-  auto link = std::make_shared<StreamLink>(stream);
+  auto link = std::make_shared<StreamLink>(stream, ctx->peer());
   if (absl::Status s = controller_.OnRegister(msg.register_(), link); !s.ok()) {
     link->Close();
     return ToGrpc(s);

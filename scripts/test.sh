@@ -13,13 +13,13 @@ clang-format --dry-run --Werror $files
 echo "== release build"
 scripts/build.sh release
 echo "== release tests"
-(cd build && ctest --output-on-failure -j2 --timeout 300)
+(cd build && ctest --output-on-failure -j2 --timeout 300 -LE soak)
 
 if [ "${BLKBENCH_SKIP_ASAN:-0}" != 1 ]; then
   echo "== ASan+UBSan build"
   scripts/build.sh asan
   echo "== ASan+UBSan tests"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2 --timeout 600)
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2 --timeout 600 -LE soak)
 fi
 echo "== all tests passed"

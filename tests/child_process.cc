@@ -32,6 +32,10 @@ void ChildProcess::Kill(int sig) {
   pid_ = -1;
 }
 
+void ChildProcess::Signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
 void ChildProcess::Terminate(absl::Duration grace) {
   if (pid_ <= 0) return;
   kill(pid_, SIGTERM);

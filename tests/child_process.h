@@ -29,6 +29,8 @@ class ChildProcess {
   bool ok() const { return pid_ > 0; }
   // Sends `sig` and waits for the process to exit. No-op once it was reaped.
   void Kill(int sig);
+  // Sends `sig` without waiting (SIGSTOP, SIGCONT). No-op once it was reaped.
+  void Signal(int sig);
   // Sends SIGTERM, waits up to `grace` for the process to exit, then SIGKILLs it.
   // No-op once it was reaped.
   void Terminate(absl::Duration grace);

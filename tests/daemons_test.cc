@@ -15,103 +15,45 @@
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "tests/child_process.h"
+#include "tests/daemon_cluster.h"
 
 namespace blkbench {
 namespace {
 
+using testing::BuildDir;
 using testing::ChildProcess;
+using testing::DaemonCluster;
 using testing::LoopDevice;
-using testing::TempDir;
-
-std::string BuildDir() {
-  const char* d = getenv("BLKBENCH_BUILD_DIR");
-  return d ? d : ".";
-}
 
 class DaemonsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     loop_ = LoopDevice::Create(64);
     if (!loop_) GTEST_SKIP() << "loop devices unavailable";
-    if (access((BuildDir() + "/controller/blkbench-controller").c_str(), X_OK) != 0) {
-      GTEST_SKIP() << "daemons not built in " << BuildDir();
-    }
+    if (!testing::DaemonsBuilt()) GTEST_SKIP() << "daemons not built in " << BuildDir();
     original_sched_ = loop_->SysfsQueue("scheduler");
-    socket_ = dir_.File("controller.sock");
-    std::ofstream(dir_.File("agent.yaml"))
-        << "controller: unix:" << socket_
-        << "\nagent_id: crash-agent\nstate_dir: " << dir_.File("agent-state")
-        << "\ndevices:\n  - {path: " << loop_->path() << ", class: loop}\n";
   }
 
   std::unique_ptr<ChildProcess> StartController() {
-    auto p = std::make_unique<ChildProcess>(
-        std::vector<std::string>{BuildDir() + "/controller/blkbench-controller",
-                                 "--listen=", "--metrics_listen=127.0.0.1:0", "--socket=" + socket_,
-                                 "--db=" + dir_.File("db.sqlite"), "--heartbeat_ms=200",
-                                 "--lease_ttl_ms=3000", "--sample_interval_ms=100"},
-        dir_.File("controller.log"), ChildProcess::Log::kStderr);
-    channel_ = grpc::CreateChannel("unix:" + socket_, grpc::InsecureChannelCredentials());
-    stub_ = v1::ControllerService::NewStub(channel_);
-    EXPECT_TRUE(
-        channel_->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(20)));
-    return p;
+    return cluster_.StartController(
+        {"--heartbeat_ms=200", "--lease_ttl_ms=3000", "--sample_interval_ms=100"});
   }
   std::unique_ptr<ChildProcess> StartAgent() {
-    return std::make_unique<ChildProcess>(
-        std::vector<std::string>{BuildDir() + "/agent/blkbench-agent",
-                                 "--config=" + dir_.File("agent.yaml")},
-        dir_.File("agent.log"), ChildProcess::Log::kStderr);
+    return cluster_.StartAgent(
+        "agent", "controller: unix:" + cluster_.socket() +
+                     "\nagent_id: crash-agent\nstate_dir: " + cluster_.dir().File("agent-state") +
+                     "\ndevices:\n  - {path: " + loop_->path() + ", class: loop}\n");
   }
-
-  // Follows the experiment's watch stream until `pred` holds (or the stream ends).
   v1::Experiment WatchUntil(uint64_t id, const std::function<bool(const v1::Experiment&)>& pred) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(120));
-    v1::WatchExperimentRequest req;
-    req.set_id(id);
-    auto reader = stub_->WatchExperiment(&ctx, req);
-    v1::WatchEvent ev;
-    v1::Experiment last;
-    while (reader->Read(&ev)) {
-      last = ev.experiment();
-      if (pred(last)) {
-        ctx.TryCancel();
-        break;
-      }
-    }
-    reader->Finish();
-    return last;
+    return cluster_.WatchUntil(id, pred, 120);
   }
-  uint64_t Submit(const std::string& matrix) {
-    grpc::ClientContext ctx;
-    v1::SubmitExperimentRequest req;
-    req.set_file_name("crash.yaml");
-    req.set_matrix_text(matrix);
-    v1::Experiment e;
-    grpc::Status s = stub_->SubmitExperiment(&ctx, req, &e);
-    EXPECT_TRUE(s.ok()) << s.error_message();
-    return e.id();
-  }
-  v1::GetResultsResponse Results(uint64_t id) {
-    grpc::ClientContext ctx;
-    v1::GetResultsRequest req;
-    req.set_experiment_id(id);
-    req.set_with_samples(true);
-    v1::GetResultsResponse resp;
-    EXPECT_TRUE(stub_->GetResults(&ctx, req, &resp).ok());
-    return resp;
-  }
+  uint64_t Submit(const std::string& matrix) { return cluster_.Submit(matrix); }
+  v1::GetResultsResponse Results(uint64_t id) { return cluster_.Results(id); }
+  static bool Ended(const v1::Experiment& e) { return DaemonCluster::Ended(e); }
 
-  static bool Ended(const v1::Experiment& e) { return IsEndedExperimentState(e.state()); }
-
-  TempDir dir_{"daemons_test"};
+  DaemonCluster cluster_{"daemons_test"};
   std::unique_ptr<LoopDevice> loop_;
   std::string original_sched_;
-  std::string socket_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::ControllerService::Stub> stub_;
 };
 
 constexpr char kMatrix[] = R"(name: crash

@@ -37,7 +37,9 @@ class StoreFaultTest : public testing::ClusterTest {
 
 TEST_F(StoreFaultTest, SamplesRefusedByAFullStoreAreResentAndStoredWithoutAReconnect) {
   ASSERT_NE(faulty_, nullptr);
-  faulty_->SetFailing(true);  // full from the start: every sample and the result refused
+  // Refusing from the start every sample and the result (registration and placement
+  // still work; ChaosTest.DatabaseDiskFillsAndIsFreedMidRun fills a real disk).
+  faulty_->SetFailing(true, FaultyStore::Scope::kAgentReports);
   AgentConfig config;
   config.agent_id = "fault-agent";
   config.sim_devices = {"sim:null_blk"};

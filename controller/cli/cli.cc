@@ -240,15 +240,20 @@ int CmdCancel(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-int CmdAgents(const Args& a, Client* c, std::ostream& out, std::ostream&) {
+int CmdAgents(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   grpc::ClientContext ctx;
   c->Deadline(&ctx);
   v1::ListAgentsResponse resp;
   grpc::Status s = c->stub().ListAgents(&ctx, v1::ListAgentsRequest(), &resp);
   if (!s.ok()) return c->Fail(s);
   Records t({"agent", "state", "kernel", "cpus", "device", "class", "size_bytes", "scheduler",
-             "running"});
+             "running", "refused_duplicates"});
   for (const auto& ag : resp.agents()) {
+    if (ag.refused_duplicates() > 0) {
+      err << "warning: agent " << ag.agent_id() << ": " << ag.refused_duplicates()
+          << " registration(s) refused from another process with the same agent_id (last from "
+          << ag.last_refused_peer() << "); give each agent its own agent_id\n";
+    }
     for (int i = 0; i < std::max(1, ag.devices_size()); ++i) {
       std::vector<ResultValue> row = {
           TextValue(ag.agent_id()), TextValue(ag.connected() ? "connected" : "gone"),
@@ -262,6 +267,7 @@ int CmdAgents(const Args& a, Client* c, std::ostream& out, std::ostream&) {
         row.insert(row.end(), {{}, {}, {}, {}});
       }
       row.push_back(NumberValue(ag.running_run_ids_size()));
+      row.push_back(NumberValue(ag.refused_duplicates()));
       t.Add(row);
     }
   }

@@ -131,18 +131,36 @@ absl::Status SqliteStore::UpdateRun(const v1::Run& run) {
     return absl::InvalidArgumentError(absl::StrCat("UpdateRun: bad state ", run.state()));
   }
   absl::MutexLock lock(&mu_);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
+  if (!txn.ok()) return txn.status();
+  const auto id = static_cast<int64_t>(run.id());
   if (absl::Status s = db_->Execute(
           "update run",
           "UPDATE runs SET state = ?, attempt = ?, agent_id = ?, device_path = ?, lease_id = ?,"
           " started_unix_ms = ?, finished_unix_ms = ?, error = ? WHERE id = ?",
           sqlite::RunStateName(run.state()), run.attempt(), run.agent_id(), run.device_path(),
-          run.lease_id(), run.started_unix_ms(), run.finished_unix_ms(), run.error(),
-          static_cast<int64_t>(run.id()));
+          run.lease_id(), run.started_unix_ms(), run.finished_unix_ms(), run.error(), id);
       !s.ok()) {
     return s;
   }
   if (db_->Changes() == 0) return absl::NotFoundError(absl::StrCat("run ", run.id(), " not found"));
-  return absl::OkStatus();
+  if (run.state() == v1::RUN_QUEUED) {
+    // Re-queued: the samples of every attempt so far are superseded.
+    if (absl::Status s =
+            db_->Execute("delete superseded sample histograms",
+                         "DELETE FROM histograms WHERE owner_kind = 'sample' AND owner_id IN"
+                         " (SELECT id FROM samples WHERE run_id = ?)",
+                         id);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s =
+            db_->Execute("delete superseded samples", "DELETE FROM samples WHERE run_id = ?", id);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return txn->Commit();
 }
 
 absl::Status SqliteStore::WriteHistogram(const char* owner_kind, int64_t owner_id, const char* name,
@@ -162,7 +180,16 @@ absl::Status SqliteStore::AppendSample(uint64_t run_id, uint32_t attempt,
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
   const auto id = static_cast<int64_t>(run_id);
-  {
+  // The first sample of the current attempt starts the run, in the same transaction.
+  if (absl::Status s = db_->Execute("start run",
+                                    "UPDATE runs SET state = ? WHERE id = ? AND attempt = ? AND"
+                                    " state = ?",
+                                    sqlite::RunStateName(v1::RUN_RUNNING), id, attempt,
+                                    sqlite::RunStateName(v1::RUN_ASSIGNED));
+      !s.ok()) {
+    return s;
+  }
+  if (db_->Changes() == 0) {
     absl::StatusOr<Statement> exists = db_->Prepare("find run", "SELECT 1 FROM runs WHERE id = ?");
     if (!exists.ok()) return exists.status();
     absl::StatusOr<bool> row = exists->BindAll(id).Step();
@@ -181,7 +208,7 @@ absl::Status SqliteStore::AppendSample(uint64_t run_id, uint32_t attempt,
     return s;
   }
   // A duplicate (the agent resent after a lost ack): the first copy is already durable.
-  if (db_->Changes() == 0) return absl::OkStatus();
+  if (db_->Changes() == 0) return txn->Commit();
   if (sample.has_lat()) {
     if (absl::Status s = WriteHistogram("sample", db_->LastInsertRowid(), "lat", sample.lat());
         !s.ok()) {

@@ -65,13 +65,17 @@ class Store {
 
   // Writes a run's mutable bookkeeping fields: state, attempt, agent_id, device_path,
   // lease_id, started/finished times and error. The result is written only by
-  // FinishRun. NotFound if there is no such run.
+  // FinishRun. Setting RUN_QUEUED (a re-queue after a lost lease) deletes the run's
+  // samples of every attempt in the same transaction, so a run's samples are always
+  // those of one attempt. NotFound if there is no such run.
   virtual absl::Status UpdateRun(const v1::Run& run) = 0;
 
   // Appends one sample of (run_id, attempt). Idempotent: a sample whose seq is already
   // stored for that run and attempt is ignored (returns OK). Committed before return.
   // Any attempt is accepted (fencing stale attempts is the caller's job); only the
-  // current attempt's samples are listed. NotFound if there is no such run.
+  // current attempt's samples are listed. If `attempt` is the run's current attempt and
+  // the run is RUN_ASSIGNED, it becomes RUN_RUNNING in the same transaction. NotFound if
+  // there is no such run.
   virtual absl::Status AppendSample(uint64_t run_id, uint32_t attempt,
                                     const v1::Sample& sample) = 0;
 

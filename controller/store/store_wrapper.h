@@ -67,34 +67,81 @@ class StoreWrapper : public Store {
   Store& target_;
 };
 
-// While failing(), the writes of what agents send — AppendSample and FinishRun — return
-// ResourceExhausted ("disk full", as SQLite's SQLITE_FULL maps) and change nothing.
-// Thread-safe; failures() counts the calls refused, so a test can wait for them.
+// While failing(), every write — samples, results, runs, experiments, agents — returns
+// ResourceExhausted ("disk full", as SQLite's SQLITE_FULL maps) and changes nothing;
+// reads go through, as on a full disk. FailWritesAfter(n) lets n more writes through
+// and then fails from the (n+1)th on (for "the Nth call fails"). Scope::kAgentReports
+// narrows the fault to what agents send (AppendSample, FinishRun), for tests that need
+// the rest of the controller working while samples are refused. Thread-safe;
+// failures() counts the calls refused, so a test can wait for them.
 class FaultyStore final : public StoreWrapper {
  public:
   using StoreWrapper::StoreWrapper;
 
-  void SetFailing(bool failing) { failing_ = failing; }
+  enum class Scope { kAllWrites, kAgentReports };
+  void SetFailing(bool failing, Scope scope = Scope::kAllWrites) {
+    pass_ = -1;
+    agent_reports_only_ = scope == Scope::kAgentReports;
+    failing_ = failing;
+  }
+  void FailWritesAfter(int n) {
+    pass_ = n;
+    failing_ = true;
+  }
   bool failing() const { return failing_; }
   int failures() const { return failures_; }
 
+  absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) override {
+    if (FailOther()) return Full();
+    return StoreWrapper::CreateExperiment(experiment);
+  }
+  absl::StatusOr<std::vector<uint64_t>> AddRuns(uint64_t experiment_id,
+                                                const std::vector<uint32_t>& cell_indices,
+                                                uint32_t count, int64_t created_unix_ms) override {
+    if (FailOther()) return Full();
+    return StoreWrapper::AddRuns(experiment_id, cell_indices, count, created_unix_ms);
+  }
+  absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
+                                     const std::string& error, int64_t finished_unix_ms) override {
+    if (FailOther()) return Full();
+    return StoreWrapper::UpdateExperimentState(id, state, error, finished_unix_ms);
+  }
+  absl::Status UpdateRun(const v1::Run& run) override {
+    if (FailOther()) return Full();
+    return StoreWrapper::UpdateRun(run);
+  }
   absl::Status AppendSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) override {
-    if (failing_) return Full();
+    if (Fail()) return Full();
     return StoreWrapper::AppendSample(run_id, attempt, sample);
   }
   absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                          const std::string& error, int64_t finished_unix_ms,
                          const v1::RunResult* result) override {
-    if (failing_) return Full();
+    if (Fail()) return Full();
     return StoreWrapper::FinishRun(run_id, attempt, state, error, finished_unix_ms, result);
+  }
+  absl::Status UpsertAgent(const v1::AgentInfo& agent) override {
+    if (FailOther()) return Full();
+    return StoreWrapper::UpsertAgent(agent);
   }
 
  private:
+  bool FailOther() { return !agent_reports_only_ && Fail(); }
+  bool Fail() {
+    if (!failing_) return false;
+    if (pass_ > 0) {
+      --pass_;
+      return false;
+    }
+    return true;
+  }
   absl::Status Full() {
     ++failures_;
     return absl::ResourceExhaustedError("database or disk is full");
   }
   std::atomic<bool> failing_{false};
+  std::atomic<int> pass_{-1};
+  std::atomic<bool> agent_reports_only_{false};
   std::atomic<int> failures_{0};
 };
 
