@@ -103,7 +103,7 @@ void Agent::Session() {
       absl::MutexLock lock(&write_mu_);
       stream_ = stream.get();
     }
-    std::thread heartbeat;
+    std::thread heartbeat, sender;
     v1::ControllerMessage msg;
     while (stream->Read(&msg)) {
       if (msg.has_registered()) {
@@ -116,8 +116,10 @@ void Agent::Session() {
           if (msg.registered().lease_ttl_ms() > 0) lease_ttl_ms_ = msg.registered().lease_ttl_ms();
         }
         if (observer_ != nullptr) observer_->OnConnection(true);
-        if (!heartbeat.joinable())
+        if (!heartbeat.joinable()) {
           heartbeat = std::thread([this, session] { Heartbeats(session); });
+          sender = std::thread([this, session] { Sender(session); });
+        }
         ResendUnacked();
         SendHeartbeat();  // renews held leases (and confirms pending runs) at once
         continue;
@@ -131,10 +133,12 @@ void Agent::Session() {
     {
       absl::MutexLock lock(&mu_);
       registered_ = false;
-      ++session_;  // ends the heartbeat loop of this session
+      ++session_;       // ends the heartbeat and sender loops of this session
+      outbox_.clear();  // what mattered in it is still unacked, resent after reconnecting
     }
     if (observer_ != nullptr) observer_->OnConnection(false);
     if (heartbeat.joinable()) heartbeat.join();
+    if (sender.joinable()) sender.join();
   }
   // Read() returned false, or the first Write failed: the call is over and Finish()
   // returns the controller's status (e.g. ALREADY_EXISTS for a duplicate id) — not a
@@ -156,6 +160,10 @@ v1::Register Agent::MakeRegister() {
   reg.set_version("0.1.0");
   reg.set_metrics_address(config_.metrics_listen);
   reg.set_instance_id(instance_id_);
+  {
+    absl::MutexLock lock(&mu_);
+    reg.set_connection(sessions_opened_);
+  }
   *reg.mutable_host() = ReadHostFacts();
   for (const AllowedDevice& d : config_.devices) {
     auto facts = ReadDeviceFacts(d.path, d.device_class);
@@ -325,7 +333,9 @@ void Agent::Launch(ActiveRun* r) {
         buffered = UnackedSamples();
       }
       if (observer_ != nullptr) observer_->OnSampleBuffer(buffered, 0, dropped);
-      if (Send(msg) && observer_ != nullptr) observer_->OnSampleSent(false);
+      // Queued, never written here: a stream that does not drain must not keep the
+      // executor (which also checks the cancel flag) from stopping.
+      Post(std::move(msg));
     };
     const v1::RunAssignment& a = r->assignment;
     // run_started / run_stopped bracket every write the run makes to its device: the
@@ -361,7 +371,7 @@ void Agent::Launch(ActiveRun* r) {
     r->exited->Notify();
     v1::AgentMessage msg;
     *msg.mutable_finished() = fin;
-    Send(msg);
+    Post(std::move(msg));
   });
 }
 
@@ -399,6 +409,38 @@ bool Agent::Send(const v1::AgentMessage& msg) {
   return stream_->Write(msg);
 }
 
+bool Agent::Post(v1::AgentMessage msg, bool resend) {
+  absl::MutexLock lock(&mu_);
+  return PostLocked(std::move(msg), resend);
+}
+
+bool Agent::PostLocked(v1::AgentMessage msg, bool resend) {
+  if (!registered_) return false;  // no session: unacked messages wait for the next one
+  constexpr size_t kMaxOutbox = 10'000;
+  if (outbox_.size() >= kMaxOutbox) outbox_.pop_front();  // still unacked: resent later
+  outbox_.emplace_back(std::move(msg), resend);
+  return true;
+}
+
+void Agent::Sender(uint64_t session) {
+  while (true) {
+    std::deque<std::pair<v1::AgentMessage, bool>> batch;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this, session]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || session_ != session || !outbox_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (stopping_ || session_ != session) return;
+      batch.swap(outbox_);
+    }
+    for (const auto& [m, resend] : batch) {
+      if (!Send(m)) return;  // the stream broke; the session ends
+      if (observer_ != nullptr && m.has_sample()) observer_->OnSampleSent(resend);
+    }
+  }
+}
+
 void Agent::AppendUnacked(const ActiveRun& run, std::vector<v1::AgentMessage>* out) {
   for (const v1::RunSample& rs : run.unacked) {
     v1::AgentMessage m;
@@ -431,9 +473,8 @@ void Agent::ResendDue() {
       run->resend_at_ms = now + run->resend_backoff_ms;
     }
   }
-  for (const v1::AgentMessage& m : pending) {
-    if (!Send(m)) return;
-    if (observer_ != nullptr && m.has_sample()) observer_->OnSampleSent(true);
+  for (v1::AgentMessage& m : pending) {
+    if (!Post(std::move(m), /*resend=*/true)) return;
   }
 }
 
@@ -443,16 +484,15 @@ void Agent::ResendUnacked() {
     absl::MutexLock lock(&mu_);
     for (auto& [id, run] : runs_) AppendUnacked(*run, &pending);
   }
-  for (const v1::AgentMessage& m : pending) {
-    if (!Send(m)) return;
-    if (observer_ != nullptr && m.has_sample()) observer_->OnSampleSent(true);
+  for (v1::AgentMessage& m : pending) {
+    if (!Post(std::move(m), /*resend=*/true)) return;
   }
 }
 
 bool Agent::SendHeartbeat() {
   v1::AgentMessage msg;
+  absl::MutexLock lock(&mu_);
   {
-    absl::MutexLock lock(&mu_);
     v1::Heartbeat* hb = msg.mutable_heartbeat();
     for (v1::ActiveRun& ar : ActiveRunList()) *hb->add_active_runs() = ar;
     hb->set_seq(++heartbeat_seq_);
@@ -463,7 +503,7 @@ bool Agent::SendHeartbeat() {
       heartbeat_sent_ms_.erase(heartbeat_sent_ms_.begin());
     }
   }
-  return Send(msg);
+  return PostLocked(std::move(msg), false);
 }
 
 void Agent::Heartbeats(uint64_t session) {

@@ -106,7 +106,16 @@ class Agent {
   void Retire(std::map<uint64_t, std::unique_ptr<ActiveRun>>::iterator it)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReapRetired() ABSL_LOCKS_EXCLUDED(mu_);
-  bool Send(const v1::AgentMessage& msg);
+  // Writes one message on the current stream (blocking; false if there is none or it
+  // broke). Only the session's sender thread and the registration call it.
+  bool Send(const v1::AgentMessage& msg) ABSL_LOCKS_EXCLUDED(mu_);
+  // Queues a message for the sender thread; false (dropped) when no session is up —
+  // what must arrive is kept as unacknowledged and resent after the next registration.
+  bool Post(v1::AgentMessage msg, bool resend = false) ABSL_LOCKS_EXCLUDED(mu_);
+  bool PostLocked(v1::AgentMessage msg, bool resend) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes queued messages in order until the session ends: the only writer besides
+  // registration, so no run thread and not the reader ever blocks on the network.
+  void Sender(uint64_t session);
   void ResendUnacked();
   // Resends the unacknowledged messages of runs whose resend time has come (called on
   // every heartbeat tick), so a controller that failed to store them gets them again
@@ -137,7 +146,8 @@ class Agent {
   int64_t lease_ttl_ms_ ABSL_GUARDED_BY(mu_) = 30'000;
   const std::string instance_id_;  // Register.instance_id: random per process
   uint64_t heartbeat_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<uint64_t, int64_t> heartbeat_sent_ms_ ABSL_GUARDED_BY(mu_);  // by seq, unanswered
+  std::map<uint64_t, int64_t> heartbeat_sent_ms_ ABSL_GUARDED_BY(mu_);         // by seq, unanswered
+  std::deque<std::pair<v1::AgentMessage, bool>> outbox_ ABSL_GUARDED_BY(mu_);  // (msg, resend)
   uint64_t fence_epoch_ ABSL_GUARDED_BY(mu_) = 0;  // bumped when a fencing deadline moves
   std::map<uint64_t, std::unique_ptr<ActiveRun>> runs_ ABSL_GUARDED_BY(mu_);
   // By device path: the `exited` of the run launched last on it (Launch chains runs).

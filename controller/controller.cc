@@ -36,6 +36,9 @@ absl::Status Controller::Start() {
   if (!exps.ok()) return exps.status();
   for (const v1::Experiment& e : *exps) {
     if (e.state() == v1::EXPERIMENT_CANCELED) canceled_[e.id()] = true;
+    // A previous process may have died between a run's final write and the
+    // experiment's: the first Tick brings every unended experiment up to date.
+    if (!IsEndedExperimentState(e.state())) unsynced_experiments_.insert(e.id());
   }
   return absl::OkStatus();
 }

@@ -114,6 +114,7 @@ class Controller {
  private:
   struct Lease {
     std::string agent_id;
+    std::string instance_id;  // the agent process that holds it (Register.instance_id)
     std::string device_path;
     std::string lease_id;
     uint32_t attempt = 0;
@@ -134,6 +135,7 @@ class Controller {
     std::shared_ptr<AgentLink> link;  // null while disconnected
     std::string peer;                 // of the current or last stream
     std::string instance_id;          // Register.instance_id of that stream
+    uint64_t connection = 0;          // Register.connection of that stream
   };
   using Outbox = std::vector<std::pair<std::shared_ptr<AgentLink>, v1::ControllerMessage>>;
   // Records that sample `seq` of (run_id, attempt) is stored; returns the contiguous
@@ -156,7 +158,12 @@ class Controller {
   // A run stops being active: requeue it (lease lost) or fail it after max_attempts.
   // The store write comes first; if it fails the lease is kept, marked with `why`, and
   // Tick retries (the error is returned too).
-  absl::Status LoseLease(uint64_t run_id, const std::string& why, Outbox& out)
+  // `fenced`: the agent reported it stopped in time; the attempt is not counted.
+  absl::Status LoseLease(uint64_t run_id, const std::string& why, Outbox& out, bool fenced = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Attempts of `run` that count toward max_attempts: all but those lost to fencing
+  // (fenced_losses_, plus this one if `fenced`).
+  uint32_t CountedAttempts(const v1::Run& run, bool fenced) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Brings the stored experiment state in line with its runs: RUNNING once a run left
   // the queue, DONE/FAILED/CANCELED once every run is final. A failed write is logged and
@@ -194,6 +201,10 @@ class Controller {
   std::map<uint64_t, std::vector<v1::CellSpec>> cells_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, bool> canceled_ ABSL_GUARDED_BY(mu_);
   std::set<uint64_t> unsynced_experiments_ ABSL_GUARDED_BY(mu_);
+  // Leases a run lost because its agent fenced itself in time (not because the agent went
+  // silent for the TTL): these attempts do not count toward max_attempts, so stalls of
+  // the controller shorter than the TTL never fail a run. In memory only.
+  std::map<uint64_t, uint32_t> fenced_losses_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace blkbench

@@ -45,6 +45,19 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
           "; a second agent with the same id is refused while that one is connected — give "
           "each agent its own agent_id in its config (the default is the host name)"));
     }
+    if (existing != agents_.end() && !reg.instance_id().empty() &&
+        existing->second.instance_id == reg.instance_id() &&
+        reg.connection() < existing->second.connection) {
+      // A dead connection's registration delivered after the live one's: replacing the
+      // live stream with it would cut the agent off.
+      Warn("stale_registration_refused")
+          .Field("agent", reg.agent_id())
+          .Field("connection", reg.connection())
+          .Field("live_connection", existing->second.connection);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "registration from an earlier connection (", reg.connection(), ") of agent \"",
+          reg.agent_id(), "\"; connection ", existing->second.connection, " is live"));
+    }
     v1::AgentInfo info;
     info.set_agent_id(reg.agent_id());
     *info.mutable_host() = reg.host();
@@ -68,6 +81,7 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
     state.link = link;
     state.peer = peer;
     state.instance_id = reg.instance_id();
+    state.connection = reg.connection();
     if (observer_ != nullptr) observer_->OnAgentRegistered(info, reg.metrics_address());
 
     v1::ControllerMessage hello;
@@ -86,13 +100,18 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
         Lease& lease = leases_[ar.run_id()];
         if (lease.lose_reason.empty()) lease.expires_ms = now + options_.lease_ttl_ms;
         lease.delivered = true;
+        lease.instance_id = reg.instance_id();
         reported.insert(ar.run_id());
+        if (canceled_.count(lease.run.experiment_id())) {
+          v1::ControllerMessage cancel;  // canceled while the agent was away
+          cancel.mutable_cancel()->set_run_id(ar.run_id());
+          cancel.mutable_cancel()->set_attempt(ar.attempt());
+          cancel.mutable_cancel()->set_reason("experiment canceled");
+          out.emplace_back(link, cancel);
+        }
       } else {
-        auto run = store_.GetRun(ar.run_id());
-        bool final_same_attempt = run.ok() && IsFinalRunState(run->state()) &&
-                                  run->attempt() == ar.attempt() &&
-                                  run->lease_id() == ar.lease_id();
-        if (final_same_attempt) continue;  // result already stored; the agent gets an ack
+        // Not ours any more. Even if its result is stored (a resent result then just
+        // gets its ack), the agent must stop it and forget it if it never started.
         v1::ControllerMessage cancel;
         cancel.mutable_cancel()->set_run_id(ar.run_id());
         cancel.mutable_cancel()->set_attempt(ar.attempt());
@@ -104,12 +123,15 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
     for (auto& [run_id, lease] : leases_) {
       if (lease.agent_id != reg.agent_id() || reported.count(run_id)) continue;
       if (!lease.delivered && lease.assignment.has_assign()) {
+        lease.instance_id = reg.instance_id();
         lease.sent_ms = now;
         lease.expires_ms = now + options_.lease_ttl_ms;
         out.emplace_back(link, lease.assignment);
-      } else {
-        forgotten.push_back(run_id);
+      } else if (lease.instance_id.empty() || lease.instance_id == reg.instance_id()) {
+        forgotten.push_back(run_id);  // the process that had it says it does not
       }
+      // Else another process took the id: the one holding the lease may still be
+      // writing until it fences itself, so the lease runs out its TTL.
     }
     for (uint64_t run_id : forgotten) {
       (void)LoseLease(run_id, "agent restarted without the run", out);  // retried by Tick
@@ -124,6 +146,7 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
 void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& hb) {
   v1::ControllerMessage renewed;
   renewed.mutable_renewed()->set_seq(hb.seq());
+  std::vector<v1::ControllerMessage> cancels;
   std::shared_ptr<AgentLink> link;
   {
     absl::MutexLock lock(&mu_);
@@ -133,7 +156,16 @@ void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& h
     link = agent->second.link;
     const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
     for (const v1::ActiveRun& ar : hb.active_runs()) {
-      if (!LeaseMatches(agent_id, ar.run_id(), ar.attempt(), ar.lease_id())) continue;
+      if (!LeaseMatches(agent_id, ar.run_id(), ar.attempt(), ar.lease_id())) {
+        // The agent holds a run whose lease is gone (e.g. failed while it was away):
+        // it must stop it, and drop it if it never started.
+        v1::ControllerMessage cancel;
+        cancel.mutable_cancel()->set_run_id(ar.run_id());
+        cancel.mutable_cancel()->set_attempt(ar.attempt());
+        cancel.mutable_cancel()->set_reason("lease no longer held");
+        cancels.push_back(std::move(cancel));
+        continue;
+      }
       Lease& lease = leases_[ar.run_id()];
       if (!lease.lose_reason.empty()) continue;  // being given up: not renewed
       lease.expires_ms = expires;
@@ -145,7 +177,9 @@ void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& h
   }
   // Sent after the renewal is in effect: the agent's fencing clock starts from when it
   // sent this heartbeat, which is no later than the renewal.
-  if (link) link->Send(renewed);
+  if (!link) return;
+  link->Send(renewed);
+  for (const v1::ControllerMessage& c : cancels) link->Send(c);
 }
 
 void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) {
@@ -158,6 +192,7 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
     auto agent = agents_.find(agent_id);
     if (agent == agents_.end()) return;
     link = agent->second.link;
+    bool failed = false;
     if (!LeaseMatches(agent_id, rs.run_id(), rs.attempt(), rs.lease_id())) {
       ack.mutable_ack()->set_error("stale lease: run is no longer assigned to this agent");
     } else {
@@ -173,9 +208,10 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
             .Field("error", s.ToString());
         ack.mutable_ack()->set_sample_seq(StoredThrough(rs.run_id(), rs.attempt()));
         ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
-        if (link) link->Send(ack);
-        return;
+        failed = true;
       }
+    }
+    if (!failed && ack.ack().error().empty()) {
       Lease& lease = leases_[rs.run_id()];
       if (lease.lose_reason.empty()) {
         lease.expires_ms = clock_.MonotonicMs() + options_.lease_ttl_ms;
@@ -253,7 +289,8 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
       // The agent stopped writing on its own because its lease was about to run out:
       // the attempt is lost, the run goes back to the queue (a store failure leaves the
       // lease marked and Tick retries). Acknowledged either way: the agent is done.
-      (void)LoseLease(fin.run_id(), absl::StrCat("agent fenced itself: ", fin.error()), out);
+      (void)LoseLease(fin.run_id(), absl::StrCat("agent fenced itself: ", fin.error()), out,
+                      /*fenced=*/true);
       out.emplace_back(link, ack);
       PlaceQueuedRuns(out);
       Changed();
@@ -295,6 +332,7 @@ void Controller::FinishStored(const v1::RunFinished& fin, v1::RunState state,
   ack.mutable_ack()->set_finished(true);
   leases_.erase(fin.run_id());
   stored_.erase(fin.run_id());
+  fenced_losses_.erase(fin.run_id());
   if (observer_ != nullptr && run.ok() && state == v1::RUN_DONE) {
     auto cells = CellsOf(run->experiment_id());
     if (cells.ok() && run->cell_index() < (*cells)->size()) {
@@ -430,6 +468,7 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       Lease& lease = leases_[run.id()];
       lease = Lease{};
       lease.agent_id = agent_id;
+      lease.instance_id = agent.instance_id;
       lease.device_path = chosen->path();
       lease.lease_id = lease_id;
       lease.attempt = run.attempt();
@@ -450,7 +489,14 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
   }
 }
 
-absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outbox& out) {
+uint32_t Controller::CountedAttempts(const v1::Run& run, bool fenced) const {
+  auto it = fenced_losses_.find(run.id());
+  const uint32_t spared = (it == fenced_losses_.end() ? 0 : it->second) + (fenced ? 1 : 0);
+  return run.attempt() - std::min(run.attempt(), spared);
+}
+
+absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outbox& out,
+                                   bool fenced) {
   auto it = leases_.find(run_id);
   if (it == leases_.end()) return absl::OkStatus();
   Lease& lease = it->second;
@@ -460,7 +506,7 @@ absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outb
     const int64_t now = clock_.WallMs();
     if (canceled_.count(run->experiment_id())) {
       s = store_.FinishRun(run_id, run->attempt(), v1::RUN_CANCELED, why, now, nullptr);
-    } else if (run->attempt() >= options_.max_attempts) {
+    } else if (CountedAttempts(*run, fenced) >= options_.max_attempts) {
       s = store_.FinishRun(
           run_id, run->attempt(), v1::RUN_FAILED,
           absl::StrCat(why, " (attempt ", run->attempt(), " of ", options_.max_attempts, ")"), now,
@@ -487,6 +533,7 @@ absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outb
     lease.lose_reason = why;
     return s;
   }
+  if (fenced) ++fenced_losses_[run_id];
   const Lease lost = lease;
   leases_.erase(it);
   stored_.erase(run_id);

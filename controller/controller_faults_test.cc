@@ -250,5 +250,96 @@ TEST_F(ControllerFaultsTest, AnExperimentStateWriteThatFailedIsRetriedByTick) {
   EXPECT_EQ(store_->GetExperiment(exp->id(), false)->state(), v1::EXPERIMENT_DONE);
 }
 
+// Bytes of a dead connection delivered late (a stalled proxy flushing): that old
+// registration must not replace the live stream of the same process.
+TEST_F(ControllerFaultsTest, ARegistrationFromAnEarlierConnectionIsRefused) {
+  auto live = std::make_shared<FakeLink>();
+  v1::Register second = RegWithInstance("a1", "aaaa");
+  second.set_connection(2);
+  ASSERT_TRUE(controller_->OnRegister(second, live).ok());
+  auto stale = std::make_shared<FakeLink>();
+  v1::Register first = RegWithInstance("a1", "aaaa");
+  first.set_connection(1);
+  absl::Status s = controller_->OnRegister(first, stale);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
+  controller_->OnDisconnect("a1", stale.get());  // the stale stream ends: no effect
+  EXPECT_TRUE(controller_->ListAgents()->at(0).connected());
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  EXPECT_EQ(FakeLink::Assignments(live->Take()).size(), 1u);  // the live stream gets work
+}
+
+// A different process registering the id (after the first one's stream dropped) must not
+// make the first one's leases free at once: that process may still be writing until it
+// fences itself. They run out their TTL.
+TEST_F(ControllerFaultsTest, AnotherProcessTakingTheIdDoesNotFreeTheFirstOnesLeasesAtOnce) {
+  auto first = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
+  ASSERT_TRUE(controller_->OnRegister(RegWithInstance("a1", "aaaa"), first).ok());
+  const v1::RunAssignment a = FakeLink::Assignments(first->Take()).at(0);
+  controller_->OnHeartbeat("a1", HeartbeatOf({a}, 1));  // confirmed: it may be writing
+  controller_->OnDisconnect("a1", first.get());
+  auto clone = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(RegWithInstance("a1", "bbbb"), clone).ok());
+  EXPECT_TRUE(FakeLink::Assignments(clone->Take()).empty()) << "device still leased";
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_ASSIGNED);
+  clock_.AdvanceMs(options_.lease_ttl_ms);
+  controller_->Tick();
+  std::vector<v1::RunAssignment> again = FakeLink::Assignments(clone->Take());
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].run_id(), a.run_id());
+  EXPECT_EQ(again[0].attempt(), 2u);
+}
+
+// An agent still holding a run whose lease is gone (it failed while the agent was away)
+// is told to stop it on its next heartbeat, so an unstarted run does not linger.
+TEST_F(ControllerFaultsTest, AHeartbeatListingARunWhoseLeaseIsGoneGetsACancel) {
+  auto link = std::make_shared<FakeLink>();
+  const v1::RunAssignment a = SubmitAndAssign(link);
+  v1::RunAssignment gone = a;
+  gone.set_attempt(a.attempt() + 5);
+  controller_->OnHeartbeat("a1", HeartbeatOf({gone}, 3));
+  bool canceled = false;
+  for (const auto& m : link->Take()) {
+    canceled = canceled || (m.has_cancel() && m.cancel().run_id() == a.run_id() &&
+                            m.cancel().attempt() == gone.attempt());
+  }
+  EXPECT_TRUE(canceled);
+}
+
+// Attempts lost because the agent fenced itself in time (a controller stall between
+// TTL - TTL/3 and the TTL) do not count toward max_attempts (2 in this fixture).
+TEST_F(ControllerFaultsTest, FencedAttemptsDoNotCountTowardMaxAttempts) {
+  auto link = std::make_shared<FakeLink>();
+  v1::RunAssignment a = SubmitAndAssign(link);
+  for (int i = 0; i < 3; ++i) {
+    v1::RunFinished fenced = Done(a);
+    fenced.set_outcome(v1::RUN_OUTCOME_FENCED);
+    controller_->OnFinished("a1", fenced);
+    std::vector<v1::RunAssignment> again = FakeLink::Assignments(link->Take());
+    ASSERT_EQ(again.size(), 1u) << "fence " << i;
+    ASSERT_EQ(again[0].run_id(), a.run_id());
+    a = again[0];
+  }
+  EXPECT_EQ(a.attempt(), 4u);
+  controller_->OnFinished("a1", Done(a));
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_DONE);
+}
+
+// A controller that died between a run's final write and its experiment's: the next
+// process brings the experiment up to date on its first tick.
+TEST_F(ControllerFaultsTest, ARestartFinishesAnExperimentWhoseLastWriteWasLost) {
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  ASSERT_TRUE(exp.ok());
+  auto stored = store_->GetExperiment(exp->id(), false);
+  ASSERT_TRUE(stored.ok());
+  for (const v1::Run& run : stored->runs()) {
+    ASSERT_TRUE(store_->FinishRun(run.id(), 0, v1::RUN_CANCELED, "x", 1, nullptr).ok());
+  }
+  ASSERT_TRUE(store_->UpdateExperimentState(exp->id(), v1::EXPERIMENT_RUNNING, "", 0).ok());
+  Reopen();
+  controller_->Tick();
+  EXPECT_EQ(store_->GetExperiment(exp->id(), false)->state(), v1::EXPERIMENT_DONE);
+}
+
 }  // namespace
 }  // namespace blkbench
