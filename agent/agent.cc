@@ -8,6 +8,7 @@
 #include "agent/device/device_facts.h"
 #include "agent/device/host_facts.h"
 #include "common/log/log.h"
+#include "common/tls/credentials.h"
 
 namespace blkbench {
 namespace {
@@ -26,8 +27,10 @@ std::string RandomInstanceId() {
 constexpr int kMaxMessageBytes = 64 << 20;
 constexpr size_t kMaxUnackedSamples = 100'000;  // per run; older ones are dropped beyond
 
-ChannelFactory TcpChannelFactory(const std::string& address) {
-  return [address] {
+ChannelFactory TcpChannelFactory(const std::string& address,
+                                 std::shared_ptr<grpc::ChannelCredentials> credentials) {
+  if (!credentials) credentials = grpc::InsecureChannelCredentials();
+  return [address, credentials] {
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(kMaxMessageBytes);
     args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
@@ -36,8 +39,16 @@ ChannelFactory TcpChannelFactory(const std::string& address) {
     // Reconnect quickly after a controller restart; our own backoff paces retries.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2'000);
-    return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    return grpc::CreateCustomChannel(address, credentials, args);
   };
+}
+
+absl::StatusOr<ChannelFactory> ChannelFactoryFor(const AgentConfig& config) {
+  if (config.tls_dir.empty()) return TcpChannelFactory(config.controller);
+  auto creds = tls::ChannelCredentialsFromDir(config.tls_dir,
+                                              tls::CertStem(tls::Kind::kAgent, config.agent_id));
+  if (!creds.ok()) return creds.status();
+  return TcpChannelFactory(config.controller, *creds);
 }
 
 Agent::Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFactory channels,

@@ -35,8 +35,13 @@ namespace blkbench {
 
 using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
 
-// Channel to the agent config's controller address (host:port or unix:/path).
-ChannelFactory TcpChannelFactory(const std::string& address);
+// Channel to the agent config's controller address (host:port or unix:/path), with
+// `credentials` (null: without TLS).
+ChannelFactory TcpChannelFactory(const std::string& address,
+                                 std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
+// The channel an agent with `config` dials: mutual TLS with config.tls_dir's CA and
+// agent-<agent_id> certificate, else without TLS. Errors name the missing file.
+absl::StatusOr<ChannelFactory> ChannelFactoryFor(const AgentConfig& config);
 
 class Agent {
  public:

@@ -54,6 +54,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       scalar(v, key, &cfg.agent_id);
     } else if (key == "state_dir") {
       scalar(v, key, &cfg.state_dir);
+    } else if (key == "tls_dir") {
+      scalar(v, key, &cfg.tls_dir);
     } else if (key == "cgroup_parent") {
       scalar(v, key, &cfg.cgroup_parent);
       if (!IsValidCgroupParent(cfg.cgroup_parent)) {
@@ -139,8 +141,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
     } else {
       errors.push_back(
           absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
-                       "' (expected controller, agent_id, state_dir, cgroup_parent, devices, "
-                       "sim_devices, metrics_listen, metrics_grace_ms)"));
+                       "' (expected controller, agent_id, tls_dir, state_dir, cgroup_parent, "
+                       "devices, sim_devices, metrics_listen, metrics_grace_ms)"));
     }
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

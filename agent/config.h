@@ -19,6 +19,10 @@ struct AllowedDevice {
 struct AgentConfig {
   std::string controller = "127.0.0.1:7450";  // host:port or unix:/path
   std::string agent_id;                       // default: the host name
+  // Lab PKI directory with ca.pem and agent-<agent_id>.pem/.key (`blkbench tls cert
+  // create --agent ID`): the controller is dialled with mutual TLS and verified against
+  // ca.pem. "" = no TLS (a loopback or Unix-socket controller).
+  std::string tls_dir;
   std::string state_dir = "/var/lib/blkbench-agent";
   // Where runs' cgroup layouts are made, relative to the root of the I/O cgroup hierarchy
   // (cgroup v2 with io, else v1 blkio); created on demand and removed when unused.

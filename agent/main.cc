@@ -78,9 +78,13 @@ int main(int argc, char** argv) {
   if (!config->metrics_listen.empty()) {
     fprintf(stderr, "blkbench-agent: metrics on %s/metrics\n", config->metrics_listen.c_str());
   }
+  auto channels = blkbench::ChannelFactoryFor(*config);
+  if (!channels.ok()) {
+    fprintf(stderr, "blkbench-agent: %s\n", std::string(channels.status().message()).c_str());
+    return 2;
+  }
   blkbench::RunExecutor executor(*config, **journal, blkbench::DefaultRunnerFactory());
-  blkbench::Agent agent(*config, executor, clock, blkbench::TcpChannelFactory(config->controller),
-                        exporter->get());
+  blkbench::Agent agent(*config, executor, clock, *channels, exporter->get());
   fprintf(stderr, "blkbench-agent: %s connecting to %s with %zu allowlisted device(s)\n",
           config->agent_id.c_str(), config->controller.c_str(), config->devices.size());
   std::thread serve([&agent] { agent.Run(); });

@@ -35,7 +35,7 @@ absl::Status Controller::Start() {
   auto exps = store_.ListExperiments(0);
   if (!exps.ok()) return exps.status();
   for (const v1::Experiment& e : *exps) {
-    if (e.state() == v1::EXPERIMENT_CANCELED) canceled_[e.id()] = true;
+    if (e.state() == v1::EXPERIMENT_CANCELED || !e.canceled_by().empty()) canceled_[e.id()] = true;
     // A previous process may have died between a run's final write and the
     // experiment's: the first Tick brings every unended experiment up to date.
     if (!IsEndedExperimentState(e.state())) unsynced_experiments_.insert(e.id());
@@ -44,7 +44,8 @@ absl::Status Controller::Start() {
 }
 
 absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
-                                                  const std::string& matrix_text) {
+                                                  const std::string& matrix_text,
+                                                  const std::string& submitted_by) {
   auto matrix = workloads::ParseMatrix(matrix_text, file_name);
   if (!matrix.ok()) return matrix.status();
   v1::Experiment exp;
@@ -54,6 +55,7 @@ absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
   exp.set_repeats(matrix->repeats);
   exp.set_state(v1::EXPERIMENT_QUEUED);
   exp.set_created_unix_ms(clock_.WallMs());
+  exp.set_submitted_by(submitted_by);
   for (const v1::CellSpec& c : matrix->cells) *exp.add_cells() = c;
   Outbox out;
   uint64_t id = 0;
@@ -78,7 +80,7 @@ absl::StatusOr<std::vector<v1::Experiment>> Controller::ListExperiments(uint32_t
   return store_.ListExperiments(limit);
 }
 
-absl::StatusOr<v1::Experiment> Controller::Cancel(uint64_t id) {
+absl::StatusOr<v1::Experiment> Controller::Cancel(uint64_t id, const std::string& canceled_by) {
   Outbox out;
   {
     absl::MutexLock lock(&mu_);
@@ -89,6 +91,7 @@ absl::StatusOr<v1::Experiment> Controller::Cancel(uint64_t id) {
       return absl::FailedPreconditionError(absl::StrCat(
           "experiment ", id, " has already ended (", v1::ExperimentState_Name(exp->state()), ")"));
     }
+    if (absl::Status s = store_.RecordCancel(id, canceled_by); !s.ok()) return s;
     canceled_[id] = true;
     const int64_t now = clock_.WallMs();
     for (const v1::Run& run : exp->runs()) {

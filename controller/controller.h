@@ -59,12 +59,15 @@ class Controller {
   // --- CLI side ---
   // Parses and validates the matrix (InvalidArgument naming file, line and key on bad
   // input; nothing is stored then), stores the experiment and its runs, places runs.
+  // `submitted_by` (the caller's identity) is stored with it.
   absl::StatusOr<v1::Experiment> Submit(const std::string& file_name,
-                                        const std::string& matrix_text);
+                                        const std::string& matrix_text,
+                                        const std::string& submitted_by = "");
   absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results);
   absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit);
-  // Cancels queued runs now and asks agents to stop running ones.
-  absl::StatusOr<v1::Experiment> Cancel(uint64_t id);
+  // Records who asked (durably, so a restart still cancels), cancels queued runs now and
+  // asks agents to stop running ones. Who may cancel what is the caller's check.
+  absl::StatusOr<v1::Experiment> Cancel(uint64_t id, const std::string& canceled_by = "");
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
   absl::StatusOr<v1::GetResultsResponse> GetResults(uint64_t id, bool with_samples);
   // Adds `count` repeats (1 to kMaxAddedRepeats) of each of `cell_indices` to experiment
@@ -182,7 +185,6 @@ class Controller {
   absl::Mutex mu_;
   absl::CondVar changed_cv_;
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t lease_counter_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, AgentState> agents_ ABSL_GUARDED_BY(mu_);
   std::map<uint64_t, Lease> leases_ ABSL_GUARDED_BY(mu_);  // by run id
   // Which samples of a run's current attempt are stored: all seq <= through, and the

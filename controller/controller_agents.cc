@@ -1,8 +1,11 @@
 // Controller, agent side: registration, heartbeats, samples, results, lease expiry and
 // placement of queued runs on free devices.
+#include <sys/random.h>
+
 #include <chrono>
 #include <cstdio>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
 #include "common/placement.h"
@@ -14,6 +17,19 @@ namespace {
 
 LogEvent Warn(absl::string_view event) { return LogEvent(LogLevel::kWarning, "controller", event); }
 LogEvent Info(absl::string_view event) { return LogEvent(LogLevel::kInfo, "controller", event); }
+
+// 128 bits from the kernel's CSPRNG (getrandom), hex: a lease id cannot be guessed, so a
+// client that is not the lease's agent cannot forge its samples or result.
+std::string NewLeaseId() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof(bytes)) {
+    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  return absl::StrCat("L", absl::BytesToHexString(absl::string_view(
+                               reinterpret_cast<const char*>(bytes), sizeof(bytes))));
+}
 
 }  // namespace
 
@@ -439,9 +455,7 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
         }
       }
       if (chosen == nullptr) continue;
-      char lease_id[40];
-      snprintf(lease_id, sizeof(lease_id), "L%lx-%lu", static_cast<unsigned long>(clock_.WallMs()),
-               static_cast<unsigned long>(++lease_counter_));
+      const std::string lease_id = NewLeaseId();
       run.set_attempt(run.attempt() + 1);
       run.set_state(v1::RUN_ASSIGNED);
       run.set_agent_id(agent_id);

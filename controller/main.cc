@@ -13,6 +13,12 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
           "TCP address to serve on (host:port), '' for none");
 ABSL_FLAG(std::string, socket, "", "Unix socket path to serve on, '' for none");
+ABSL_FLAG(std::string, tls_dir, "",
+          "lab PKI directory (ca.pem, controller.pem, controller.key; `blkbench tls`): serve "
+          "TCP with mutual TLS");
+ABSL_FLAG(bool, insecure, false,
+          "serve a non-loopback --listen address without TLS (anyone who reaches it acts as "
+          "admin)");
 ABSL_FLAG(std::string, db, "blkbench.db", "SQLite database file");
 ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "re-queue a run whose agent is silent this long");
 ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
@@ -34,6 +40,8 @@ int main(int argc, char** argv) {
   opts.listen = absl::GetFlag(FLAGS_listen);
   opts.unix_socket = absl::GetFlag(FLAGS_socket);
   opts.db_path = absl::GetFlag(FLAGS_db);
+  opts.tls_dir = absl::GetFlag(FLAGS_tls_dir);
+  opts.insecure = absl::GetFlag(FLAGS_insecure);
   opts.controller.lease_ttl_ms = absl::GetFlag(FLAGS_lease_ttl_ms);
   opts.controller.heartbeat_interval_ms = absl::GetFlag(FLAGS_heartbeat_ms);
   opts.controller.sample_interval_ms = absl::GetFlag(FLAGS_sample_interval_ms);
@@ -55,12 +63,16 @@ int main(int argc, char** argv) {
     fprintf(stderr, "blkbench-controller: %s\n", server.status().ToString().c_str());
     return 1;
   }
-  fprintf(stderr,
-          "blkbench-controller: serving on %s%s%s (db %s)\n"
-          "blkbench-controller: WARNING: no TLS and no authentication — local/lab-network "
-          "use only\n",
-          opts.listen.empty() ? "" : ("127.0.0.1:" + std::to_string((*server)->port())).c_str(),
+  fprintf(stderr, "blkbench-controller: serving on %s%s%s%s (db %s)\n",
+          opts.listen.empty() ? "" : ("port " + std::to_string((*server)->port())).c_str(),
+          opts.listen.empty() ? "" : (opts.tls_dir.empty() ? " without TLS" : " with mutual TLS"),
           opts.unix_socket.empty() ? "" : " unix:", opts.unix_socket.c_str(), opts.db_path.c_str());
+  if (!opts.listen.empty() && opts.tls_dir.empty() && opts.insecure) {
+    fprintf(stderr,
+            "blkbench-controller: WARNING: --insecure: %s is served without TLS or "
+            "authentication; anyone who can reach it acts as admin\n",
+            opts.listen.c_str());
+  }
   if ((*server)->metrics_port() != 0) {
     fprintf(stderr, "blkbench-controller: metrics on %s (port %d)/metrics\n",
             opts.metrics.listen.c_str(), (*server)->metrics_port());

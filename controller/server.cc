@@ -1,7 +1,9 @@
 // ControllerServer: assembles store, controller, gRPC services and the ticker.
 #include "controller/server.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/tls/credentials.h"
 #include "controller/metrics/grpc_metrics.h"
 #include "controller/metrics/instrumented_store.h"
 #include "controller/metrics/results_api.h"
@@ -9,6 +11,15 @@
 #include "controller/store/sqlite_store.h"
 
 namespace blkbench {
+
+bool IsLoopbackAddress(const std::string& host_port) {
+  const size_t colon = host_port.rfind(':');
+  std::string host = colon == std::string::npos ? host_port : host_port.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
 
 // Explicit message limits (RELIABILITY 10): larger requests get RESOURCE_EXHAUSTED.
 constexpr int kMaxMessageBytes = 64 << 20;
@@ -18,6 +29,17 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   if (options.db_path.empty()) return absl::InvalidArgumentError("controller: --db is required");
   if (options.listen.empty() && options.unix_socket.empty()) {
     return absl::InvalidArgumentError("controller: give --listen or --socket");
+  }
+  std::shared_ptr<grpc::ServerCredentials> tcp_credentials = grpc::InsecureServerCredentials();
+  if (!options.tls_dir.empty()) {
+    auto creds = tls::ServerCredentialsFromDir(options.tls_dir);
+    if (!creds.ok()) return creds.status();
+    tcp_credentials = *creds;
+  } else if (!options.listen.empty() && !IsLoopbackAddress(options.listen) && !options.insecure) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "controller: refusing to serve ", options.listen,
+        " without TLS: anyone who can reach it could register agents and forge results. Give "
+        "--tls_dir (a lab PKI, see docs/security.md), listen on loopback, or --insecure"));
   }
   std::unique_ptr<ControllerServer> s(new ControllerServer());
   auto store = SqliteStore::Open(options.db_path);
@@ -52,7 +74,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1'000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   if (!options.listen.empty()) {
-    builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &s->port_);
+    builder.AddListeningPort(options.listen, tcp_credentials, &s->port_);
   }
   if (!options.unix_socket.empty()) {
     ::unlink(options.unix_socket.c_str());

@@ -22,8 +22,13 @@ namespace blkbench {
 
 struct ServerOptions {
   std::string listen = "127.0.0.1:7450";  // host:port; port 0 picks a free one; "" = none
-  std::string unix_socket;                // path; "" = none
-  std::string db_path;                    // SQLite file (required)
+  std::string unix_socket;                // path; "" = none (always without TLS: local)
+  // Lab PKI directory (ca.pem, controller.pem/.key): TCP is served with mutual TLS and
+  // callers act as their certificates say. "" = no TLS, allowed only on loopback
+  // unless `insecure`.
+  std::string tls_dir;
+  bool insecure = false;  // serve a non-loopback address without TLS (loudly)
+  std::string db_path;    // SQLite file (required)
   ControllerOptions controller;
   int64_t tick_ms = 500;                     // lease expiry and placement check period
   ExporterOptions metrics = {.listen = ""};  // /metrics address; "" = no exporter
@@ -32,6 +37,9 @@ struct ServerOptions {
   // FaultyStore) before anything uses it. Null = the store as opened.
   std::function<std::unique_ptr<Store>(std::unique_ptr<Store>)> wrap_store;
 };
+
+// True for 127.x.y.z, localhost and [::1] (host:port).
+bool IsLoopbackAddress(const std::string& host_port);
 
 class ControllerServer {
  public:

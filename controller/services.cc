@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
+#include "common/log/log.h"
 #include "common/states.h"
 #include "controller/metrics/http_sd.h"
 
@@ -42,27 +43,59 @@ grpc::Status ToGrpc(const absl::Status& s) {
   return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
 }
 
-grpc::Status ControllerServiceImpl::SubmitExperiment(grpc::ServerContext*,
+absl::StatusOr<tls::Identity> Authorize(const grpc::ServerContext* ctx, tls::Role need,
+                                        const char* what) {
+  absl::StatusOr<tls::Identity> who = tls::CallerIdentity(*ctx->auth_context());
+  if (!who.ok()) return who.status();
+  if (!who->Allows(need)) {
+    return absl::PermissionDeniedError(absl::StrCat(who->Describe(), " may not ", what,
+                                                    " (needs the ", tls::RoleName(need), " role)"));
+  }
+  return who;
+}
+
+namespace {
+
+// The name recorded as submitter / canceler.
+std::string Principal(const tls::Identity& who) { return who.local ? "local" : who.name; }
+
+// Lease ids are bearer secrets of agents: only admins (and local callers) see them.
+void HideLeases(const tls::Identity& who, v1::Experiment& exp) {
+  if (who.Allows(tls::Role::kAdmin)) return;
+  for (v1::Run& run : *exp.mutable_runs()) run.clear_lease_id();
+}
+
+}  // namespace
+
+#define BLKBENCH_AUTHORIZE(who, ctx, role, what)                             \
+  absl::StatusOr<tls::Identity> who = Authorize(ctx, tls::Role::role, what); \
+  if (!who.ok()) return ToGrpc(who.status())
+
+grpc::Status ControllerServiceImpl::SubmitExperiment(grpc::ServerContext* ctx,
                                                      const v1::SubmitExperimentRequest* req,
                                                      v1::Experiment* resp) {
-  auto exp = controller_.Submit(req->file_name(), req->matrix_text());
+  BLKBENCH_AUTHORIZE(who, ctx, kSubmit, "submit experiments");
+  auto exp = controller_.Submit(req->file_name(), req->matrix_text(), Principal(*who));
   if (!exp.ok()) return ToGrpc(exp.status());
   *resp = std::move(*exp);
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::GetExperiment(grpc::ServerContext*,
+grpc::Status ControllerServiceImpl::GetExperiment(grpc::ServerContext* ctx,
                                                   const v1::GetExperimentRequest* req,
                                                   v1::Experiment* resp) {
+  BLKBENCH_AUTHORIZE(who, ctx, kRead, "read experiments");
   auto exp = controller_.GetExperiment(req->id(), req->with_results());
   if (!exp.ok()) return ToGrpc(exp.status());
+  HideLeases(*who, *exp);
   *resp = std::move(*exp);
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::ListExperiments(grpc::ServerContext*,
+grpc::Status ControllerServiceImpl::ListExperiments(grpc::ServerContext* ctx,
                                                     const v1::ListExperimentsRequest* req,
                                                     v1::ListExperimentsResponse* resp) {
+  BLKBENCH_AUTHORIZE(who, ctx, kRead, "list experiments");
   auto exps = controller_.ListExperiments(req->limit());
   if (!exps.ok()) return ToGrpc(exps.status());
   for (auto& e : *exps) *resp->add_experiments() = std::move(e);
@@ -72,10 +105,12 @@ grpc::Status ControllerServiceImpl::ListExperiments(grpc::ServerContext*,
 grpc::Status ControllerServiceImpl::WatchExperiment(grpc::ServerContext* ctx,
                                                     const v1::WatchExperimentRequest* req,
                                                     grpc::ServerWriter<v1::WatchEvent>* writer) {
+  BLKBENCH_AUTHORIZE(who, ctx, kRead, "watch experiments");
   uint64_t seen = 0;
   while (!ctx->IsCancelled()) {
     auto exp = controller_.GetExperiment(req->id(), false);
     if (!exp.ok()) return ToGrpc(exp.status());
+    HideLeases(*who, *exp);
     v1::WatchEvent ev;
     *ev.mutable_experiment() = *exp;
     if (!writer->Write(ev)) return grpc::Status::OK;
@@ -86,35 +121,48 @@ grpc::Status ControllerServiceImpl::WatchExperiment(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::CancelExperiment(grpc::ServerContext*,
+grpc::Status ControllerServiceImpl::CancelExperiment(grpc::ServerContext* ctx,
                                                      const v1::CancelExperimentRequest* req,
                                                      v1::Experiment* resp) {
-  auto exp = controller_.Cancel(req->id());
+  BLKBENCH_AUTHORIZE(who, ctx, kSubmit, "cancel experiments");
+  if (grpc::Status own = CheckOwner(*who, req->id(), "cancel"); !own.ok()) return own;
+  auto exp = controller_.Cancel(req->id(), Principal(*who));
   if (!exp.ok()) return ToGrpc(exp.status());
+  HideLeases(*who, *exp);
   *resp = std::move(*exp);
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::ListAgents(grpc::ServerContext*, const v1::ListAgentsRequest*,
+grpc::Status ControllerServiceImpl::ListAgents(grpc::ServerContext* ctx,
+                                               const v1::ListAgentsRequest*,
                                                v1::ListAgentsResponse* resp) {
+  BLKBENCH_AUTHORIZE(who, ctx, kRead, "list agents");
   auto agents = controller_.ListAgents();
   if (!agents.ok()) return ToGrpc(agents.status());
   for (auto& a : *agents) *resp->add_agents() = std::move(a);
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::GetResults(grpc::ServerContext*,
+grpc::Status ControllerServiceImpl::GetResults(grpc::ServerContext* ctx,
                                                const v1::GetResultsRequest* req,
                                                v1::GetResultsResponse* resp) {
+  BLKBENCH_AUTHORIZE(who, ctx, kRead, "read results");
   auto res = controller_.GetResults(req->experiment_id(), req->with_samples());
   if (!res.ok()) return ToGrpc(res.status());
+  if (!who->Allows(tls::Role::kAdmin)) {
+    for (v1::ResultRow& row : *res->mutable_rows()) row.mutable_run()->clear_lease_id();
+  }
   *resp = std::move(*res);
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::AddRepeats(grpc::ServerContext*,
+grpc::Status ControllerServiceImpl::AddRepeats(grpc::ServerContext* ctx,
                                                const v1::AddRepeatsRequest* req,
                                                v1::AddRepeatsResponse* resp) {
+  BLKBENCH_AUTHORIZE(who, ctx, kSubmit, "add repeats");
+  if (grpc::Status own = CheckOwner(*who, req->experiment_id(), "add repeats to"); !own.ok()) {
+    return own;
+  }
   const std::vector<uint32_t> cells(req->cell_indices().begin(), req->cell_indices().end());
   auto res = controller_.AddRepeats(req->experiment_id(), cells, req->count());
   if (!res.ok()) return ToGrpc(res.status());
@@ -122,13 +170,26 @@ grpc::Status ControllerServiceImpl::AddRepeats(grpc::ServerContext*,
   return grpc::Status::OK;
 }
 
-grpc::Status ControllerServiceImpl::GetHistory(grpc::ServerContext*,
+grpc::Status ControllerServiceImpl::GetHistory(grpc::ServerContext* ctx,
                                                const v1::GetHistoryRequest* req,
                                                v1::GetHistoryResponse* resp) {
+  BLKBENCH_AUTHORIZE(who, ctx, kRead, "read history");
   auto res = controller_.GetHistory(*req);
   if (!res.ok()) return ToGrpc(res.status());
   *resp = std::move(*res);
   return grpc::Status::OK;
+}
+
+grpc::Status ControllerServiceImpl::CheckOwner(const tls::Identity& who, uint64_t id,
+                                               const char* what) {
+  if (who.Allows(tls::Role::kAdmin)) return grpc::Status::OK;
+  auto exp = controller_.GetExperiment(id, false);
+  if (!exp.ok()) return ToGrpc(exp.status());
+  if (exp->submitted_by() == Principal(who)) return grpc::Status::OK;
+  return ToGrpc(absl::PermissionDeniedError(
+      absl::StrCat(who.Describe(), " may not ", what, " experiment ", id, " of ",
+                   exp->submitted_by().empty() ? "someone else" : exp->submitted_by(),
+                   " (only its submitter or an admin may)")));
 }
 
 grpc::Status AgentServiceImpl::Connect(
@@ -141,6 +202,18 @@ grpc::Status AgentServiceImpl::Connect(
                         "the first message on AgentService.Connect must be register");
   }
   const std::string agent_id = msg.register_().agent_id();
+  // An agent registers only as the agent its certificate names.
+  absl::StatusOr<tls::Identity> who = tls::CallerIdentity(*ctx->auth_context());
+  if (!who.ok()) return ToGrpc(who.status());
+  if (!who->local && (who->kind != tls::Kind::kAgent || who->name != agent_id)) {
+    LogEvent(LogLevel::kWarning, "controller", "agent_identity_refused")
+        .Field("agent", agent_id)
+        .Field("certificate", who->Describe())
+        .Field("peer", ctx->peer());
+    return ToGrpc(absl::PermissionDeniedError(
+        absl::StrCat("the client certificate is for ", who->Describe(), "; registering as agent \"",
+                     agent_id, "\" is refused")));
+  }
   // "0.0.0.0:9471" means "where I connect from": make it a scrapable target.
   msg.mutable_register_()->set_metrics_address(
       ResolveMetricsAddress(msg.register_().metrics_address(), ctx->peer()));

@@ -1,6 +1,7 @@
 // gRPC transport for the controller: ControllerService (CLI) and AgentService (agents).
-// Thin: each RPC converts protobuf to calls on Controller and absl::Status to
-// grpc::Status, in one place (ToGrpc).
+// Thin: each RPC checks its caller (Authorize: read < submit < admin from the client
+// certificate; an agent only as itself), converts protobuf to calls on Controller and
+// absl::Status to grpc::Status, in one place (ToGrpc).
 #ifndef BLKBENCH_CONTROLLER_SERVICES_H_
 #define BLKBENCH_CONTROLLER_SERVICES_H_
 
@@ -9,12 +10,18 @@
 #include "absl/status/status.h"
 #include "blkbench/v1/agent.grpc.pb.h"
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "common/tls/credentials.h"
 #include "controller/controller.h"
 #include "grpcpp/grpcpp.h"
 
 namespace blkbench {
 
 grpc::Status ToGrpc(const absl::Status& s);
+
+// The caller of `ctx` (tls::CallerIdentity) if it holds `need`; PermissionDenied naming
+// the caller, what it tried (`what`, e.g. "submit experiments") and the role it lacks.
+absl::StatusOr<tls::Identity> Authorize(const grpc::ServerContext* ctx, tls::Role need,
+                                        const char* what);
 
 class ControllerServiceImpl final : public v1::ControllerService::Service {
  public:
@@ -40,6 +47,8 @@ class ControllerServiceImpl final : public v1::ControllerService::Service {
                           v1::GetHistoryResponse* resp) override;
 
  private:
+  // OK if `who` submitted experiment `id` or is an admin; PermissionDenied otherwise.
+  grpc::Status CheckOwner(const tls::Identity& who, uint64_t id, const char* what);
   Controller& controller_;
 };
 

@@ -20,8 +20,11 @@ AgentProcess::AgentProcess(AgentConfig config, AgentObserver* observer)
   }
   journal_ = std::move(*journal);
   executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
-  agent_ = std::make_unique<Agent>(config_, *executor_, clock_,
-                                   TcpChannelFactory(config_.controller), observer);
+  auto channels = ChannelFactoryFor(config_);
+  EXPECT_TRUE(channels.ok()) << channels.status();
+  agent_ = std::make_unique<Agent>(
+      config_, *executor_, clock_,
+      channels.ok() ? *channels : TcpChannelFactory(config_.controller), observer);
   thread_ = std::thread([this] { agent_->Run(); });
 }
 

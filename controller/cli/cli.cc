@@ -25,6 +25,7 @@
 #include "controller/cli/gate_proof_cmd.h"
 #include "controller/cli/history_cmd.h"
 #include "controller/cli/sim.h"
+#include "controller/cli/tls_cmd.h"
 #include "controller/cli/watch_cmd.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
@@ -390,6 +391,22 @@ const std::vector<CommandSpec>& Commands() {
        CheckId,
        CmdCancel},
       {"agents", {}, "agents and their devices", "", {kFormatTable}, true, nullptr, CmdAgents},
+      {"tls",
+       {"ca|cert", "create"},
+       "make the lab PKI for mutual TLS: a CA, then controller, agent and CLI certificates",
+       "blkbench tls ca create --dir D writes ca.pem and ca.key; blkbench tls cert create --dir D "
+       "with --server [--dns host,...] (controller.pem: localhost and 127.0.0.1 always), --agent "
+       "ID (agent-ID.pem), or --cli NAME --role read|submit|admin (cli-NAME.pem). Keys are "
+       "ECDSA P-256, written 0600, never overwritten. See docs/security.md.",
+       {{"dir", "DIR", "the PKI directory"},
+        {"server", "", "the controller's certificate"},
+        {"dns", "NAMES", "extra DNS names or IPs of the controller (comma-separated)"},
+        {"agent", "ID", "an agent's certificate (its agent_id)"},
+        {"cli", "NAME", "a CLI user's certificate"},
+        {"role", "ROLE", "the CLI user's role", {"read", "submit", "admin"}}},
+       false,
+       CheckTlsArgs,
+       CmdTls},
       {"gate",
        {},
        "regression verdicts between two experiments or two values of an axis",
@@ -525,9 +542,15 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   if (address.empty() && getenv("BLKBENCH_CONTROLLER")) address = getenv("BLKBENCH_CONTROLLER");
   if (address.empty()) address = kDefaultController;
   if (!channel) {
+    auto credentials = CliCredentials(a);
+    if (!credentials.ok()) {
+      err << "blkbench: " << credentials.status().message() << "\n";
+      return kExitUnreachable;
+    }
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
-    channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+    channel = grpc::CreateCustomChannel(
+        address, *credentials ? *credentials : grpc::InsecureChannelCredentials(), args);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(3))) {
       err << "blkbench: cannot reach the controller at " << address
           << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";

@@ -93,6 +93,10 @@ const std::vector<FlagSpec>& GlobalFlags() {
   static const std::vector<FlagSpec> kGlobal = {
       {"controller", "ADDR",
        "controller address (default $BLKBENCH_CONTROLLER or 127.0.0.1:7450; unix:/path)"},
+      {"tls_dir", "DIR",
+       "dial with mutual TLS, the CA and client certificate in DIR (default $BLKBENCH_TLS_DIR)"},
+      {"tls_cert", "NAME",
+       "the client certificate cli-NAME.pem in --tls_dir (default: the only one)"},
       {"help", "", "print this command's usage and exit", {}, 'h'},
       {"version", "", "print the version and git revision and exit"},
   };

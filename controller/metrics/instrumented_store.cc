@@ -37,6 +37,10 @@ absl::Status InstrumentedStore::UpdateExperimentState(uint64_t id, v1::Experimen
                [&] { return inner_->UpdateExperimentState(id, state, error, finished_unix_ms); });
 }
 
+absl::Status InstrumentedStore::RecordCancel(uint64_t id, const std::string& who) {
+  return Timed("record_cancel", [&] { return inner_->RecordCancel(id, who); });
+}
+
 absl::StatusOr<v1::Run> InstrumentedStore::GetRun(uint64_t run_id) {
   return Timed("get_run", [&] { return inner_->GetRun(run_id); });
 }

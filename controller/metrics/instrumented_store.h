@@ -29,6 +29,7 @@ class InstrumentedStore final : public Store {
                                                 uint32_t count, int64_t created_unix_ms) override;
   absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results) override;
   absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) override;
+  absl::Status RecordCancel(uint64_t id, const std::string& who) override;
   absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
                                      const std::string& error, int64_t finished_unix_ms) override;
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id) override;

@@ -145,8 +145,16 @@ JOIN experiments e ON e.id = r.experiment_id
 WHERE r.state = 'RUN_DONE';
 )sql";
 
+// Who submitted and who canceled an experiment (client identities, issue 16); a cancel
+// request is durable, so a restarted controller still cancels what was asked.
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE experiments ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE experiments ADD COLUMN canceled_by TEXT NOT NULL DEFAULT '';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
+    {2, "experiment submitter and canceler", kSchemaV2},
 };
 
 // Reads user_version and application_id and refuses databases this code must not touch.

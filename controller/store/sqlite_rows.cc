@@ -35,6 +35,8 @@ absl::StatusOr<v1::Experiment> ExperimentFromRow(const Statement& row) {
   experiment.set_created_unix_ms(row.Int(5));
   experiment.set_finished_unix_ms(row.Int(6));
   experiment.set_error(row.Text(7));
+  experiment.set_submitted_by(row.Text(8));
+  experiment.set_canceled_by(row.Text(9));
   return experiment;
 }
 

@@ -25,8 +25,8 @@ absl::StatusOr<v1::Run> RunFromRow(const Statement& row);
 // The experiments columns ExperimentFromRow reads (no matrix_text), experiments aliased e.
 inline constexpr char kExperimentColumns[] =
     "e.id, e.name, e.state, e.file_name, e.repeats, e.created_unix_ms, e.finished_unix_ms, "
-    "e.error";
-inline constexpr int kExperimentColumnCount = 8;
+    "e.error, e.submitted_by, e.canceled_by";
+inline constexpr int kExperimentColumnCount = 10;
 absl::StatusOr<v1::Experiment> ExperimentFromRow(const Statement& row);
 
 // The sample columns SampleFromRow reads from `first_col` on: samples aliased s, its 'lat'

@@ -100,10 +100,10 @@ absl::StatusOr<uint64_t> SqliteStore::CreateExperiment(const v1::Experiment& exp
   if (absl::Status s =
           db_->Execute("insert experiment",
                        "INSERT INTO experiments (name, state, file_name, matrix_text, repeats, "
-                       "created_unix_ms) VALUES (?, ?, ?, ?, ?, ?)",
+                       "created_unix_ms, submitted_by) VALUES (?, ?, ?, ?, ?, ?, ?)",
                        experiment.name(), sqlite::ExperimentStateName(v1::EXPERIMENT_QUEUED),
                        experiment.file_name(), experiment.matrix_text(), experiment.repeats(),
-                       experiment.created_unix_ms());
+                       experiment.created_unix_ms(), experiment.submitted_by());
       !s.ok()) {
     return s;
   }
@@ -223,6 +223,19 @@ absl::Status SqliteStore::UpdateExperimentState(uint64_t id, v1::ExperimentState
           "update experiment state",
           "UPDATE experiments SET state = ?, error = ?, finished_unix_ms = ? WHERE id = ?",
           sqlite::ExperimentStateName(state), error, finished_unix_ms, static_cast<int64_t>(id));
+      !s.ok()) {
+    return s;
+  }
+  if (db_->Changes() == 0)
+    return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::RecordCancel(uint64_t id, const std::string& who) {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s =
+          db_->Execute("record cancel", "UPDATE experiments SET canceled_by = ? WHERE id = ?",
+                       who.empty() ? std::string("unknown") : who, static_cast<int64_t>(id));
       !s.ok()) {
     return s;
   }

@@ -50,6 +50,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) override;
   absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
                                      const std::string& error, int64_t finished_unix_ms) override;
+  absl::Status RecordCancel(uint64_t id, const std::string& who) override;
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id) override;
   absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
       const std::vector<v1::RunState>& states) override;

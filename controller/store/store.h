@@ -21,7 +21,7 @@ class Store {
   virtual ~Store() = default;
 
   // Stores a new experiment (name, file_name, matrix_text, repeats, cells, created time,
-  // state QUEUED) and creates cells.size() * repeats runs in state RUN_QUEUED with
+  // submitted_by, state QUEUED) and creates cells.size() * repeats runs in state RUN_QUEUED with
   // attempt 0. Returns the new experiment id (ids start at 1 and never repeat).
   // Cell i gets cell_index i (its stored CellSpec.index is set to i). Runs are created
   // repeat-major — repeat 0 of every cell, then repeat 1, ... — so dispatching in id
@@ -53,6 +53,10 @@ class Store {
   virtual absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
                                              const std::string& error,
                                              int64_t finished_unix_ms) = 0;
+
+  // Records that `who` asked to cancel the experiment (its canceled_by; "" is stored as
+  // "unknown"), durably, before any run is touched. NotFound if there is no such id.
+  virtual absl::Status RecordCancel(uint64_t id, const std::string& who) = 0;
 
   // One run with last_sample, samples and (if recorded for its current attempt) its
   // result. NotFound if there is no such run.

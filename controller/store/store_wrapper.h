@@ -40,6 +40,9 @@ class StoreWrapper : public Store {
                                      const std::string& error, int64_t finished_unix_ms) override {
     return target_.UpdateExperimentState(id, state, error, finished_unix_ms);
   }
+  absl::Status RecordCancel(uint64_t id, const std::string& who) override {
+    return target_.RecordCancel(id, who);
+  }
   absl::StatusOr<v1::Run> GetRun(uint64_t run_id) override { return target_.GetRun(run_id); }
   absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
       const std::vector<v1::RunState>& states) override {
@@ -105,6 +108,10 @@ class FaultyStore final : public StoreWrapper {
                                      const std::string& error, int64_t finished_unix_ms) override {
     if (FailOther()) return Full();
     return StoreWrapper::UpdateExperimentState(id, state, error, finished_unix_ms);
+  }
+  absl::Status RecordCancel(uint64_t id, const std::string& who) override {
+    if (FailOther()) return Full();
+    return StoreWrapper::RecordCancel(id, who);
   }
   absl::Status UpdateRun(const v1::Run& run) override {
     if (FailOther()) return Full();

@@ -1,0 +1,270 @@
+// Mutual TLS end to end, with a lab PKI made in the test (common/tls/pki.h): a
+// controller serving TCP with client certificates required, a real agent with its own
+// certificate running a sim run, and every refusal — no certificate, another CA's,
+// an agent certificate used for another id, roles for CLI users, the CLI itself over
+// TLS, and no plaintext on a non-loopback address without --insecure.
+#include <unistd.h>
+
+#include <fstream>
+
+#include "blkbench/v1/agent.grpc.pb.h"
+#include "blkbench/v1/controller.grpc.pb.h"
+#include "common/testing/command.h"
+#include "common/tls/credentials.h"
+#include "common/tls/pki.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/test_cluster.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+using tls::Kind;
+using tls::Role;
+
+constexpr char kMatrix[] = R"(name: tls
+job: {rw: randread, bs: 4k, iodepth: 4, ioengine: io_uring, runtime: 1s, time_based: 1}
+target: {device_class: sim:null_blk}
+)";
+
+tls::CertRequest Req(Kind kind, const std::string& name, Role role = Role::kNone) {
+  tls::CertRequest r;
+  r.kind = kind;
+  r.name = name;
+  r.role = role;
+  return r;
+}
+
+class TlsTest : public testing::ClusterTest {
+ protected:
+  TlsTest() : ClusterTest("tls_test") {}
+
+  void SetUp() override {
+    pki_ = dir_.File("pki");
+    ASSERT_TRUE(tls::CreateCa(pki_).ok());
+    for (const tls::CertRequest& r :
+         {Req(Kind::kController, "controller"), Req(Kind::kAgent, "lab-1"),
+          Req(Kind::kAgent, "lab-2"), Req(Kind::kCli, "reader", Role::kRead),
+          Req(Kind::kCli, "alice", Role::kSubmit), Req(Kind::kCli, "bob", Role::kSubmit),
+          Req(Kind::kCli, "root", Role::kAdmin)}) {
+      ASSERT_TRUE(tls::CreateCert(pki_, r).ok()) << r.name;
+    }
+    ServerOptions opts = ServerDefaults();
+    opts.tls_dir = pki_;
+    ASSERT_NO_FATAL_FAILURE(StartController(opts));
+  }
+
+  std::shared_ptr<grpc::Channel> Channel(const std::string& stem, const std::string& pki = "") {
+    auto creds = tls::ChannelCredentialsFromDir(pki.empty() ? pki_ : pki, stem);
+    EXPECT_TRUE(creds.ok()) << creds.status();
+    return grpc::CreateChannel(ControllerAddress(), *creds);
+  }
+  std::unique_ptr<v1::ControllerService::Stub> Cli(const std::string& user) {
+    return v1::ControllerService::NewStub(Channel("cli-" + user));
+  }
+  static grpc::Status Submit(v1::ControllerService::Stub& stub, v1::Experiment* out) {
+    grpc::ClientContext ctx;
+    v1::SubmitExperimentRequest req;
+    req.set_file_name("tls.yaml");
+    req.set_matrix_text(kMatrix);
+    return stub.SubmitExperiment(&ctx, req, out);
+  }
+  static grpc::Status Cancel(v1::ControllerService::Stub& stub, uint64_t id) {
+    grpc::ClientContext ctx;
+    v1::CancelExperimentRequest req;
+    req.set_id(id);
+    v1::Experiment e;
+    return stub.CancelExperiment(&ctx, req, &e);
+  }
+  // Opens AgentService.Connect on `channel`, registers as `agent_id`, and returns the
+  // stream's final status (the controller ends it on a refusal).
+  static grpc::Status RegisterAs(const std::shared_ptr<grpc::Channel>& channel,
+                                 const std::string& agent_id) {
+    auto stub = v1::AgentService::NewStub(channel);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    auto stream = stub->Connect(&ctx);
+    v1::AgentMessage reg;
+    reg.mutable_register_()->set_agent_id(agent_id);
+    reg.mutable_register_()->set_instance_id("test");
+    stream->Write(reg);
+    v1::ControllerMessage msg;
+    if (stream->Read(&msg) && msg.has_registered()) {
+      ctx.TryCancel();  // accepted
+      stream->Finish();
+      return grpc::Status::OK;
+    }
+    return stream->Finish();
+  }
+
+  std::string pki_;
+};
+
+TEST_F(TlsTest, AnAgentWithItsCertificateRegistersAndRuns) {
+  AgentConfig config;
+  config.agent_id = "lab-1";
+  config.sim_devices = {"sim:null_blk"};
+  config.state_dir = dir_.File("agent-state");
+  config.controller = ControllerAddress();
+  config.tls_dir = pki_;
+  testing::AgentProcess agent(config);
+  ASSERT_TRUE(agent.ok());
+  ASSERT_TRUE(agent.agent().WaitConnected(true, absl::Seconds(30)));
+  v1::Experiment exp;
+  ASSERT_TRUE(Submit(*Cli("alice"), &exp).ok());
+  v1::Experiment done = WaitForEndWithProgress(exp.id(), absl::Minutes(2));
+  EXPECT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
+  EXPECT_EQ(done.submitted_by(), "alice");
+  EXPECT_EQ(done.runs(0).agent_id(), "lab-1");
+}
+
+TEST_F(TlsTest, AgentsWithoutTheRightCertificateAreRefused) {
+  // A certificate for lab-2 registering as lab-1.
+  grpc::Status as_other = RegisterAs(Channel("agent-lab-2"), "lab-1");
+  EXPECT_EQ(as_other.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(as_other.error_message(), HasSubstr("agent lab-2"));
+  // A CLI user's certificate is not an agent's.
+  EXPECT_EQ(RegisterAs(Channel("cli-root"), "lab-1").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  // Another CA's certificate: the handshake fails.
+  const std::string other = dir_.File("other-pki");
+  ASSERT_TRUE(tls::CreateCa(other).ok());
+  ASSERT_TRUE(tls::CreateCert(other, Req(Kind::kAgent, "lab-1")).ok());
+  grpc::SslCredentialsOptions mixed;  // trusts our controller, presents the other CA's cert
+  std::ifstream ca(pki_ + "/ca.pem"), cert(other + "/agent-lab-1.pem"),
+      key(other + "/agent-lab-1.key");
+  mixed.pem_root_certs.assign(std::istreambuf_iterator<char>(ca), {});
+  mixed.pem_cert_chain.assign(std::istreambuf_iterator<char>(cert), {});
+  mixed.pem_private_key.assign(std::istreambuf_iterator<char>(key), {});
+  EXPECT_FALSE(
+      RegisterAs(grpc::CreateChannel(ControllerAddress(), grpc::SslCredentials(mixed)), "lab-1")
+          .ok());
+  // No client certificate at all.
+  grpc::SslCredentialsOptions anonymous;
+  anonymous.pem_root_certs = mixed.pem_root_certs;
+  EXPECT_FALSE(
+      RegisterAs(grpc::CreateChannel(ControllerAddress(), grpc::SslCredentials(anonymous)), "lab-1")
+          .ok());
+  // Plaintext on the TLS port.
+  EXPECT_FALSE(
+      RegisterAs(grpc::CreateChannel(ControllerAddress(), grpc::InsecureChannelCredentials()),
+                 "lab-1")
+          .ok());
+  // None of it registered anything.
+  EXPECT_TRUE(controller().ListAgents()->empty());
+  // The genuine certificate does.
+  EXPECT_TRUE(RegisterAs(Channel("agent-lab-1"), "lab-1").ok());
+}
+
+TEST_F(TlsTest, RolesDecideWhoMaySubmitAndCancelWhat) {
+  v1::Experiment exp;
+  grpc::Status read_submit = Submit(*Cli("reader"), &exp);
+  EXPECT_EQ(read_submit.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(read_submit.error_message(), HasSubstr("cli reader (read) may not submit"));
+  {
+    grpc::ClientContext ctx;
+    v1::ListExperimentsResponse list;
+    EXPECT_TRUE(Cli("reader")->ListExperiments(&ctx, v1::ListExperimentsRequest(), &list).ok());
+  }
+  // An agent's certificate is no CLI user's.
+  {
+    auto agent_stub = v1::ControllerService::NewStub(Channel("agent-lab-1"));
+    grpc::ClientContext ctx;
+    v1::ListExperimentsResponse list;
+    EXPECT_EQ(agent_stub->ListExperiments(&ctx, v1::ListExperimentsRequest(), &list).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  v1::Experiment alices, bobs;
+  ASSERT_TRUE(Submit(*Cli("alice"), &alices).ok());
+  ASSERT_TRUE(Submit(*Cli("bob"), &bobs).ok());
+  EXPECT_EQ(alices.submitted_by(), "alice");
+  grpc::Status not_hers = Cancel(*Cli("alice"), bobs.id());
+  EXPECT_EQ(not_hers.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(not_hers.error_message(), HasSubstr("of bob"));
+  EXPECT_EQ(Cancel(*Cli("reader"), alices.id()).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(Cancel(*Cli("alice"), alices.id()).ok());
+  EXPECT_TRUE(Cancel(*Cli("root"), bobs.id()).ok());  // an admin cancels anyone's
+  EXPECT_EQ(controller().GetExperiment(bobs.id(), false)->canceled_by(), "root");
+  // Lease ids are for agents: a reader never sees them.
+  {
+    grpc::ClientContext ctx;
+    v1::GetExperimentRequest req;
+    req.set_id(alices.id());
+    v1::Experiment seen;
+    ASSERT_TRUE(Cli("reader")->GetExperiment(&ctx, req, &seen).ok());
+    for (const v1::Run& r : seen.runs()) EXPECT_TRUE(r.lease_id().empty());
+  }
+}
+
+TEST_F(TlsTest, TheCliDialsWithItsCertificate) {
+  const char* build = getenv("BLKBENCH_BUILD_DIR");
+  const std::string cli = std::string(build ? build : ".") + "/controller/blkbench";
+  if (access(cli.c_str(), X_OK) != 0) GTEST_SKIP() << "CLI not built";
+  std::ofstream(dir_.File("tls.yaml")) << kMatrix;
+  testing::CommandResult submit =
+      testing::Run({cli, "--controller", ControllerAddress(), "--tls_dir", pki_, "--tls_cert",
+                    "alice", "submit", dir_.File("tls.yaml")});
+  EXPECT_EQ(submit.exit_code, 0) << submit.output;
+  testing::CommandResult plain = testing::Run({cli, "--controller", ControllerAddress(), "list"});
+  EXPECT_NE(plain.exit_code, 0) << "plaintext to a TLS controller must fail";
+  testing::CommandResult ambiguous =
+      testing::Run({cli, "--controller", ControllerAddress(), "--tls_dir", pki_, "list"});
+  EXPECT_NE(ambiguous.exit_code, 0);
+  EXPECT_THAT(ambiguous.output, HasSubstr("--tls_cert"));
+}
+
+// docs/security.md's four commands make a PKI the controller and agents accept (the
+// other tests use the same library calls); mistakes are refused with a reason.
+TEST(TlsCliTest, TheFourCommandsOfTheDocsMakeALabPki) {
+  const char* build = getenv("BLKBENCH_BUILD_DIR");
+  const std::string cli = std::string(build ? build : ".") + "/controller/blkbench";
+  if (access(cli.c_str(), X_OK) != 0) GTEST_SKIP() << "CLI not built";
+  testing::TempDir dir("tls_test");
+  const std::string pki = dir.File("lab-pki");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"ca", "create", "--dir", pki},
+        {"cert", "create", "--dir", pki, "--server", "--dns", "controller.lab.example"},
+        {"cert", "create", "--dir", pki, "--agent", "testbox-17"},
+        {"cert", "create", "--dir", pki, "--cli", "alice", "--role", "submit"}}) {
+    std::vector<std::string> argv = {cli, "tls"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    testing::CommandResult r = testing::Run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  EXPECT_TRUE(tls::ServerCredentialsFromDir(pki).ok());
+  EXPECT_TRUE(tls::ChannelCredentialsFromDir(pki, "agent-testbox-17").ok());
+  testing::CommandResult no_role =
+      testing::Run({cli, "tls", "cert", "create", "--dir", pki, "--cli", "bob"});
+  EXPECT_EQ(no_role.exit_code, 2);
+  EXPECT_THAT(no_role.output, HasSubstr("--role"));
+  testing::CommandResult again =
+      testing::Run({cli, "tls", "cert", "create", "--dir", pki, "--agent", "testbox-17"});
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_THAT(again.output, HasSubstr("already exists"));
+  testing::CommandResult bad_name =
+      testing::Run({cli, "tls", "cert", "create", "--dir", pki, "--agent", "../etc"});
+  EXPECT_EQ(bad_name.exit_code, 2);
+}
+
+TEST(ControllerListenTest, NoPlaintextOnANonLoopbackAddressWithoutInsecure) {
+  testing::TempDir dir("tls_test");
+  SystemClock clock;
+  ServerOptions opts;
+  opts.listen = "0.0.0.0:0";
+  opts.db_path = dir.File("db.sqlite");
+  auto refused = ControllerServer::Start(opts, clock);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--tls_dir"));
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--insecure"));
+  opts.insecure = true;
+  EXPECT_TRUE(ControllerServer::Start(opts, clock).ok());
+  EXPECT_TRUE(IsLoopbackAddress("127.0.0.1:7450"));
+  EXPECT_TRUE(IsLoopbackAddress("[::1]:7450"));
+  EXPECT_TRUE(IsLoopbackAddress("localhost:1"));
+  EXPECT_FALSE(IsLoopbackAddress("10.0.0.1:7450"));
+  EXPECT_FALSE(IsLoopbackAddress(":7450"));
+}
+
+}  // namespace
+}  // namespace blkbench
