@@ -6,6 +6,7 @@
 #include "agent/device/host_facts.h"
 #include "agent/device/safety.h"
 #include "engine/model/engine_runner.h"
+#include "workloads/cell_bounds.h"
 
 namespace blkbench {
 namespace {
@@ -81,6 +82,12 @@ v1::RunFinished RunExecutor::ExecuteSimulated(
 
 v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
                                      const std::function<void(const v1::Sample&)>& on_sample) {
+  // 0. Defense in depth: the cell must be one the matrix parser could have produced,
+  // whoever the controller is. Nothing is touched otherwise.
+  if (absl::Status bounds = workloads::CheckCellBounds(a.cell()); !bounds.ok()) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("refused the assignment: ", bounds.message()));
+  }
   // Simulated devices touch no hardware: no allowlist, safety checks or sysfs.
   for (const std::string& sim : config_.sim_devices) {
     if (sim == a.device_path()) return ExecuteSimulated(a, cancel, on_sample);

@@ -241,7 +241,8 @@ TEST_F(RunExecutorCgroupTest, ALayoutThatCannotBeBuiltFailsTheRunAndRestoresTheQ
   a.mutable_cell()->mutable_cgroup_layout()->mutable_groups(1)->set_name("../../escape");
   v1::RunFinished f = executor_->Execute(a, cancel_, [](const v1::Sample&) {});
   EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED);
-  EXPECT_THAT(f.error(), HasSubstr("cgroup layout 'heavy:1000*1,light:100*1'"));
+  // Refused by the agent's own check of the assignment, before anything is touched.
+  EXPECT_THAT(f.error(), HasSubstr("'../../escape:100*1': a group name may only hold"));
   EXPECT_THAT(read_bytes_, IsEmpty());  // the runner never started
   ExpectHostAsFound();
 }

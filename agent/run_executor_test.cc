@@ -3,6 +3,9 @@
 #include "agent/run_executor.h"
 
 #include <fstream>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "agent/runners.h"
 #include "common/testing/loop_device.h"
@@ -137,6 +140,30 @@ TEST_F(RunExecutorTest, UnknownSchedulerFailsAndChangesNothing) {
   EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED);
   EXPECT_THAT(f.error(), HasSubstr("cfq"));
   EXPECT_EQ(loop->SysfsQueue("scheduler"), sched);
+  EXPECT_EQ(loop->WritesCompleted(), writes);
+}
+
+// A controller (buggy, compromised or fake) cannot make the agent run what the matrix
+// parser refuses: each out-of-bounds cell fails before the device is opened.
+TEST_F(RunExecutorTest, OutOfBoundsAssignmentsAreRefusedBeforeAnyWrite) {
+  auto loop = LoopDevice::Create(16);
+  if (!loop) GTEST_SKIP() << "loop devices unavailable";
+  Init({{loop->path(), "loop"}});
+  const uint64_t writes = loop->WritesCompleted();
+  std::vector<std::pair<std::function<void(v1::CellSpec&)>, std::string>> bad = {
+      {[](v1::CellSpec& c) { c.mutable_job()->set_numjobs(20000); }, "numjobs 20000"},
+      {[](v1::CellSpec& c) { c.mutable_job()->set_iodepth(4'000'000'000u); }, "iodepth"},
+      {[](v1::CellSpec& c) { c.mutable_job()->set_bs(1000); }, "bs 1000"},
+      {[](v1::CellSpec& c) { c.mutable_job()->set_rwmixread(101); }, "rwmixread"},
+  };
+  for (const auto& [mutate, what] : bad) {
+    v1::RunAssignment a = Assignment(loop->path(), v1::RANDWRITE);
+    mutate(*a.mutable_cell());
+    v1::RunFinished f = Run(a);
+    EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED) << what;
+    EXPECT_THAT(f.error(), HasSubstr("refused the assignment")) << what;
+    EXPECT_THAT(f.error(), HasSubstr(what));
+  }
   EXPECT_EQ(loop->WritesCompleted(), writes);
 }
 

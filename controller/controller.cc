@@ -48,6 +48,13 @@ absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
                                                   const std::string& submitted_by) {
   auto matrix = workloads::ParseMatrix(matrix_text, file_name);
   if (!matrix.ok()) return matrix.status();
+  const uint64_t runs = static_cast<uint64_t>(matrix->cells.size()) * matrix->repeats;
+  if (runs > options_.max_runs_per_experiment) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file_name, ": ", matrix->cells.size(), " cells x ", matrix->repeats, " repeats = ", runs,
+        " runs; this controller takes at most ", options_.max_runs_per_experiment,
+        " per experiment (--max_runs); split the matrix or lower repeats"));
+  }
   v1::Experiment exp;
   exp.set_name(matrix->name);
   exp.set_file_name(file_name);
@@ -172,6 +179,15 @@ absl::StatusOr<v1::AddRepeatsResponse> Controller::AddRepeats(
     if (canceled_.count(id)) {
       return absl::FailedPreconditionError(
           absl::StrCat("experiment ", id, " was canceled; it takes no more runs"));
+    }
+    auto current = store_.GetExperiment(id, false);
+    if (!current.ok()) return current.status();
+    const uint64_t total =
+        static_cast<uint64_t>(current->runs_size()) + uint64_t{count} * cell_indices.size();
+    if (total > options_.max_runs_per_experiment) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "experiment ", id, " would have ", total, " runs; this controller takes at most ",
+          options_.max_runs_per_experiment, " per experiment (--max_runs)"));
     }
     auto ids = store_.AddRuns(id, cell_indices, count, clock_.WallMs());
     if (!ids.ok()) return ids.status();

@@ -42,6 +42,9 @@ struct ControllerOptions {
   uint32_t sample_interval_ms = 1'000;
   // After a failed store write, agents are told to resend after this long.
   uint32_t store_retry_ms = 1'000;
+  // Runs one experiment may have (cells x repeats, plus added repeats): a small file can
+  // ask for millions, each a row and placement work.
+  uint64_t max_runs_per_experiment = 100'000;
 };
 
 // Thread-safe. Every public method may be called from any thread.

@@ -24,6 +24,7 @@ ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "re-queue a run whose agent is silent th
 ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
 ABSL_FLAG(uint32_t, sample_interval_ms, 1000, "interval of live samples from agents");
 ABSL_FLAG(uint32_t, max_attempts, 3, "lease losses before a run fails");
+ABSL_FLAG(uint64_t, max_runs, 100000, "runs one experiment may have (cells x repeats)");
 ABSL_FLAG(uint32_t, store_retry_ms, 1000,
           "after a failed store write, agents resend what was not stored after this long");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9470",
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   opts.controller.heartbeat_interval_ms = absl::GetFlag(FLAGS_heartbeat_ms);
   opts.controller.sample_interval_ms = absl::GetFlag(FLAGS_sample_interval_ms);
   opts.controller.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  opts.controller.max_runs_per_experiment = absl::GetFlag(FLAGS_max_runs);
   opts.controller.store_retry_ms = absl::GetFlag(FLAGS_store_retry_ms);
   opts.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
   opts.metrics.finished_grace_ms = absl::GetFlag(FLAGS_metrics_grace_ms);

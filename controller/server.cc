@@ -21,8 +21,11 @@ bool IsLoopbackAddress(const std::string& host_port) {
   return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
 }
 
-// Explicit message limits (RELIABILITY 10): larger requests get RESOURCE_EXHAUSTED.
-constexpr int kMaxMessageBytes = 64 << 20;
+// Explicit message limits (RELIABILITY 10): larger requests get RESOURCE_EXHAUSTED. A
+// request is at most a 4 MiB matrix (workloads/matrix.cc) or an agent's result; replies
+// (results with samples) may be larger.
+constexpr int kMaxReceiveBytes = 8 << 20;
+constexpr int kMaxSendBytes = 64 << 20;
 
 absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     const ServerOptions& options, Clock& clock) {
@@ -65,8 +68,8 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   s->agent_service_ = std::make_unique<AgentServiceImpl>(*s->controller_);
 
   grpc::ServerBuilder builder;
-  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.SetMaxReceiveMessageSize(kMaxReceiveBytes);
+  builder.SetMaxSendMessageSize(kMaxSendBytes);
   // Notice dead agents' streams without waiting for TCP timeouts.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
@@ -122,7 +125,7 @@ void ControllerServer::RefreshMetrics() {
 
 std::shared_ptr<grpc::Channel> ControllerServer::InProcessChannel() {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxReceiveMessageSize(kMaxSendBytes);  // what the server may send
   return server_->InProcessChannel(args);
 }
 

@@ -266,5 +266,40 @@ TEST(ControllerListenTest, NoPlaintextOnANonLoopbackAddressWithoutInsecure) {
   EXPECT_FALSE(IsLoopbackAddress(":7450"));
 }
 
+// Oversize requests get a clear status from the transport, oversize matrices and too
+// many runs from the controller; nothing is stored.
+TEST(ControllerLimitsTest, OversizeRequestsAndMatricesAreRefusedWithAClearStatus) {
+  testing::TempDir dir("tls_test");
+  SystemClock clock;
+  ServerOptions opts;
+  opts.listen = "127.0.0.1:0";
+  opts.db_path = dir.File("db.sqlite");
+  auto server = ControllerServer::Start(opts, clock);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = v1::ControllerService::NewStub(grpc::CreateChannel(
+      absl::StrCat("127.0.0.1:", (*server)->port()), grpc::InsecureChannelCredentials()));
+  auto submit = [&](const std::string& text) {
+    grpc::ClientContext ctx;
+    v1::SubmitExperimentRequest req;
+    req.set_file_name("big.yaml");
+    req.set_matrix_text(text);
+    v1::Experiment e;
+    return stub->SubmitExperiment(&ctx, req, &e);
+  };
+  grpc::Status huge = submit(std::string(9 << 20, '#'));
+  EXPECT_EQ(huge.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << huge.error_message();
+  grpc::Status big = submit(std::string(5 << 20, '#'));
+  EXPECT_EQ(big.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(big.error_message(), HasSubstr("at most 4194304"));
+  // 100 cells x 1000 repeats: a 200-byte file asking for 100 000 runs and more.
+  std::string many = "name: many\nrepeats: 1000\njob: {rw: randread}\nmatrix:\n  iodepth: [";
+  for (int i = 1; i <= 101; ++i) absl::StrAppend(&many, i == 1 ? "" : ", ", i);
+  many += "]\ntarget: {device_class: sim:null_blk}\n";
+  grpc::Status too_many = submit(many);
+  EXPECT_EQ(too_many.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(too_many.error_message(), HasSubstr("101000 runs"));
+  EXPECT_TRUE((*server)->controller().ListExperiments(0)->empty());
+}
+
 }  // namespace
 }  // namespace blkbench

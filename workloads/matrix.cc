@@ -411,6 +411,11 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
 }  // namespace
 
 absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_name) {
+  if (text.size() > kMaxFileBytes) {  // e.g. sent over gRPC, not read by ParseMatrixFile
+    return absl::InvalidArgumentError(absl::StrCat("matrix '", ToAbsl(file_name), "' is ",
+                                                   text.size(), " bytes; at most ", kMaxFileBytes,
+                                                   " are accepted"));
+  }
   ErrorList errors(file_name.empty() ? std::string("<matrix>") : std::string(file_name));
   try {
     const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
