@@ -11,6 +11,7 @@
 #include "common/placement.h"
 #include "common/states.h"
 #include "controller/controller.h"
+#include "workloads/labels.h"
 
 namespace blkbench {
 namespace {
@@ -34,7 +35,15 @@ std::string NewLeaseId() {
 }  // namespace
 
 absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link) {
-  if (reg.agent_id().empty()) return absl::InvalidArgumentError("register: empty agent_id");
+  if (std::string p = workloads::LabelProblem(reg.agent_id()); !p.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("register: agent_id: ", p));
+  }
+  for (const v1::DeviceFacts& d : reg.devices()) {
+    if (std::string p = workloads::LabelProblem(d.device_class()); !p.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("register: device ", absl::CEscape(d.path()), ": class: ", p));
+    }
+  }
   Outbox out;
   {
     absl::MutexLock lock(&mu_);

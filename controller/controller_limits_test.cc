@@ -46,5 +46,20 @@ TEST_F(ControllerTest, AMatrixOverFourMiBIsRefusedBeforeParsing) {
   EXPECT_TRUE(controller_->ListExperiments(0)->empty());
 }
 
+TEST_F(ControllerTest, AgentIdsAndDeviceClassesMustBePrintable) {
+  auto link = std::make_shared<FakeLink>();
+  absl::Status bidi = controller_->OnRegister(Reg("lab\xe2\x80\xae"
+                                                  "1",
+                                                  {"/dev/x"}),
+                                              link);
+  EXPECT_TRUE(absl::IsInvalidArgument(bidi)) << bidi;
+  EXPECT_THAT(std::string(bidi.message()), HasSubstr("agent_id: a bidirectional override"));
+  absl::Status nul = controller_->OnRegister(Reg("a1", {"/dev/x"}, std::string("ss\0d", 4)), link);
+  EXPECT_TRUE(absl::IsInvalidArgument(nul)) << nul;
+  EXPECT_THAT(std::string(nul.message()), HasSubstr("/dev/x: class: a control character"));
+  EXPECT_TRUE(controller_->ListAgents()->empty());
+  EXPECT_TRUE(link->Take().empty());
+}
+
 }  // namespace
 }  // namespace blkbench

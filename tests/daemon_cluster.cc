@@ -1,8 +1,6 @@
 // Daemons as child processes for cross-process tests; see daemon_cluster.h.
 #include "tests/daemon_cluster.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -22,21 +20,6 @@ std::string BuildDir() {
 bool DaemonsBuilt() {
   return access((BuildDir() + "/controller/blkbench-controller").c_str(), X_OK) == 0 &&
          access((BuildDir() + "/agent/blkbench-agent").c_str(), X_OK) == 0;
-}
-
-int FreeTcpPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
 }
 
 DaemonCluster::DaemonCluster(const std::string& tag) : dir_(tag), socket_(dir_.File("c.sock")) {}

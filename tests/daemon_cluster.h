@@ -20,8 +20,6 @@ namespace blkbench::testing {
 std::string BuildDir();
 // True when both daemons are built there.
 bool DaemonsBuilt();
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int FreeTcpPort();
 
 // Not thread-safe.
 class DaemonCluster {

@@ -25,6 +25,7 @@
 #include "common/http/http_get.h"
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
+#include "common/testing/tcp_proxy.h"
 #include "gtest/gtest.h"
 #include "tests/child_process.h"
 #include "tests/dashboard_util.h"
@@ -69,21 +70,6 @@ matrix:
 target: {device_class: sim:null_blk}
 )";
 constexpr int kLargeRuns = 160;
-
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 // Polls `done` every 200 ms until it holds or `limit` passes; returns the last answer.
 bool PollUntil(const std::function<bool()>& done, absl::Duration limit) {
@@ -171,7 +157,7 @@ class PrometheusTest : public testing::ClusterTest {
     ASSERT_TRUE(agent_->ok());
     ASSERT_TRUE(agent_->agent().WaitConnected(true, absl::Seconds(30)));
 
-    prom_port_ = FreePort();
+    prom_port_ = testing::FreeTcpPort();
     ASSERT_GT(prom_port_, 0);
     const std::string metrics = absl::StrCat("127.0.0.1:", server_->metrics_port());
     std::ofstream(dir_.File("prometheus.yml"))

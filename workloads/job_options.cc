@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "workloads/cgroup_layout.h"
+#include "workloads/labels.h"
 #include "workloads/units.h"
 
 namespace blkbench::workloads {
@@ -129,7 +130,7 @@ bool ApplyCgroup(std::string_view s, CellSpec& cell) {
 
 // Real classes are free-form labels; a simulated one names its model after "sim:".
 bool ApplyDeviceClass(std::string_view s, CellSpec& cell) {
-  if (s.empty() || s == "sim:") return false;
+  if (s.empty() || s == "sim:" || !LabelProblem(s).empty()) return false;
   cell.mutable_target()->set_device_class(std::string(s));
   return true;
 }
@@ -219,7 +220,8 @@ constexpr OptionDef kOptions[] = {
      &ApplyCgroup},
     // Where a cell may run.
     {"device_class", "device_class", Scope::kTarget,
-     "a non-empty device class (e.g. null_blk, nvme, sim:null_blk)", &ApplyDeviceClass},
+     "a device class of up to 128 printable characters (e.g. null_blk, nvme, sim:null_blk)",
+     &ApplyDeviceClass},
     {"kernel", "kernel", Scope::kTarget, "a kernel release glob (e.g. 6.*) or sim:<profile>",
      &ApplyKernel},
     {"machine", "machine", Scope::kTarget,

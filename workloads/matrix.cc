@@ -25,6 +25,7 @@
 #include "workloads/errors.h"
 #include "workloads/expand.h"
 #include "workloads/job_options.h"
+#include "workloads/labels.h"
 #include "workloads/suggest.h"
 #include "workloads/units.h"
 
@@ -150,6 +151,10 @@ void Reader::ReadDocument(const YAML::Node& root) {
       std::optional<std::string> name = ReadScalar(e, "a non-empty name");
       if (name && name->empty()) {
         errors_.Add(PosOf(e.value), "key 'name': expected a non-empty name, got ''");
+      } else if (name && !LabelProblem(*name).empty()) {
+        errors_.Add(PosOf(e.value),
+                    absl::StrCat("key 'name': expected up to 128 printable characters, got ",
+                                 ToAbsl(LabelProblem(*name))));
       }
       has_name_ = true;  // reported above if bad; do not also call it missing
       if (name) matrix_.name = *name;

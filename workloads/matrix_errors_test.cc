@@ -46,6 +46,19 @@ TEST(MatrixErrorsTest, UnknownKeySuggestsClosest) {
   EXPECT_EQ(OneError("job: {frobnicate: 1}\n"), "m.yaml:3:7: unknown key 'frobnicate'");
 }
 
+// Names and device classes show up in tables, logs and dashboards: no control
+// characters or bidirectional overrides that would hide or reorder what they say.
+TEST(MatrixErrorsTest, NamesAndDeviceClassesMustBePrintable) {
+  std::vector<std::string> bidi = Errors("name: \"ok\\u202Eevil\"\ntarget: {device_class: ssd}\n");
+  ASSERT_EQ(bidi.size(), 1u);
+  EXPECT_EQ(bidi[0],
+            "m.yaml:1:7: key 'name': expected up to 128 printable characters, got a "
+            "bidirectional override at byte 2");
+  std::vector<std::string> bel = Errors("name: t\ntarget: {device_class: \"ss\\x07d\"}\n");
+  ASSERT_EQ(bel.size(), 1u);
+  EXPECT_THAT(bel[0], HasSubstr("key 'device_class': expected a device class of up to 128"));
+}
+
 TEST(MatrixErrorsTest, BadSizeSuffix) {
   EXPECT_EQ(OneError("job: {size: 4q}\n"),
             "m.yaml:3:13: key 'size': expected a size (e.g. 512k, 1g, or bytes), got '4q'");
@@ -110,7 +123,8 @@ TEST(MatrixErrorsTest, MissingDeviceClass) {
   EXPECT_THAT(Errors("name: x\njob: {bs: 4k}\n"),
               ElementsAre(HasSubstr("m.yaml:1:1: missing required key 'target'")));
   EXPECT_THAT(Errors("name: x\ntarget: {device_class: ''}\n"),
-              ElementsAre(HasSubstr("m.yaml:2:24: key 'device_class': expected a non-empty")));
+              ElementsAre(HasSubstr(
+                  "m.yaml:2:24: key 'device_class': expected a device class of up to 128")));
 }
 
 TEST(MatrixErrorsTest, YamlSyntaxErrorHasPosition) {

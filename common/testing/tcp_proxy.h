@@ -29,6 +29,10 @@ namespace blkbench::testing {
 // and closes every socket. Each control call returns only once the thread has applied
 // it, so a test may act on the new behaviour straight away (e.g. write after Stall()
 // and know the bytes will be held).
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then closed), for
+// daemons that must be told their port; 0 if none could be had.
+int FreeTcpPort();
+
 class TcpProxy {
  public:
   // Bytes buffered per direction per connection; a side is not read while its peer's

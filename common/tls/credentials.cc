@@ -4,9 +4,6 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
-#include <cerrno>
-#include <cstdio>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "grpc/grpc_security_constants.h"
@@ -14,20 +11,6 @@
 
 namespace blkbench::tls {
 namespace {
-
-absl::StatusOr<std::string> Read(const std::string& path, const std::string& what) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("TLS: cannot read ", what, " ", path, ": ", strerror(errno)));
-  }
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  fclose(f);
-  return out;
-}
 
 std::string Field(X509_NAME* name, int nid) {
   char buf[256];
@@ -99,9 +82,9 @@ absl::StatusOr<Identity> CallerIdentity(const grpc::AuthContext& ctx) {
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFromDir(
     const std::string& dir) {
-  auto ca = Read(dir + "/ca.pem", "the lab CA");
-  auto cert = Read(dir + "/controller.pem", "the controller certificate");
-  auto key = Read(dir + "/controller.key", "the controller key");
+  auto ca = ReadPemFile(dir + "/ca.pem", "the lab CA");
+  auto cert = ReadPemFile(dir + "/controller.pem", "the controller certificate");
+  auto key = ReadPemFile(dir + "/controller.key", "the controller key");
   for (const auto* s : {&ca, &cert, &key}) {
     if (!s->ok()) return s->status();
   }
@@ -114,9 +97,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFromDi
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFromDir(
     const std::string& dir, const std::string& stem) {
-  auto ca = Read(dir + "/ca.pem", "the lab CA");
-  auto cert = Read(dir + "/" + stem + ".pem", "the certificate");
-  auto key = Read(dir + "/" + stem + ".key", "the key");
+  auto ca = ReadPemFile(dir + "/ca.pem", "the lab CA");
+  auto cert = ReadPemFile(dir + "/" + stem + ".pem", "the certificate");
+  auto key = ReadPemFile(dir + "/" + stem + ".key", "the key");
   for (const auto* s : {&ca, &cert, &key}) {
     if (!s->ok()) return s->status();
   }

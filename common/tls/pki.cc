@@ -14,6 +14,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -74,17 +75,6 @@ absl::Status WriteNew(const std::string& path, const std::string& data, mode_t m
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("reading ", path));
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  fclose(f);
-  return out;
-}
-
 absl::StatusOr<std::string> Pem(const std::function<int(BIO*)>& write) {
   Bio bio(BIO_new(BIO_s_mem()));
   if (!bio || write(bio.get()) != 1) return OpenSslError("encoding PEM");
@@ -141,6 +131,20 @@ absl::StatusOr<Cert> NewCert(EVP_PKEY* key, const std::string& cn, const std::st
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ReadPemFile(const std::string& path, absl::string_view what) {
+  FILE* f = fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("TLS: cannot read ", what, " ", path, ": ", strerror(errno)));
+  }
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+  fclose(f);
+  return out;
+}
 
 const char* RoleName(Role role) {
   switch (role) {
@@ -221,8 +225,8 @@ absl::StatusOr<std::string> CreateCert(const std::string& dir, const CertRequest
   if ((req.kind == Kind::kCli) != (req.role != Role::kNone)) {
     return absl::InvalidArgumentError("a role is required for CLI certificates, and only there");
   }
-  auto ca_pem = ReadFile(dir + "/ca.pem");
-  auto ca_key_pem = ReadFile(dir + "/ca.key");
+  auto ca_pem = ReadPemFile(dir + "/ca.pem", "the lab CA");
+  auto ca_key_pem = ReadPemFile(dir + "/ca.key", "the CA key");
   if (!ca_pem.ok() || !ca_key_pem.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no CA in ", dir, " (ca.pem and ca.key): create one with `blkbench tls ca create --dir ",

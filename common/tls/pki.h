@@ -43,6 +43,10 @@ struct CertRequest {
   int days = 825;
 };
 
+// The whole of a (small) file: a PEM certificate or key. FailedPrecondition naming
+// `what` and the path when it cannot be read.
+absl::StatusOr<std::string> ReadPemFile(const std::string& path, absl::string_view what);
+
 // The file stem of a certificate: "controller", "agent-<id>", "cli-<name>".
 std::string CertStem(Kind kind, const std::string& name);
 
