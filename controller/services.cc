@@ -64,6 +64,10 @@ void HideLeases(const tls::Identity& who, v1::Experiment& exp) {
   if (who.Allows(tls::Role::kAdmin)) return;
   for (v1::Run& run : *exp.mutable_runs()) run.clear_lease_id();
 }
+void HideLeases(const tls::Identity& who, v1::GetResultsResponse& res) {
+  if (who.Allows(tls::Role::kAdmin)) return;
+  for (v1::ResultRow& row : *res.mutable_rows()) row.mutable_run()->clear_lease_id();
+}
 
 }  // namespace
 
@@ -149,9 +153,7 @@ grpc::Status ControllerServiceImpl::GetResults(grpc::ServerContext* ctx,
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "read results");
   auto res = controller_.GetResults(req->experiment_id(), req->with_samples());
   if (!res.ok()) return ToGrpc(res.status());
-  if (!who->Allows(tls::Role::kAdmin)) {
-    for (v1::ResultRow& row : *res->mutable_rows()) row.mutable_run()->clear_lease_id();
-  }
+  HideLeases(*who, *res);
   *resp = std::move(*res);
   return grpc::Status::OK;
 }
