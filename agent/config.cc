@@ -45,6 +45,16 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
     }
     *out = n.Scalar();
   };
+  auto boolean = [&](const YAML::Node& n, const std::string& key, bool* out) {
+    const std::string word = n.IsScalar() ? n.Scalar() : "";
+    if (word == "true" || word == "1") {
+      *out = true;
+    } else if (word == "false" || word == "0") {
+      *out = false;
+    } else {
+      errors.push_back(absl::StrCat(Where(file_name, n), ": '", key, "': expected true or false"));
+    }
+  };
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
     const YAML::Node& v = kv.second;
@@ -85,6 +95,14 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
         continue;
       }
       cfg.metrics_grace_ms = ms;
+    } else if (key == "metrics_tls") {
+      boolean(v, key, &cfg.metrics_tls);
+    } else if (key == "metrics_client_certs") {
+      boolean(v, key, &cfg.metrics_client_certs);
+    } else if (key == "metrics_token_file") {
+      scalar(v, key, &cfg.metrics_token_file);
+    } else if (key == "metrics_insecure") {
+      boolean(v, key, &cfg.metrics_insecure);
     } else if (key == "sim_devices") {
       if (!v.IsSequence()) {
         errors.push_back(absl::StrCat(
@@ -142,7 +160,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       errors.push_back(
           absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
                        "' (expected controller, agent_id, tls_dir, state_dir, cgroup_parent, "
-                       "devices, sim_devices, metrics_listen, metrics_grace_ms)"));
+                       "devices, sim_devices, metrics_listen, metrics_grace_ms, metrics_tls, "
+                       "metrics_client_certs, metrics_token_file, metrics_insecure)"));
     }
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

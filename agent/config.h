@@ -35,6 +35,14 @@ struct AgentConfig {
   // controller, which lists it for Prometheus service discovery (a wildcard host is
   // replaced there by the address the agent connects from).
   std::string metrics_listen = "127.0.0.1:9471";
+  // Securing /metrics beyond loopback (docs/security.md): HTTPS with tls_dir's
+  // agent-<id>.pem (made with `blkbench tls cert create --agent ID --dns HOST`), client
+  // certificates from the lab CA, and/or a bearer token read from a 0600 file. A
+  // non-loopback metrics_listen needs HTTPS and one of the two, unless metrics_insecure.
+  bool metrics_tls = false;
+  bool metrics_client_certs = false;
+  std::string metrics_token_file;
+  bool metrics_insecure = false;
   // A finished run's series stay on /metrics this long, then are dropped.
   int64_t metrics_grace_ms = 5 * 60'000;
 };

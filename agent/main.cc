@@ -15,6 +15,7 @@
 #include "agent/metrics/agent_exporter.h"
 #include "agent/runners.h"
 #include "common/daemon_flags.h"
+#include "common/tls/pki.h"
 
 ABSL_FLAG(std::string, config, "/etc/blkbench/agent.yaml", "agent config file (YAML)");
 ABSL_FLAG(std::string, controller, "", "override the config's controller address");
@@ -65,18 +66,34 @@ int main(int argc, char** argv) {
   // refusal to serve (the agent then reports no metrics address and is not discovered).
   blkbench::AgentExporterOptions metrics{.listen = config->metrics_listen,
                                          .finished_grace_ms = config->metrics_grace_ms};
-  auto exporter = blkbench::AgentExporter::Start(metrics, clock);
+  auto security = blkbench::HttpSecurityFromFlags({
+      .listen = config->metrics_listen,
+      .tls_dir = config->tls_dir,
+      .stem = blkbench::tls::CertStem(blkbench::tls::Kind::kAgent, config->agent_id),
+      .tls = config->metrics_tls,
+      .client_certs = config->metrics_client_certs,
+      .token_file = config->metrics_token_file,
+      .insecure = config->metrics_insecure,
+      .revoked = nullptr,
+  });
+  if (!security.ok()) {  // a configuration error, unlike a port taken for a moment
+    fprintf(stderr, "blkbench-agent: metrics_listen: %s\n",
+            std::string(security.status().message()).c_str());
+    return 2;
+  }
+  auto exporter = blkbench::AgentExporter::Start(metrics, clock, *security);
   if (!exporter.ok()) {
     fprintf(stderr, "blkbench-agent: WARNING: %s; running without /metrics\n",
             exporter.status().ToString().c_str());
     metrics.listen = "";
-    exporter = blkbench::AgentExporter::Start(metrics, clock);
+    exporter = blkbench::AgentExporter::Start(metrics, clock, *security);
     if (!exporter.ok()) return 1;
   }
   // Report the port actually bound (metrics_listen may say port 0).
   config->metrics_listen = (*exporter)->address();
   if (!config->metrics_listen.empty()) {
-    fprintf(stderr, "blkbench-agent: metrics on %s/metrics\n", config->metrics_listen.c_str());
+    fprintf(stderr, "blkbench-agent: metrics on %s/metrics as %s\n", config->metrics_listen.c_str(),
+            security->Describe().c_str());
   }
   auto channels = blkbench::ChannelFactoryFor(*config);
   if (!channels.ok()) {

@@ -29,6 +29,14 @@ ABSL_FLAG(uint32_t, store_retry_ms, 1000,
           "after a failed store write, agents resend what was not stored after this long");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9470",
           "Prometheus /metrics address (host:port), '' for none");
+ABSL_FLAG(bool, metrics_tls, false,
+          "serve /metrics, /sd/agents and /api/v1/* over HTTPS with --tls_dir's controller.pem");
+ABSL_FLAG(bool, metrics_client_certs, false,
+          "with --metrics_tls: require a client certificate from the lab CA (any role; "
+          "revoked.txt honoured)");
+ABSL_FLAG(std::string, metrics_token_file, "",
+          "require `Authorization: Bearer <token>` on the HTTP endpoints, the token read from "
+          "this file (mode 0600)");
 ABSL_FLAG(int64_t, metrics_grace_ms, 300000,
           "keep a finished run's counters this long before dropping its series");
 
@@ -51,6 +59,22 @@ int main(int argc, char** argv) {
   opts.controller.store_retry_ms = absl::GetFlag(FLAGS_store_retry_ms);
   opts.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
   opts.metrics.finished_grace_ms = absl::GetFlag(FLAGS_metrics_grace_ms);
+  auto http_security = blkbench::HttpSecurityFromFlags({
+      .listen = opts.metrics.listen,
+      .tls_dir = opts.tls_dir,
+      .stem = "controller",
+      .tls = absl::GetFlag(FLAGS_metrics_tls),
+      .client_certs = absl::GetFlag(FLAGS_metrics_client_certs),
+      .token_file = absl::GetFlag(FLAGS_metrics_token_file),
+      .insecure = opts.insecure,
+      .revoked = nullptr,
+  });
+  if (!http_security.ok()) {
+    fprintf(stderr, "blkbench-controller: --metrics_listen: %s\n",
+            std::string(http_security.status().message()).c_str());
+    return 2;
+  }
+  opts.metrics.security = std::move(*http_security);
 
   // Block SIGINT/SIGTERM in every thread; main waits for them with sigwait.
   sigset_t sigs;
@@ -76,8 +100,16 @@ int main(int argc, char** argv) {
             opts.listen.c_str());
   }
   if ((*server)->metrics_port() != 0) {
-    fprintf(stderr, "blkbench-controller: metrics on %s (port %d)/metrics\n",
-            opts.metrics.listen.c_str(), (*server)->metrics_port());
+    fprintf(stderr, "blkbench-controller: metrics on %s (port %d)/metrics as %s\n",
+            opts.metrics.listen.c_str(), (*server)->metrics_port(),
+            opts.metrics.security.Describe().c_str());
+    if (!blkbench::IsLoopbackAddress(opts.metrics.listen) &&
+        !(opts.metrics.security.tls() && opts.metrics.security.authenticates())) {
+      fprintf(stderr,
+              "blkbench-controller: WARNING: --insecure: %s serves metrics, agents and results "
+              "to anyone who can reach it\n",
+              opts.metrics.listen.c_str());
+    }
   }
   int sig = 0;
   sigwait(&sigs, &sig);

@@ -12,15 +12,6 @@
 
 namespace blkbench {
 
-bool IsLoopbackAddress(const std::string& host_port) {
-  const size_t colon = host_port.rfind(':');
-  std::string host = colon == std::string::npos ? host_port : host_port.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
 // Explicit message limits (RELIABILITY 10): larger requests get RESOURCE_EXHAUSTED. A
 // request is at most a 4 MiB matrix (workloads/matrix.cc) or an agent's result; replies
 // (results with samples) may be larger.
@@ -50,7 +41,13 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   s->store_ = std::move(*store);
   if (options.wrap_store) s->store_ = options.wrap_store(std::move(s->store_));
   if (!options.metrics.listen.empty()) {
-    auto metrics = PrometheusExporter::Start(options.metrics, clock);
+    ExporterOptions metrics_options = options.metrics;
+    metrics_options.grpc_transport =
+        !options.tls_dir.empty()
+            ? "mutual_tls"
+            : (options.listen.empty() || IsLoopbackAddress(options.listen) ? "plaintext"
+                                                                           : "plaintext_insecure");
+    auto metrics = PrometheusExporter::Start(metrics_options, clock);
     if (!metrics.ok()) return metrics.status();
     s->metrics_ = std::move(*metrics);
     // Every store call timed; stored results served to Grafana as JSON.

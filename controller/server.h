@@ -30,16 +30,13 @@ struct ServerOptions {
   bool insecure = false;  // serve a non-loopback address without TLS (loudly)
   std::string db_path;    // SQLite file (required)
   ControllerOptions controller;
-  int64_t tick_ms = 500;                     // lease expiry and placement check period
-  ExporterOptions metrics = {.listen = ""};  // /metrics address; "" = no exporter
-  int64_t metrics_refresh_ms = 5'000;        // store-derived gauges (state counts, agents)
+  int64_t tick_ms = 500;                            // lease expiry and placement check period
+  ExporterOptions metrics = ExporterListening("");  // /metrics address; "" = no exporter
+  int64_t metrics_refresh_ms = 5'000;               // store-derived gauges (state counts, agents)
   // Test seam: decorates the opened store (e.g. with controller/store/store_wrapper.h's
   // FaultyStore) before anything uses it. Null = the store as opened.
   std::function<std::unique_ptr<Store>(std::unique_ptr<Store>)> wrap_store;
 };
-
-// True for 127.x.y.z, localhost and [::1] (host:port).
-bool IsLoopbackAddress(const std::string& host_port);
 
 class ControllerServer {
  public:

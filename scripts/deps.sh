@@ -8,7 +8,7 @@ set -euo pipefail
 
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libsqlite3-0 liburing2
-  libyaml-cpp0.7 libcivetweb1 libprometheus-cpp-core1.0 zlib1g libc-ares2 libre2-9 libssl3
+  libyaml-cpp0.7 libprometheus-cpp-core1.0 zlib1g libc-ares2 libre2-9 libssl3
   libblkid1 util-linux
 )
 

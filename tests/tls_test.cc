@@ -9,6 +9,7 @@
 
 #include "blkbench/v1/agent.grpc.pb.h"
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "common/http/http_get.h"
 #include "common/testing/command.h"
 #include "common/tls/credentials.h"
 #include "common/tls/pki.h"
@@ -119,6 +120,35 @@ TEST_F(TlsTest, AnAgentWithItsCertificateRegistersAndRuns) {
   EXPECT_EQ(done.runs(0).agent_id(), "lab-1");
 }
 
+// Revocation by serial (<tls_dir>/revoked.txt, `blkbench tls cert revoke`), taking effect
+// on the next call of a running controller, for agents and CLI users alike.
+TEST_F(TlsTest, RevokedCertificatesAreRefusedOnTheNextCall) {
+  auto alice = Cli("alice");
+  v1::Experiment exp;
+  ASSERT_TRUE(Submit(*alice, &exp).ok());
+  ASSERT_TRUE(RegisterAs(Channel("agent-lab-2"), "lab-2").ok());
+  auto alice_pem = tls::ReadPemFile(pki_ + "/cli-alice.pem", "alice's certificate");
+  ASSERT_TRUE(alice_pem.ok());
+  auto alice_serial = tls::CertSerialHex(*alice_pem);
+  ASSERT_TRUE(alice_serial.ok());
+  ASSERT_TRUE(tls::AppendRevoked(pki_ + "/revoked.txt", *alice_serial, "cli alice").ok());
+  auto agent_pem = tls::ReadPemFile(pki_ + "/agent-lab-2.pem", "agent certificate");
+  ASSERT_TRUE(agent_pem.ok());
+  auto agent_serial = tls::CertSerialHex(*agent_pem);
+  ASSERT_TRUE(agent_serial.ok());
+  ASSERT_TRUE(tls::AppendRevoked(pki_ + "/revoked.txt", *agent_serial, "agent lab-2").ok());
+
+  v1::Experiment again;
+  grpc::Status refused = Submit(*alice, &again);  // the same channel, already connected
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("revoked"));
+  grpc::Status agent = RegisterAs(Channel("agent-lab-2"), "lab-2");
+  EXPECT_EQ(agent.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(agent.error_message(), HasSubstr(*agent_serial));
+  // Others are unaffected; the experiment alice submitted before is still there.
+  EXPECT_TRUE(Cancel(*Cli("root"), exp.id()).ok());
+}
+
 TEST_F(TlsTest, AgentsWithoutTheRightCertificateAreRefused) {
   // A certificate for lab-2 registering as lab-1.
   grpc::Status as_other = RegisterAs(Channel("agent-lab-2"), "lab-1");
@@ -212,6 +242,15 @@ TEST_F(TlsTest, TheCliDialsWithItsCertificate) {
       testing::Run({cli, "--controller", ControllerAddress(), "--tls_dir", pki_, "list"});
   EXPECT_NE(ambiguous.exit_code, 0);
   EXPECT_THAT(ambiguous.output, HasSubstr("--tls_cert"));
+  // `tls cert revoke` puts bob's serial on the list the running controller reads.
+  testing::CommandResult revoke =
+      testing::Run({cli, "tls", "cert", "revoke", "--dir", pki_, "--cert", pki_ + "/cli-bob.pem"});
+  EXPECT_EQ(revoke.exit_code, 0) << revoke.output;
+  EXPECT_THAT(revoke.output, HasSubstr("cli bob (submit)"));
+  testing::CommandResult bob = testing::Run(
+      {cli, "--controller", ControllerAddress(), "--tls_dir", pki_, "--tls_cert", "bob", "list"});
+  EXPECT_NE(bob.exit_code, 0);
+  EXPECT_THAT(bob.output, HasSubstr("revoked"));
 }
 
 // docs/security.md's four commands make a PKI the controller and agents accept (the
@@ -258,7 +297,14 @@ TEST(ControllerListenTest, NoPlaintextOnANonLoopbackAddressWithoutInsecure) {
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--tls_dir"));
   EXPECT_THAT(std::string(refused.status().message()), HasSubstr("--insecure"));
   opts.insecure = true;
-  EXPECT_TRUE(ControllerServer::Start(opts, clock).ok());
+  opts.metrics.listen = "127.0.0.1:0";
+  auto insecure = ControllerServer::Start(opts, clock);
+  ASSERT_TRUE(insecure.ok()) << insecure.status();
+  // And it says so where an operator looks.
+  auto metrics = HttpGet((*insecure)->metrics_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_THAT(metrics->body, HasSubstr("blkbench_controller_insecure 1"));
+  EXPECT_THAT(metrics->body, HasSubstr("grpc=\"plaintext_insecure\""));
   EXPECT_TRUE(IsLoopbackAddress("127.0.0.1:7450"));
   EXPECT_TRUE(IsLoopbackAddress("[::1]:7450"));
   EXPECT_TRUE(IsLoopbackAddress("localhost:1"));

@@ -134,7 +134,7 @@ AgentExporter::AgentExporter(const AgentExporterOptions& options, Clock& clock)
 }
 
 absl::StatusOr<std::unique_ptr<AgentExporter>> AgentExporter::Start(
-    const AgentExporterOptions& options, Clock& clock) {
+    const AgentExporterOptions& options, Clock& clock, const HttpSecurity& security) {
   std::unique_ptr<AgentExporter> e(new AgentExporter(options, clock));
   if (options.listen.empty()) return e;
   AgentExporter* raw = e.get();
@@ -142,7 +142,7 @@ absl::StatusOr<std::unique_ptr<AgentExporter>> AgentExporter::Start(
   handlers["/metrics"] = [raw](const HttpRequest&) {
     return HttpResponse{200, kPrometheusContentType, raw->Scrape()};
   };
-  auto http = HttpServer::Start(options.listen, std::move(handlers), 1);
+  auto http = HttpServer::Start(options.listen, std::move(handlers), 1, security);
   if (!http.ok()) {
     return absl::UnavailableError(absl::StrCat("agent metrics: ", http.status().message()));
   }

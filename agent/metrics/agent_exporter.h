@@ -41,9 +41,11 @@ const std::vector<double>& CoarseLatencyBuckets();
 // Thread-safe.
 class AgentExporter final : public AgentObserver {
  public:
-  // Starts serving. Unavailable when `options.listen` cannot be bound.
+  // Starts serving, with `security` (HTTPS, client certificates, a bearer token; default
+  // plain). Unavailable when `options.listen` cannot be bound.
   static absl::StatusOr<std::unique_ptr<AgentExporter>> Start(const AgentExporterOptions& options,
-                                                              Clock& clock);
+                                                              Clock& clock,
+                                                              const HttpSecurity& security = {});
   ~AgentExporter() override;
 
   // "host:port" actually bound ("" when not serving): what the agent reports to the

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/http/gzip.h"
+#include "common/http/tls_socket.h"
 
 namespace blkbench {
 namespace {
@@ -24,19 +25,6 @@ namespace {
 absl::Status Errno(const char* what) {
   return absl::UnavailableError(absl::StrCat(what, ": ", strerror(errno)));
 }
-
-// Closes the socket on every return path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -55,33 +43,34 @@ std::string UrlEncode(const std::string& s) {
 }
 
 absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
-                                   const HttpGetOptions& options) {
-  Fd fd(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (fd.get() < 0) return Errno("socket");
-  const timeval tv = absl::ToTimeval(options.timeout);
-  setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+                                   const HttpGetOptions& options, const HttpClientAuth& auth) {
+  const int raw_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (raw_fd < 0) return Errno("socket");
+  Socket sock(raw_fd);
+  sock.SetTimeouts(options.timeout);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+  if (connect(raw_fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     return Errno("connect");
+  }
+  if (!auth.ca_file.empty()) {
+    auto ctx = NewClientTlsContext(auth.ca_file, auth.cert_file, auth.key_file);
+    if (!ctx.ok()) return ctx.status();
+    if (absl::Status s = sock.ConnectTls(ctx->get(), "127.0.0.1"); !s.ok()) return s;
   }
   const std::string request = absl::StrCat(
       "GET ", target, " HTTP/1.0\r\nHost: 127.0.0.1:", port, "\r\nAccept: */*\r\n",
-      options.accept_gzip ? "Accept-Encoding: gzip\r\n" : "", "Connection: close\r\n\r\n");
-  for (size_t sent = 0; sent < request.size();) {
-    ssize_t n = send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Errno("send");
-    sent += static_cast<size_t>(n);
-  }
+      options.accept_gzip ? "Accept-Encoding: gzip\r\n" : "",
+      auth.bearer_token.empty() ? ""
+                                : absl::StrCat("Authorization: Bearer ", auth.bearer_token, "\r\n"),
+      "Connection: close\r\n\r\n");
+  if (!sock.WriteAll(request)) return Errno("send");
   std::string response;
   char buf[16384];
   for (;;) {
-    ssize_t n = recv(fd.get(), buf, sizeof(buf), 0);
-    if (n < 0 && errno == EINTR) continue;
+    const ssize_t n = sock.Read(buf, sizeof(buf));
     if (n < 0) return Errno("recv");  // ECONNRESET: the server aborted the response
     if (n == 0) break;
     response.append(buf, static_cast<size_t>(n));

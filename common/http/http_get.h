@@ -1,5 +1,5 @@
-// HttpGet: a blocking HTTP/1.0 GET over a loopback TCP socket, for tests and tools that
-// read /metrics, the controller's JSON endpoints or Prometheus's HTTP API.
+// HttpGet: a blocking HTTP/1.0 GET over a loopback TCP socket, plain or TLS, for tests and
+// tools that read /metrics, the controller's JSON endpoints or Prometheus's HTTP API.
 #ifndef BLKBENCH_COMMON_HTTP_HTTP_GET_H_
 #define BLKBENCH_COMMON_HTTP_HTTP_GET_H_
 
@@ -23,12 +23,23 @@ struct HttpGetOptions {
   bool accept_gzip = false;  // send `Accept-Encoding: gzip` (as Prometheus does)
 };
 
+// How the client proves itself. All empty: plain HTTP.
+struct HttpClientAuth {
+  // HTTPS: verify the server against this CA (its certificate must name 127.0.0.1).
+  std::string ca_file;
+  std::string cert_file;  // with key_file: present this client certificate
+  std::string key_file;
+  std::string bearer_token;  // send `Authorization: Bearer <token>`
+};
+
 // GET http://127.0.0.1:<port><target> (target = path plus optional "?query", already
 // URL-encoded). Unavailable when connecting, sending or receiving fails or the timeout
-// passes (a connection reset included); DataLoss for a response that is not HTTP, whose
-// body is shorter or longer than its Content-Length, or whose gzip body does not decode.
+// passes (a connection reset included); Unauthenticated when the TLS handshake fails; DataLoss for
+// a response that is not HTTP, whose body is shorter or longer than its Content-Length, or whose
+// gzip body does not decode.
 absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
-                                   const HttpGetOptions& options);
+                                   const HttpGetOptions& options,
+                                   const HttpClientAuth& auth = HttpClientAuth());
 inline absl::StatusOr<HttpResult> HttpGet(int port, const std::string& target,
                                           absl::Duration timeout = absl::Seconds(10)) {
   return HttpGet(port, target, HttpGetOptions{.timeout = timeout});

@@ -1,11 +1,24 @@
 // HttpServer over CivetServer; see http_server.h.
 #include "common/http/http_server.h"
 
-#include <CivetServer.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <openssl/crypto.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
@@ -45,8 +58,14 @@ const char* StatusText(int status) {
       return "Bad Request";
     case 404:
       return "Not Found";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 405:
       return "Method Not Allowed";
+    case 431:
+      return "Request Header Fields Too Large";
     case 503:
       return "Service Unavailable";
     default:
@@ -58,63 +77,96 @@ const char* StatusText(int status) {
 // worth it for a 404 or a small discovery document.
 constexpr size_t kGzipMinBytes = 1024;
 
-// Writes the whole response. The connection is closed after it (HTTP/1.1 with
-// `Connection: close`, which every scraper handles), and civetweb closes it gracefully:
-// shutdown(SHUT_WR) after the last byte, so the client reads every byte the
-// Content-Length announced. Never set SO_LINGER to 0 (civetweb's linger_timeout_ms=0):
-// close() then sends a RST and the kernel drops whatever of the body the client had not
-// yet read — every response larger than the socket buffers (~128 KB on loopback) was cut.
-void Send(mg_connection* conn, const HttpResponse& r) {
-  const char* accept = mg_get_header(conn, "Accept-Encoding");
-  const bool gzip = r.body.size() >= kGzipMinBytes && accept != nullptr && AcceptsGzip(accept);
-  const std::string compressed = gzip ? GzipCompress(r.body) : std::string();
-  const std::string& body = gzip ? compressed : r.body;
-  mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
-            "Vary: Accept-Encoding\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-            r.status, StatusText(r.status), r.content_type.c_str(), body.size(),
-            gzip ? "Content-Encoding: gzip\r\n" : "");
-  // mg_write blocks until everything is in the socket or the client stops reading for
-  // request_timeout_ms; a short write means the client went away, and there is nobody
-  // left to tell.
-  mg_write(conn, body.data(), body.size());
+// Limits on what a client may make a worker do: the request head (request line and
+// headers; GET has no body), how long it may take to send it or to read the response,
+// and how many accepted connections may wait for a worker.
+constexpr size_t kMaxHeadBytes = 16 << 10;
+constexpr absl::Duration kIoTimeout = absl::Seconds(30);
+constexpr absl::Duration kDrainTimeout = absl::Seconds(1);
+constexpr size_t kMaxWaitingConnections = 128;
+
+HttpResponse Plain(int status, std::string body) {
+  return {status, "text/plain; charset=utf-8", std::move(body)};
 }
 
-class Handler final : public CivetHandler {
- public:
-  Handler(std::string path, HttpHandler fn) : path_(std::move(path)), fn_(std::move(fn)) {}
-
-  bool handleGet(CivetServer*, mg_connection* conn) override {
-    const mg_request_info* info = mg_get_request_info(conn);
-    // civetweb matches "/metrics" as a prefix ("/metricsx", "/metrics/a"): be exact.
-    if (info->local_uri == nullptr || path_ != info->local_uri) {
-      Send(conn, {404, "text/plain; charset=utf-8", "not found\n"});
-      return true;
-    }
-    HttpRequest req;
-    req.path = path_;
-    if (info->query_string != nullptr) req.params = ParseQueryString(info->query_string);
-    HttpResponse resp;
-    try {
-      resp = fn_(req);
-    } catch (const std::exception& e) {
-      resp = {500, "text/plain; charset=utf-8", absl::StrCat("internal error: ", e.what(), "\n")};
-    }
-    Send(conn, resp);
-    return true;
+// The value of header `name` (lower case) in `head`, "" if absent.
+std::string Header(const std::string& head, absl::string_view name) {
+  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    if (absl::AsciiStrToLower(line.substr(0, colon)) != name) continue;
+    return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
   }
-  bool handlePost(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
-  bool handlePut(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
-  bool handleDelete(CivetServer*, mg_connection* conn) override { return NotAllowed(conn); }
+  return "";
+}
 
- private:
-  static bool NotAllowed(mg_connection* conn) {
-    Send(conn, {405, "text/plain; charset=utf-8", "only GET is served here\n"});
-    return true;
+// Sends the whole response: the head and the body, gzip-encoded when the client accepts
+// it and the body is worth it. The caller closes the connection gracefully after it, so
+// the client reads every byte the Content-Length announced (an abortive close — a RST
+// with the body still in the send buffer — cut every response above ~128 KB once).
+void Send(Socket& socket, const std::string& accept_encoding, const HttpResponse& r,
+          const std::string& extra_headers) {
+  const bool gzip = r.body.size() >= kGzipMinBytes && AcceptsGzip(accept_encoding);
+  const std::string compressed = gzip ? GzipCompress(r.body) : std::string();
+  const std::string& body = gzip ? compressed : r.body;
+  const std::string head =
+      absl::StrCat("HTTP/1.1 ", r.status, " ", StatusText(r.status),
+                   "\r\nContent-Type: ", r.content_type, "\r\nContent-Length: ", body.size(),
+                   "\r\n", gzip ? "Content-Encoding: gzip\r\n" : "", extra_headers,
+                   "Vary: Accept-Encoding\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n");
+  // A failed write means the client went away; there is nobody left to tell.
+  if (socket.WriteAll(head)) socket.WriteAll(body);
+}
+
+// Parses "host:port", "[v6]:port" or ":port" for bind(2).
+absl::StatusOr<std::pair<std::string, std::string>> SplitHostPort(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("HTTP listen address '", listen, "' is not host:port"));
   }
-  const std::string path_;
-  const HttpHandler fn_;
-};
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::make_pair(host, listen.substr(colon + 1));
+}
+
+absl::StatusOr<int> Listen(const std::string& listen) {
+  auto host_port = SplitHostPort(listen);
+  if (!host_port.ok()) return host_port.status();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string& host = host_port->first;
+  const int rc =
+      getaddrinfo(host.empty() ? nullptr : host.c_str(), host_port->second.c_str(), &hints, &found);
+  if (rc != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on '", listen, "': ", gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owner(found, &freeaddrinfo);
+  int fd = socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::ErrnoToStatus(errno, "socket");
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::UnavailableError(absl::StrCat("cannot listen on '", listen, "': ", strerror(err)));
+  }
+  return fd;
+}
+
+int BoundPort(int fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  return ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+}
 
 }  // namespace
 
@@ -160,38 +212,228 @@ std::string JsonQuote(const std::string& s) {
   return out;
 }
 
+bool IsLoopbackAddress(const std::string& host_port) {
+  const size_t colon = host_port.rfind(':');
+  std::string host = colon == std::string::npos ? host_port : host_port.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+absl::StatusOr<HttpSecurity> HttpSecurityFromFlags(const HttpSecurityFlags& flags) {
+  HttpSecurity sec;
+  if ((flags.tls || flags.client_certs) && flags.tls_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "HTTPS and client certificates on the metrics endpoint need the lab PKI directory "
+        "(--tls_dir / tls_dir)");
+  }
+  if (flags.client_certs && !flags.tls) {
+    return absl::InvalidArgumentError("client certificates need HTTPS: give metrics_tls too");
+  }
+  if (flags.tls) {
+    sec.cert_file = absl::StrCat(flags.tls_dir, "/", flags.stem, ".pem");
+    sec.key_file = absl::StrCat(flags.tls_dir, "/", flags.stem, ".key");
+  }
+  if (flags.client_certs) {
+    sec.client_ca_file = absl::StrCat(flags.tls_dir, "/ca.pem");
+    sec.revoked = flags.revoked;
+    if (sec.revoked == nullptr) {
+      auto list = tls::RevocationList::Load(absl::StrCat(flags.tls_dir, "/", tls::kRevokedFile));
+      if (!list.ok()) return list.status();
+      sec.revoked = std::move(*list);
+    }
+  }
+  if (!flags.token_file.empty()) {
+    struct stat st;
+    if (stat(flags.token_file.c_str(), &st) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("metrics token file ", flags.token_file, ": ", strerror(errno)));
+    }
+    if ((st.st_mode & 077) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "metrics token file ", flags.token_file, " is readable by group or others (mode ",
+          absl::Hex(st.st_mode & 0777), "); chmod 600 it"));
+    }
+    std::ifstream in(flags.token_file);
+    std::string token;
+    std::getline(in, token);
+    token = std::string(absl::StripAsciiWhitespace(token));
+    if (token.empty()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("metrics token file ", flags.token_file, " is empty"));
+    }
+    sec.bearer_token = std::move(token);
+  }
+  if (!flags.listen.empty() && !IsLoopbackAddress(flags.listen) && !flags.insecure &&
+      !(sec.tls() && sec.authenticates())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to serve metrics on ", flags.listen, " as ", sec.Describe(),
+        ": beyond loopback the endpoint must be HTTPS (metrics_tls) and authenticate its "
+        "clients (metrics_client_certs and/or metrics_token_file), or be allowed with "
+        "--insecure"));
+  }
+  return sec;
+}
+
+std::string HttpSecurity::Describe() const {
+  std::string out = tls() ? "https" : "http";
+  if (!client_ca_file.empty()) out += "+client_cert";
+  if (!bearer_token.empty()) out += "+token";
+  return out;
+}
+
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads) {
-  std::unique_ptr<HttpServer> s(new HttpServer());
-  // request_timeout_ms bounds how long a worker waits on a client that stops reading.
-  const std::vector<std::string> options = {"listening_ports",    listen,
-                                            "num_threads",        std::to_string(threads),
-                                            "request_timeout_ms", "30000"};
-  try {
-    s->server_ = std::make_unique<CivetServer>(options);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on '", listen, "': ", e.what()));
+    const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads,
+    const HttpSecurity& security) {
+  std::unique_ptr<HttpServer> s(new HttpServer(security));
+  if (security.tls()) {
+    auto ctx = NewServerTlsContext(security.cert_file, security.key_file, security.client_ca_file);
+    if (!ctx.ok()) return ctx.status();
+    s->tls_ = std::move(*ctx);
+  } else if (!security.client_ca_file.empty()) {
+    return absl::InvalidArgumentError("HTTP: client certificates need TLS (a cert_file)");
   }
-  if (s->server_->getContext() == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on '", listen, "'"));
-  }
-  for (auto& [path, fn] : handlers) s->Handle(path, std::move(fn));
-  std::vector<int> ports = s->server_->getListeningPorts();
-  s->port_ = ports.empty() ? 0 : ports.front();
+  auto fd = Listen(listen);
+  if (!fd.ok()) return fd.status();
+  s->listen_fd_ = *fd;
+  s->wake_fd_ = eventfd(0, EFD_CLOEXEC);
+  if (s->wake_fd_ < 0) return absl::ErrnoToStatus(errno, "eventfd");
+  s->port_ = BoundPort(s->listen_fd_);
   const size_t colon = listen.rfind(':');
-  const std::string host = colon == std::string::npos ? "" : listen.substr(0, colon);
-  s->address_ = absl::StrCat(host, ":", s->port_);
+  s->address_ = absl::StrCat(listen.substr(0, colon), ":", s->port_);
+  for (auto& [path, fn] : handlers) s->Handle(path, std::move(fn));
+  HttpServer* raw = s.get();
+  s->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });
+  for (int i = 0; i < std::max(threads, 1); ++i) {
+    s->workers_.emplace_back([raw] { raw->WorkerLoop(); });
+  }
   return s;
 }
 
 void HttpServer::Handle(const std::string& path, HttpHandler handler) {
   absl::MutexLock lock(&mu_);
-  handlers_.push_back(std::make_unique<Handler>(path, std::move(handler)));
-  server_->addHandler(path, handlers_.back().get());
+  handlers_[path] = std::move(handler);
+}
+
+void HttpServer::AcceptLoop() {
+  for (;;) {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[1].revents != 0) return;
+    const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (conn < 0) continue;  // the client gave up, or out of descriptors for a moment
+    absl::MutexLock lock(&mu_);
+    if (accepted_.size() >= kMaxWaitingConnections) {
+      close(conn);  // overloaded: the client retries, as a scraper does
+      continue;
+    }
+    accepted_.push_back(conn);
+  }
+}
+
+void HttpServer::WorkerLoop() {
+  for (;;) {
+    int conn = -1;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](HttpServer* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+            return s->stopping_ || !s->accepted_.empty();
+          },
+          this));
+      if (accepted_.empty()) return;  // stopping, and nothing left to serve
+      conn = accepted_.front();
+      accepted_.pop_front();
+    }
+    Serve(Socket(conn));
+  }
+}
+
+void HttpServer::Serve(Socket socket) {
+  socket.SetTimeouts(kIoTimeout);
+  if (tls_ && !socket.AcceptTls(tls_.get()).ok()) return;  // no or a foreign certificate
+  std::string head;
+  char buf[4096];
+  size_t end = std::string::npos;
+  while ((end = head.find("\r\n\r\n")) == std::string::npos && head.size() <= kMaxHeadBytes) {
+    const ssize_t n = socket.Read(buf, sizeof(buf));
+    if (n <= 0) return;  // closed or timed out before a whole request
+    head.append(buf, static_cast<size_t>(n));
+  }
+  std::string extra_headers;
+  HttpResponse resp = end == std::string::npos
+                          ? Plain(431, "request header fields too large\n")
+                          : Respond(head.substr(0, end), socket, &extra_headers);
+  Send(socket, end == std::string::npos ? "" : Header(head.substr(0, end), "accept-encoding"), resp,
+       extra_headers);
+  socket.CloseGracefully(kDrainTimeout);
+}
+
+HttpResponse HttpServer::Respond(const std::string& head, const Socket& socket,
+                                 std::string* extra_headers) {
+  const std::vector<std::string> request_line =
+      absl::StrSplit(head.substr(0, head.find("\r\n")), ' ');
+  if (request_line.size() != 3 || request_line[1].empty() || request_line[1][0] != '/') {
+    return Plain(400, "bad request line\n");
+  }
+  if (request_line[0] != "GET") return Plain(405, "only GET is served here\n");
+  if (security_.revoked != nullptr && socket.tls()) {
+    const std::string pem = socket.PeerCertificatePem();
+    if (!pem.empty()) {
+      if (absl::Status s = security_.revoked->Check(pem); !s.ok()) {
+        return Plain(403, absl::StrCat(s.message(), "\n"));
+      }
+    }
+  }
+  if (!security_.bearer_token.empty()) {
+    const std::string auth = Header(head, "authorization");
+    constexpr absl::string_view kScheme = "bearer ";
+    const bool ok = auth.size() == kScheme.size() + security_.bearer_token.size() &&
+                    absl::AsciiStrToLower(auth.substr(0, kScheme.size())) == kScheme &&
+                    CRYPTO_memcmp(auth.data() + kScheme.size(), security_.bearer_token.data(),
+                                  security_.bearer_token.size()) == 0;
+    if (!ok) {
+      *extra_headers = "WWW-Authenticate: Bearer realm=\"blkbench\"\r\n";
+      return Plain(401, auth.empty() ? "this endpoint needs Authorization: Bearer <token>\n"
+                                     : "the bearer token is not the one configured\n");
+    }
+  }
+  const std::string& target = request_line[1];
+  const size_t q = target.find('?');
+  HttpRequest req;
+  req.path = target.substr(0, q);
+  if (q != std::string::npos) req.params = ParseQueryString(target.substr(q + 1));
+  HttpHandler fn;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = handlers_.find(req.path);
+    if (it == handlers_.end()) return Plain(404, "not found\n");
+    fn = it->second;
+  }
+  try {
+    return fn(req);
+  } catch (const std::exception& e) {
+    return Plain(500, absl::StrCat("internal error: ", e.what(), "\n"));
+  }
 }
 
 HttpServer::~HttpServer() {
-  if (server_) server_->close();  // joins the worker threads before handlers go away
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!write(wake_fd_, &one, sizeof(one));
+  }
+  if (acceptor_.joinable()) acceptor_.join();
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (std::thread& t : workers_) t.join();  // each finishes what was accepted
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 }  // namespace blkbench

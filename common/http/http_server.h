@@ -1,23 +1,43 @@
-// HttpServer: a small HTTP/1.1 server (civetweb, the library prometheus-cpp-pull links)
-// for /metrics and the controller's JSON endpoints. Replaces prometheus::Exposer, which
-// cannot serve anything but metrics and adds unprefixed exposer_* self-metrics.
+// HttpServer: a small HTTP/1.1 GET server for /metrics and the controller's JSON
+// endpoints, over plain TCP or TLS (OpenSSL), optionally requiring client certificates
+// from the lab CA and/or a bearer token. One request per connection (`Connection:
+// close`, which every scraper handles). Written here rather than on civetweb because
+// Debian 12's civetweb loads OpenSSL 1.1 symbols at run time and crashes on the first
+// TLS connection with OpenSSL 3.
 #ifndef BLKBENCH_COMMON_HTTP_HTTP_SERVER_H_
 #define BLKBENCH_COMMON_HTTP_HTTP_SERVER_H_
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-
-class CivetServer;
-class CivetHandler;
+#include "common/http/tls_socket.h"
+#include "common/tls/revocation.h"
 
 namespace blkbench {
+
+// How a listener proves itself and whom it serves. All empty: plain HTTP to anyone who
+// can connect (the loopback default). Checks that are configured must all pass.
+struct HttpSecurity {
+  std::string cert_file;  // PEM chain; with key_file the listener speaks only HTTPS
+  std::string key_file;
+  std::string client_ca_file;  // require a client certificate that verifies against it
+  std::shared_ptr<tls::RevocationList> revoked;  // and is not on this deny list
+  std::string bearer_token;                      // require `Authorization: Bearer <token>`
+
+  bool tls() const { return !cert_file.empty(); }
+  // True if clients must prove who they are (certificate or token).
+  bool authenticates() const { return !client_ca_file.empty() || !bearer_token.empty(); }
+  // "http", "https", "https+client_cert", "https+token", "https+client_cert+token", …
+  std::string Describe() const;
+};
 
 struct HttpRequest {
   std::string path;                           // e.g. "/sd/agents"
@@ -36,14 +56,40 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 // The Prometheus text exposition content type (version 0.0.4).
 inline constexpr char kPrometheusContentType[] = "text/plain; version=0.0.4; charset=utf-8";
 
+// True for 127.x.y.z, localhost and [::1] (host:port).
+bool IsLoopbackAddress(const std::string& host_port);
+
+// A daemon's HTTP security as its flags or config give it.
+struct HttpSecurityFlags {
+  std::string listen;         // the HTTP listen address
+  std::string tls_dir;        // the lab PKI directory ("" = none)
+  std::string stem;           // the daemon's certificate in it: "controller", "agent-<id>"
+  bool tls = false;           // serve HTTPS with <tls_dir>/<stem>.pem
+  bool client_certs = false;  // require client certificates from <tls_dir>/ca.pem
+  std::string token_file;     // require the bearer token in this file ("" = none)
+  bool insecure = false;      // allow a non-loopback listener without HTTPS + authentication
+  std::shared_ptr<tls::RevocationList> revoked;  // null: <tls_dir>/revoked.txt
+};
+
+// The HttpSecurity those flags ask for. InvalidArgument naming the flag when TLS or client
+// certificates are asked for without a PKI directory, or when a non-loopback listener
+// would be plain HTTP or let anyone read (unless `insecure`); FailedPrecondition when
+// the token file is missing, empty, or readable by group or others.
+absl::StatusOr<HttpSecurity> HttpSecurityFromFlags(const HttpSecurityFlags& flags);
+
 // Thread-safe after construction. GET only; other methods get 405. Unknown paths 404.
+// A failed TLS handshake (no or a foreign client certificate) ends the connection; a
+// revoked certificate gets 403, a missing or wrong token 401 with `WWW-Authenticate`.
 class HttpServer {
  public:
-  // Serves `handlers` (exact path → handler) on `listen` ("host:port"; port 0 picks a
-  // free one). Unavailable when the address cannot be bound.
+  // Serves `handlers` (exact path → handler) on `listen` ("host:port", "[v6]:port" or
+  // ":port" for every address; port 0 picks a free one) with `threads` workers.
+  // Unavailable when the address cannot be bound; FailedPrecondition naming the file
+  // when a certificate or key cannot be used.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
-      const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads = 2);
-  ~HttpServer();  // stops serving; in-flight requests finish first
+      const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads = 2,
+      const HttpSecurity& security = {});
+  ~HttpServer();  // stops accepting; in-flight requests finish first
 
   // Adds a handler for `path` while serving (a path must be added only once).
   void Handle(const std::string& path, HttpHandler handler);
@@ -53,10 +99,22 @@ class HttpServer {
   std::string address() const { return address_; }
 
  private:
-  HttpServer() = default;
-  std::unique_ptr<CivetServer> server_;
+  explicit HttpServer(HttpSecurity security) : security_(std::move(security)) {}
+  void AcceptLoop();
+  void WorkerLoop();
+  void Serve(Socket socket);
+  HttpResponse Respond(const std::string& head, const Socket& socket, std::string* extra_headers);
+
+  const HttpSecurity security_;
+  SslContext tls_;  // null for plain HTTP
+  int listen_fd_ = -1;
+  int wake_fd_ = -1;  // eventfd: the acceptor's stop signal
+  std::thread acceptor_;
+  std::vector<std::thread> workers_;
   absl::Mutex mu_;
-  std::vector<std::unique_ptr<CivetHandler>> handlers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, HttpHandler> handlers_ ABSL_GUARDED_BY(mu_);
+  std::deque<int> accepted_ ABSL_GUARDED_BY(mu_);  // connections no worker took yet
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int port_ = 0;
   std::string address_;
 };

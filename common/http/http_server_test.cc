@@ -3,10 +3,16 @@
 // socket buffers arriving whole, plain and gzip-encoded, to many clients at once.
 #include "common/http/http_server.h"
 
+#include <sys/stat.h>
+
+#include <fstream>
 #include <thread>
 
 #include "common/http/gzip.h"
 #include "common/http/http_get.h"
+#include "common/testing/loop_device.h"
+#include "common/tls/pki.h"
+#include "common/tls/revocation.h"
 #include "gtest/gtest.h"
 
 namespace blkbench {
@@ -148,6 +154,145 @@ TEST(GzipTest, AcceptEncodingFollowsQValues) {
 
 TEST(HttpServerTest, JsonQuoteEscapesControlCharacters) {
   EXPECT_EQ(JsonQuote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+}
+
+// HTTPS with a lab PKI made here (common/tls/pki.h): the server's certificate verified
+// against the lab CA, client certificates required (none, another CA's and a revoked one
+// refused; revocation read again when the list changes), and a bearer token.
+class HttpsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    pki_ = dir_.File("pki");
+    other_ = dir_.File("other");
+    ASSERT_TRUE(tls::CreateCa(pki_).ok());
+    ASSERT_TRUE(tls::CreateCa(other_).ok());
+    tls::CertRequest controller;
+    controller.kind = tls::Kind::kController;
+    controller.name = "controller";
+    ASSERT_TRUE(tls::CreateCert(pki_, controller).ok());
+    for (const std::string& dir : {pki_, other_}) {
+      tls::CertRequest cli;
+      cli.kind = tls::Kind::kCli;
+      cli.name = "prometheus";
+      cli.role = tls::Role::kRead;
+      ASSERT_TRUE(tls::CreateCert(dir, cli).ok());
+    }
+    std::ofstream(dir_.File("token")) << "s3cret-token\n";
+    chmod(dir_.File("token").c_str(), 0600);
+  }
+
+  std::unique_ptr<HttpServer> Start(bool client_certs, const std::string& token_file) {
+    auto sec = HttpSecurityFromFlags({.listen = "127.0.0.1:0",
+                                      .tls_dir = pki_,
+                                      .stem = "controller",
+                                      .tls = true,
+                                      .client_certs = client_certs,
+                                      .token_file = token_file,
+                                      .insecure = false,
+                                      .revoked = nullptr});
+    EXPECT_TRUE(sec.ok()) << sec.status();
+    if (!sec.ok()) return nullptr;
+    std::map<std::string, HttpHandler> handlers;
+    handlers["/metrics"] = [](const HttpRequest&) {
+      return HttpResponse{200, kPrometheusContentType, "up 1\n"};
+    };
+    auto s = HttpServer::Start("127.0.0.1:0", std::move(handlers), 2, *sec);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+
+  HttpClientAuth Client(const std::string& dir, bool with_cert) const {
+    HttpClientAuth auth;
+    auth.ca_file = pki_ + "/ca.pem";
+    if (with_cert) {
+      auth.cert_file = dir + "/cli-prometheus.pem";
+      auth.key_file = dir + "/cli-prometheus.key";
+    }
+    return auth;
+  }
+
+  ::blkbench::testing::TempDir dir_{"https_test"};
+  std::string pki_;
+  std::string other_;
+};
+
+TEST_F(HttpsTest, ServesOnlyTlsAndTheClientVerifiesTheServer) {
+  auto server = Start(false, "");
+  ASSERT_NE(server, nullptr);
+  auto r = HttpGet(server->port(), "/metrics", HttpGetOptions(), Client(pki_, false));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->body, "up 1\n");
+  // Plain HTTP to the TLS port gets no HTTP answer.
+  EXPECT_FALSE(HttpGet(server->port(), "/metrics").ok());
+  // A client trusting another CA refuses the server.
+  HttpClientAuth wrong_ca;
+  wrong_ca.ca_file = other_ + "/ca.pem";
+  auto refused = HttpGet(server->port(), "/metrics", HttpGetOptions(), wrong_ca);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated) << refused.status();
+}
+
+TEST_F(HttpsTest, ClientCertificatesFromTheLabCaOnlyAndNotRevoked) {
+  auto server = Start(true, "");
+  ASSERT_NE(server, nullptr);
+  EXPECT_FALSE(HttpGet(server->port(), "/metrics", HttpGetOptions(), Client(pki_, false)).ok())
+      << "no client certificate";
+  EXPECT_FALSE(HttpGet(server->port(), "/metrics", HttpGetOptions(), Client(other_, true)).ok())
+      << "another CA's client certificate";
+  auto ok = HttpGet(server->port(), "/metrics", HttpGetOptions(), Client(pki_, true));
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->status, 200);
+
+  // Revoked while the server runs: the next request is refused, naming the serial.
+  auto pem = tls::ReadPemFile(pki_ + "/cli-prometheus.pem", "certificate");
+  ASSERT_TRUE(pem.ok());
+  auto serial = tls::CertSerialHex(*pem);
+  ASSERT_TRUE(serial.ok());
+  ASSERT_TRUE(tls::AppendRevoked(pki_ + "/revoked.txt", *serial, "test").ok());
+  auto revoked = HttpGet(server->port(), "/metrics", HttpGetOptions(), Client(pki_, true));
+  ASSERT_TRUE(revoked.ok()) << revoked.status();
+  EXPECT_EQ(revoked->status, 403);
+  EXPECT_NE(revoked->body.find(*serial), std::string::npos) << revoked->body;
+}
+
+TEST_F(HttpsTest, BearerTokenIsRequiredAndCompared) {
+  auto server = Start(false, dir_.File("token"));
+  ASSERT_NE(server, nullptr);
+  HttpClientAuth auth = Client(pki_, false);
+  auto missing = HttpGet(server->port(), "/metrics", HttpGetOptions(), auth);
+  ASSERT_TRUE(missing.ok()) << missing.status();
+  EXPECT_EQ(missing->status, 401);
+  auth.bearer_token = "s3cret-tokeN";
+  auto wrong = HttpGet(server->port(), "/metrics", HttpGetOptions(), auth);
+  ASSERT_TRUE(wrong.ok()) << wrong.status();
+  EXPECT_EQ(wrong->status, 401);
+  auth.bearer_token = "s3cret-token";
+  auto right = HttpGet(server->port(), "/metrics", HttpGetOptions(), auth);
+  ASSERT_TRUE(right.ok()) << right.status();
+  EXPECT_EQ(right->status, 200);
+}
+
+TEST_F(HttpsTest, FlagsRefuseExposedPlainEndpointsAndLeakyTokenFiles) {
+  HttpSecurityFlags flags;
+  flags.listen = "0.0.0.0:9470";
+  auto plain = HttpSecurityFromFlags(flags);
+  EXPECT_EQ(plain.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(plain.status().message().find("--insecure"), absl::string_view::npos);
+  flags.tls_dir = pki_;
+  flags.stem = "controller";
+  flags.tls = true;
+  EXPECT_FALSE(HttpSecurityFromFlags(flags).ok()) << "HTTPS but anyone may read";
+  flags.token_file = dir_.File("token");
+  EXPECT_TRUE(HttpSecurityFromFlags(flags).ok());
+  chmod(dir_.File("token").c_str(), 0644);
+  auto leaky = HttpSecurityFromFlags(flags);
+  EXPECT_EQ(leaky.status().code(), absl::StatusCode::kFailedPrecondition) << leaky.status();
+  HttpSecurityFlags insecure;
+  insecure.listen = "0.0.0.0:9470";
+  insecure.insecure = true;
+  EXPECT_TRUE(HttpSecurityFromFlags(insecure).ok());
+  HttpSecurityFlags loopback;
+  loopback.listen = "127.0.0.1:9470";
+  EXPECT_TRUE(HttpSecurityFromFlags(loopback).ok());
 }
 
 }  // namespace

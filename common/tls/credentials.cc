@@ -81,7 +81,13 @@ absl::StatusOr<Identity> CallerIdentity(const grpc::AuthContext& ctx) {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFromDir(
-    const std::string& dir) {
+    const std::string& dir, std::shared_ptr<RevocationList> revoked) {
+  if (revoked == nullptr) {
+    absl::StatusOr<std::shared_ptr<RevocationList>> loaded =
+        RevocationList::Load(absl::StrCat(dir, "/", kRevokedFile));
+    if (!loaded.ok()) return loaded.status();
+    revoked = std::move(*loaded);
+  }
   auto ca = ReadPemFile(dir + "/ca.pem", "the lab CA");
   auto cert = ReadPemFile(dir + "/controller.pem", "the controller certificate");
   auto key = ReadPemFile(dir + "/controller.key", "the controller key");
@@ -92,7 +98,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFromDi
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   opts.pem_root_certs = *ca;
   opts.pem_key_cert_pairs.push_back({*key, *cert});
-  return grpc::SslServerCredentials(opts);
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::SslServerCredentials(opts);
+  creds->SetAuthMetadataProcessor(std::make_shared<RevocationProcessor>(std::move(revoked)));
+  return creds;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ChannelCredentialsFromDir(

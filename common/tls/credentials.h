@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/tls/pki.h"
+#include "common/tls/revocation.h"
 #include "grpcpp/security/auth_context.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/security/server_credentials.h"
@@ -39,9 +40,11 @@ absl::StatusOr<Identity> IdentityFromCertPem(const std::string& pem);
 absl::StatusOr<Identity> CallerIdentity(const grpc::AuthContext& ctx);
 
 // <dir>/ca.pem, <dir>/controller.pem and .key as server credentials that require and
-// verify a client certificate from the lab CA. Errors name the missing file.
+// verify a client certificate from the lab CA and refuse every call whose certificate is
+// on `revoked` (null: <dir>/revoked.txt, loaded here). Errors name the missing file or
+// the bad line of the deny list.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFromDir(
-    const std::string& dir);
+    const std::string& dir, std::shared_ptr<RevocationList> revoked = nullptr);
 
 // <dir>/ca.pem and <dir>/<stem>.pem and .key as client credentials (the controller is
 // verified against ca.pem). Errors name the missing file.

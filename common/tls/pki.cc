@@ -253,7 +253,9 @@ absl::StatusOr<std::string> CreateCert(const std::string& dir, const CertRequest
       {NID_key_usage, "critical,digitalSignature,keyEncipherment"},
       {NID_subject_key_identifier, "hash"},
       {NID_authority_key_identifier, "keyid:always"}};
-  if (req.kind == Kind::kController) {
+  // The controller always serves (gRPC and HTTPS); an agent serves HTTPS /metrics when
+  // it has names to be verified by.
+  if (req.kind == Kind::kController || (req.kind == Kind::kAgent && !req.dns_names.empty())) {
     std::vector<std::string> sans = {"DNS:localhost", "IP:127.0.0.1", "IP:::1"};
     for (const std::string& n : req.dns_names) {
       const bool ip = !n.empty() && (absl::ascii_isdigit(static_cast<unsigned char>(n[0])) ||

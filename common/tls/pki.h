@@ -4,7 +4,7 @@
 //
 // Identity lives in the subject: CN is the name, OU the kind (and a CLI user's role):
 //   controller  CN=<name>  OU=blkbench-controller   SAN DNS/IP: localhost, 127.0.0.1, extra
-//   agent       CN=<id>    OU=blkbench-agent
+//   agent       CN=<id>    OU=blkbench-agent        SAN as the controller's if given names
 //   CLI user    CN=<name>  OU=blkbench-cli-<read|submit|admin>
 // Keys are ECDSA P-256, certificates X.509 v3 signed with SHA-256, serials 128 random
 // bits; private keys are written 0600, never overwritten.
@@ -37,9 +37,11 @@ absl::Status CreateCa(const std::string& dir, int days = 3650);
 
 struct CertRequest {
   Kind kind = Kind::kAgent;
-  std::string name;                    // agent id, CLI user or controller name
-  Role role = Role::kNone;             // CLI users only (required there)
-  std::vector<std::string> dns_names;  // controller only: extra DNS names / IP addresses
+  std::string name;         // agent id, CLI user or controller name
+  Role role = Role::kNone;  // CLI users only (required there)
+  // Extra DNS names / IP addresses the certificate serves (with localhost and 127.0.0.1):
+  // always for the controller; an agent with names may also serve HTTPS /metrics.
+  std::vector<std::string> dns_names;
   int days = 825;
 };
 

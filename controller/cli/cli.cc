@@ -392,18 +392,25 @@ const std::vector<CommandSpec>& Commands() {
        CmdCancel},
       {"agents", {}, "agents and their devices", "", {kFormatTable}, true, nullptr, CmdAgents},
       {"tls",
-       {"ca|cert", "create"},
+       {"ca|cert", "create|revoke"},
        "make the lab PKI for mutual TLS: a CA, then controller, agent and CLI certificates",
        "blkbench tls ca create --dir D writes ca.pem and ca.key; blkbench tls cert create --dir D "
-       "with --server [--dns host,...] (controller.pem: localhost and 127.0.0.1 always), --agent "
-       "ID (agent-ID.pem), or --cli NAME --role read|submit|admin (cli-NAME.pem). Keys are "
-       "ECDSA P-256, written 0600, never overwritten. See docs/security.md.",
+       "with --controller HOST[,HOST...] (controller.pem: localhost and 127.0.0.1 always; "
+       "--server [--dns H,...] is the same), --agent ID [--dns H,...] (agent-ID.pem; names make "
+       "it serve HTTPS /metrics too), or --cli NAME --role read|submit|admin (cli-NAME.pem). "
+       "Keys are ECDSA P-256, written 0600, never overwritten. blkbench tls cert revoke --dir D "
+       "--cert FILE.pem or --serial HEX adds the serial to D/revoked.txt, which the controller "
+       "re-reads on change and refuses on every call. See docs/security.md.",
        {{"dir", "DIR", "the PKI directory"},
-        {"server", "", "the controller's certificate"},
-        {"dns", "NAMES", "extra DNS names or IPs of the controller (comma-separated)"},
+        {"controller", "HOSTS",
+         "the controller's certificate for these names/IPs (comma-separated)"},
+        {"server", "", "the controller's certificate (names from --dns)"},
+        {"dns", "NAMES", "extra DNS names or IPs of the controller or agent (comma-separated)"},
         {"agent", "ID", "an agent's certificate (its agent_id)"},
         {"cli", "NAME", "a CLI user's certificate"},
-        {"role", "ROLE", "the CLI user's role", {"read", "submit", "admin"}}},
+        {"role", "ROLE", "the CLI user's role", {"read", "submit", "admin"}},
+        {"cert", "FILE", "revoke: the certificate to revoke"},
+        {"serial", "HEX", "revoke: the serial to revoke (openssl x509 -noout -serial)"}},
        false,
        CheckTlsArgs,
        CmdTls},

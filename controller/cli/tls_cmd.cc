@@ -22,18 +22,21 @@ std::string Flag(const Args& a, const std::string& name) {
 // What `tls cert create` was asked for, or InvalidArgument.
 absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
   tls::CertRequest req;
-  const int kinds = static_cast<int>(a.flags.count("server")) +
+  const int kinds = static_cast<int>(a.flags.count("server") + a.flags.count("controller") > 0) +
                     static_cast<int>(a.flags.count("agent")) +
                     static_cast<int>(a.flags.count("cli"));
   if (kinds != 1) {
     return absl::InvalidArgumentError(
-        "blkbench tls cert create: give exactly one of --server, --agent ID, --cli NAME");
+        "blkbench tls cert create: give exactly one of --controller HOSTS, --agent ID, --cli NAME");
   }
-  if (a.flags.count("server")) {
+  for (const char* names : {"controller", "dns"}) {
+    for (absl::string_view n : absl::StrSplit(Flag(a, names), ',', absl::SkipEmpty())) {
+      req.dns_names.emplace_back(n);
+    }
+  }
+  if (a.flags.count("server") || a.flags.count("controller")) {
     req.kind = tls::Kind::kController;
     req.name = "controller";
-    const std::string dns = Flag(a, "dns");
-    if (!dns.empty()) req.dns_names = absl::StrSplit(dns, ',', absl::SkipEmpty());
   } else if (a.flags.count("agent")) {
     req.kind = tls::Kind::kAgent;
     req.name = Flag(a, "agent");
@@ -48,6 +51,10 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
     if (!role.ok()) return role.status();
     req.role = *role;
   }
+  if (!req.dns_names.empty() && req.kind == tls::Kind::kCli) {
+    return absl::InvalidArgumentError(
+        "blkbench tls cert create: --dns is for --controller and --agent");
+  }
   if (a.flags.count("role") && req.kind != tls::Kind::kCli) {
     return absl::InvalidArgumentError("blkbench tls cert create: --role is for --cli only");
   }
@@ -55,16 +62,52 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
   return req;
 }
 
+// `tls cert revoke`: the serial of --cert or --serial appended to <dir>/revoked.txt.
+int Revoke(const Args& a, std::ostream& out, std::ostream& err) {
+  const std::string dir = Flag(a, "dir");
+  std::string serial = Flag(a, "serial");
+  std::string comment = "revoked by blkbench tls cert revoke";
+  if (a.flags.count("cert")) {
+    auto pem = tls::ReadPemFile(Flag(a, "cert"), "the certificate to revoke");
+    if (!pem.ok()) {
+      err << "blkbench tls cert revoke: " << pem.status().message() << "\n";
+      return 1;
+    }
+    auto hex = tls::CertSerialHex(*pem);
+    auto who = tls::IdentityFromCertPem(*pem);
+    if (!hex.ok()) {
+      err << "blkbench tls cert revoke: " << Flag(a, "cert") << ": " << hex.status().message()
+          << "\n";
+      return 1;
+    }
+    serial = *hex;
+    if (who.ok()) comment = who->Describe();
+  }
+  const std::string path = absl::StrCat(dir, "/", tls::kRevokedFile);
+  if (absl::Status s = tls::AppendRevoked(path, serial, comment); !s.ok()) {
+    err << "blkbench tls cert revoke: " << s.message() << "\n";
+    return 1;
+  }
+  out << "revoked serial " << *tls::NormalizeSerial(serial) << " (" << comment << ") in " << path
+      << "; copy it to the controller's --tls_dir: it takes effect on the next call\n";
+  return 0;
+}
+
 }  // namespace
 
 int CheckTlsArgs(const Args& a, std::ostream& err) {
   const std::string what = absl::StrCat(a.positional[1], " ", a.positional[2]);
-  if (what != "ca create" && what != "cert create") {
-    err << "blkbench tls: expected 'ca create' or 'cert create', got '" << what << "'\n";
+  if (what != "ca create" && what != "cert create" && what != "cert revoke") {
+    err << "blkbench tls: expected 'ca create', 'cert create' or 'cert revoke', got '" << what
+        << "'\n";
     return 2;
   }
   if (Flag(a, "dir").empty()) {
     err << "blkbench tls " << what << ": --dir DIR is required\n";
+    return 2;
+  }
+  if (what == "cert revoke" && a.flags.count("cert") + a.flags.count("serial") != 1) {
+    err << "blkbench tls cert revoke: give exactly one of --cert FILE.pem, --serial HEX\n";
     return 2;
   }
   if (what == "cert create") {
@@ -87,6 +130,7 @@ int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
         << "/ca.key (keep ca.key offline: it signs every certificate)\n";
     return 0;
   }
+  if (a.positional[2] == "revoke") return Revoke(a, out, err);
   auto req = CertRequestOf(a);
   auto stem = tls::CreateCert(dir, *req);
   if (!stem.ok()) {

@@ -51,7 +51,7 @@ v1::AgentInfo Agent(const std::string& id, bool connected) {
 
 TEST(AgentDiscoveryTest, ServesOneTargetGroupPerAgentWithAnAddress) {
   FakeClock clock;
-  auto e = PrometheusExporter::Start({.listen = "127.0.0.1:0"}, clock);
+  auto e = PrometheusExporter::Start(ExporterListening("127.0.0.1:0"), clock);
   ASSERT_TRUE(e.ok()) << e.status();
   PrometheusExporter& x = **e;
   auto empty = HttpGet(x.port(), "/sd/agents");
@@ -88,7 +88,7 @@ class ResultsApiTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     auto store = SqliteStore::Open((dir_ / "db.sqlite").string());
     ASSERT_TRUE(store.ok()) << store.status();
-    auto e = PrometheusExporter::Start({.listen = "127.0.0.1:0"}, clock_);
+    auto e = PrometheusExporter::Start(ExporterListening("127.0.0.1:0"), clock_);
     ASSERT_TRUE(e.ok()) << e.status();
     exporter_ = std::move(*e);
     store_ = std::make_unique<InstrumentedStore>(std::move(*store), exporter_->service());

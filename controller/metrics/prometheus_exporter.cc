@@ -108,6 +108,23 @@ PrometheusExporter::PrometheusExporter(const ExporterOptions& options, Clock& cl
                              .Register(*registry_)
                              .Add({})) {
   service_ = std::make_unique<ServiceMetrics>(*registry_, InstrumentedStore::Operations());
+  // What an operator must see at a glance: whether anything is served in the clear.
+  const bool insecure = options.grpc_transport == "plaintext_insecure" ||
+                        (!options.listen.empty() && !IsLoopbackAddress(options.listen) &&
+                         !(options.security.tls() && options.security.authenticates()));
+  prometheus::BuildGauge()
+      .Name("blkbench_controller_security_info")
+      .Help("Always 1; labels say how the gRPC and HTTP listeners are secured")
+      .Register(*registry_)
+      .Add({{"grpc", options.grpc_transport},
+            {"http", options.listen.empty() ? "none" : options.security.Describe()}})
+      .Set(1);
+  prometheus::BuildGauge()
+      .Name("blkbench_controller_insecure")
+      .Help("1 when --insecure let a non-loopback listener run without TLS or authentication")
+      .Register(*registry_)
+      .Add({})
+      .Set(insecure ? 1 : 0);
   // Every state from the start, so dashboards see zeros rather than no data.
   OnStateCounts(StateCounts{});
   OnAgentsChanged({});
@@ -126,7 +143,7 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(
     return HttpResponse{200, "application/json", raw->AgentTargets()};
   };
   // Two threads: a scrape every few seconds, discovery and the results API beside it.
-  auto http = HttpServer::Start(options.listen, std::move(handlers), 2);
+  auto http = HttpServer::Start(options.listen, std::move(handlers), 2, options.security);
   if (!http.ok()) {
     return absl::UnavailableError(absl::StrCat("metrics: ", http.status().message()));
   }

@@ -38,7 +38,20 @@ struct ExporterOptions {
   // A run that sent no sample for this long without being reported finished (its
   // report was missed, e.g. across a controller restart) is removed as well.
   int64_t idle_timeout_ms = 5 * 60'000;
+  // HTTPS and client authentication of `listen` (default: plain, loopback).
+  HttpSecurity security;
+  // How the controller's gRPC port is served, for blkbench_controller_security_info:
+  // "mutual_tls", "plaintext" (loopback) or "plaintext_insecure" (--insecure on a
+  // non-loopback address; blkbench_controller_insecure is then 1).
+  std::string grpc_transport = "plaintext";
 };
+
+// Defaults, served on `listen` ("" = not served).
+inline ExporterOptions ExporterListening(std::string listen) {
+  ExporterOptions o;
+  o.listen = std::move(listen);
+  return o;
+}
 
 // Thread-safe. The per-interval series of a run (IOPS and bandwidth gauges, the latency
 // summary) describe a *running* attempt and are removed as soon as the attempt ends, so

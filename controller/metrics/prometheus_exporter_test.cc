@@ -156,9 +156,13 @@ TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
     EXPECT_EQ(family.type == "counter", name.ends_with("_total")) << name;
   }
   // 12 run/state/agent families, 5 service ones (store, placement) that exist from the
-  // start and blkbench_build_info; families without series yet (gRPC, results, engine)
-  // are not listed.
-  EXPECT_EQ(ours, 18);
+  // start, the two security ones and blkbench_build_info; families without series yet
+  // (gRPC, results, engine) are not listed.
+  EXPECT_EQ(ours, 20);
+  EXPECT_EQ(exp.Value("blkbench_controller_insecure", {}), 0.0);
+  EXPECT_EQ(
+      exp.Value("blkbench_controller_security_info", {{"grpc", "plaintext"}, {"http", "http"}}),
+      1.0);
   EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 3000.0);
   EXPECT_EQ(exp.Value("blkbench_run_bandwidth_bytes_per_second", kRun42), 3000.0 * 4096);
   EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);

@@ -59,7 +59,7 @@ target: {device_class: sim:null_blk, kernel: "sim:6.16"}
 
   for (int runs : {16, 160, 1600}) {
     FakeClock clock;
-    auto exporter = PrometheusExporter::Start({.listen = "127.0.0.1:0"}, clock);
+    auto exporter = PrometheusExporter::Start(ExporterListening("127.0.0.1:0"), clock);
     if (!exporter.ok()) return 1;
     for (int id = 1; id <= runs; ++id) {
       v1::Run run;
