@@ -6,7 +6,11 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
+
+#include "absl/strings/str_replace.h"
 
 #include "gtest/gtest.h"
 #include "tests/dashboard_util.h"
@@ -178,12 +182,16 @@ TEST(DockerComposeTest, EveryMountedPathExistsAndServicesMatchTheDatasources) {
   std::set<std::string> urls;
   for (const YAML::Node& d : ds["datasources"]) urls.insert(d["url"].as<std::string>());
   EXPECT_TRUE(urls.count("http://prometheus:9090"));
-  EXPECT_TRUE(urls.count("http://controller:9470"));
+  EXPECT_TRUE(urls.count("https://controller:9470"));
   bool metrics_on_all = false;
   for (const YAML::Node& a : services["controller"]["command"]) {
     if (a.as<std::string>() == "--metrics_listen=0.0.0.0:9470") metrics_on_all = true;
   }
   EXPECT_TRUE(metrics_on_all) << "the controller's metrics port must be reachable from the network";
+  std::set<std::string> args;
+  for (const YAML::Node& a : services["controller"]["command"]) args.insert(a.as<std::string>());
+  EXPECT_TRUE(args.count("--metrics_tls")) << "exposed metrics must be HTTPS";
+  EXPECT_TRUE(args.count("--metrics_token_file=/etc/blkbench/tls/metrics.token"));
   // Prometheus in compose scrapes the controller and discovers agents through it.
   const std::string prom_config = mounts["/etc/prometheus/prometheus.yml"];
   ASSERT_FALSE(prom_config.empty());
@@ -193,20 +201,34 @@ TEST(DockerComposeTest, EveryMountedPathExistsAndServicesMatchTheDatasources) {
     jobs.insert(job["job_name"].as<std::string>());
     if (job["http_sd_configs"]) {
       EXPECT_EQ(job["http_sd_configs"][0]["url"].as<std::string>(),
-                "http://controller:9470/sd/agents");
+                "https://controller:9470/sd/agents");
+      EXPECT_EQ(job["scheme"].as<std::string>(), "https");
+      EXPECT_TRUE(job["authorization"]["credentials_file"]) << "the agents' token";
     }
   }
   // The dashboards filter on these job names.
   EXPECT_EQ(jobs, (std::set<std::string>{"blkbench-controller", "blkbench-agents"}));
 }
 
+// promtool also checks that the files a config names exist: the lab PKI's ca.pem and
+// metrics.token are put in a temporary directory standing in for /etc/blkbench/tls.
 TEST(PrometheusConfigTest, PromtoolAcceptsTheShippedConfigs) {
   if (access("/usr/bin/promtool", X_OK) != 0) GTEST_SKIP() << "promtool not installed";
+  char dir_template[] = "/tmp/blkbench-promtool-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  std::ofstream(dir + "/ca.pem") << "placeholder\n";
+  std::ofstream(dir + "/metrics.token") << "placeholder\n";
   for (const char* f : {"prometheus.yml", "prometheus-compose.yml"}) {
-    const std::string cmd = "/usr/bin/promtool check config " + kSource + "/deploy/prometheus/" +
-                            f + " >/dev/null 2>&1";
-    EXPECT_EQ(system(cmd.c_str()), 0) << cmd;
+    std::ifstream in(kSource + "/deploy/prometheus/" + f);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string config = dir + "/" + f;
+    std::ofstream(config) << absl::StrReplaceAll(text.str(), {{"/etc/blkbench/tls", dir}});
+    const std::string cmd = "/usr/bin/promtool check config " + config + " >/dev/null 2>&1";
+    EXPECT_EQ(system(cmd.c_str()), 0) << cmd << " (from deploy/prometheus/" << f << ")";
   }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

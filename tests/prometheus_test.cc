@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -26,6 +27,7 @@
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "common/testing/tcp_proxy.h"
+#include "common/tls/pki.h"
 #include "gtest/gtest.h"
 #include "tests/child_process.h"
 #include "tests/dashboard_util.h"
@@ -477,6 +479,107 @@ TEST_F(PrometheusLargeTest, ControllerTargetStaysUpThroughAndAfterALargeExperime
       Scalar(absl::StrCat("count_over_time(up{job=\"blkbench-controller\"}[", window_s, "s])"));
   ASSERT_TRUE(scrapes.has_value());
   EXPECT_GE(*scrapes, 2.0);
+}
+
+// A controller whose HTTP endpoints are exposed the secure way — HTTPS with the lab
+// controller certificate, client certificates required, a bearer token — scraped by a
+// real Prometheus that has the lab CA, its own certificate and the token: up. A second job
+// with the CA but without a certificate or token is refused, and one with the certificate
+// but a wrong token gets 401.
+class PrometheusHttpsTest : public testing::ClusterTest {
+ protected:
+  PrometheusHttpsTest() : ClusterTest("prometheus_https_test") {}
+};
+
+TEST_F(PrometheusHttpsTest, ScrapesOverHttpsWithClientCertificateAndTokenOnly) {
+  if (access(kPrometheus, X_OK) != 0) GTEST_SKIP() << kPrometheus << " not installed";
+  const std::string pki = dir_.File("pki");
+  ASSERT_TRUE(tls::CreateCa(pki).ok());
+  tls::CertRequest controller;
+  controller.kind = tls::Kind::kController;
+  controller.name = "controller";
+  ASSERT_TRUE(tls::CreateCert(pki, controller).ok());
+  tls::CertRequest scraper;
+  scraper.kind = tls::Kind::kCli;
+  scraper.name = "prometheus";
+  scraper.role = tls::Role::kRead;
+  ASSERT_TRUE(tls::CreateCert(pki, scraper).ok());
+  std::ofstream(dir_.File("token")) << "prom-token-1\n";
+  std::ofstream(dir_.File("wrong-token")) << "prom-token-2\n";
+  chmod(dir_.File("token").c_str(), 0600);
+
+  ServerOptions opts = ServerDefaults();
+  opts.tls_dir = pki;
+  opts.metrics.listen = "127.0.0.1:0";
+  auto security = HttpSecurityFromFlags({.listen = "0.0.0.0:9470",  // as if exposed
+                                         .tls_dir = pki,
+                                         .stem = "controller",
+                                         .tls = true,
+                                         .client_certs = true,
+                                         .token_file = dir_.File("token"),
+                                         .insecure = false,
+                                         .revoked = nullptr});
+  ASSERT_TRUE(security.ok()) << security.status();
+  opts.metrics.security = *security;
+  ASSERT_NO_FATAL_FAILURE(StartController(opts));
+
+  const int prom_port = testing::FreeTcpPort();
+  ASSERT_GT(prom_port, 0);
+  const std::string target = absl::StrCat("127.0.0.1:", server_->metrics_port());
+  auto job = [&](const std::string& name, bool cert, const std::string& token_file) {
+    std::string out = absl::StrCat("  - job_name: ", name, "\n    scheme: https\n",
+                                   "    static_configs: [{targets: [\"", target, "\"]}]\n",
+                                   "    tls_config:\n      ca_file: ", pki, "/ca.pem\n");
+    if (cert) {
+      absl::StrAppend(&out, "      cert_file: ", pki, "/cli-prometheus.pem\n", "      key_file: ",
+                      pki, "/cli-prometheus.key\n");
+    }
+    if (!token_file.empty()) {
+      absl::StrAppend(&out, "    authorization: {credentials_file: ", token_file, "}\n");
+    }
+    return out;
+  };
+  std::ofstream(dir_.File("prometheus.yml"))
+      << "global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\n"
+      << "scrape_configs:\n"
+      << job("secured", true, dir_.File("token")) << job("anonymous", false, "")
+      << job("wrong-token", true, dir_.File("wrong-token"));
+  testing::ChildProcess prometheus(
+      {kPrometheus, "--config.file=" + dir_.File("prometheus.yml"),
+       "--storage.tsdb.path=" + dir_.File("tsdb"),
+       absl::StrCat("--web.listen-address=127.0.0.1:", prom_port), "--log.level=warn"},
+      dir_.File("prometheus.log"), testing::ChildProcess::Log::kStdoutAndStderr);
+  ASSERT_TRUE(prometheus.ok());
+
+  // Waits until every job has been scraped at least once, then reads each one's health.
+  std::map<std::string, std::pair<std::string, std::string>> health;  // job -> (health, error)
+  ASSERT_TRUE(PollUntil(
+      [&] {
+        std::optional<Struct> t = GetJson(prom_port, "/api/v1/targets?state=active");
+        if (!t.has_value()) return false;
+        health.clear();
+        for (const Value& v : t->fields()
+                                  .at("data")
+                                  .struct_value()
+                                  .fields()
+                                  .at("activeTargets")
+                                  .list_value()
+                                  .values()) {
+          const Struct& s = v.struct_value();
+          const std::string h = Str(s, "health");
+          if (h == "unknown") return false;
+          health[Str(s.fields().at("labels").struct_value(), "job")] = {h, Str(s, "lastError")};
+        }
+        return health.size() == 3;
+      },
+      absl::Seconds(60)))
+      << "see " << dir_.File("prometheus.log");
+  EXPECT_EQ(health["secured"].first, "up") << health["secured"].second;
+  EXPECT_EQ(health["anonymous"].first, "down");
+  EXPECT_EQ(health["wrong-token"].first, "down");
+  EXPECT_NE(health["wrong-token"].second.find("401"), std::string::npos)
+      << health["wrong-token"].second;
+  prometheus.Terminate(absl::Seconds(20));
 }
 
 }  // namespace

@@ -250,10 +250,10 @@ absl::StatusOr<HttpSecurity> HttpSecurityFromFlags(const HttpSecurityFlags& flag
       return absl::FailedPreconditionError(
           absl::StrCat("metrics token file ", flags.token_file, ": ", strerror(errno)));
     }
-    if ((st.st_mode & 077) != 0) {
+    if ((st.st_mode & 007) != 0) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "metrics token file ", flags.token_file, " is readable by group or others (mode ",
-          absl::Hex(st.st_mode & 0777), "); chmod 600 it"));
+          "metrics token file ", flags.token_file, " is readable by others (mode ",
+          absl::Hex(st.st_mode & 0777), "); chmod 640 it (owner and the daemon's group)"));
     }
     std::ifstream in(flags.token_file);
     std::string token;

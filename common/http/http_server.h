@@ -74,7 +74,7 @@ struct HttpSecurityFlags {
 // The HttpSecurity those flags ask for. InvalidArgument naming the flag when TLS or client
 // certificates are asked for without a PKI directory, or when a non-loopback listener
 // would be plain HTTP or let anyone read (unless `insecure`); FailedPrecondition when
-// the token file is missing, empty, or readable by group or others.
+// the token file is missing, empty, or readable by others.
 absl::StatusOr<HttpSecurity> HttpSecurityFromFlags(const HttpSecurityFlags& flags);
 
 // Thread-safe after construction. GET only; other methods get 405. Unknown paths 404.

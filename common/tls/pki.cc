@@ -282,4 +282,14 @@ absl::StatusOr<std::string> CreateCert(const std::string& dir, const CertRequest
   return stem;
 }
 
+absl::StatusOr<std::string> CreateToken(const std::string& dir) {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) return OpenSslError("random token");
+  std::string hex;
+  for (unsigned char b : bytes) absl::StrAppend(&hex, absl::Hex(b, absl::kZeroPad2));
+  const std::string path = dir + "/metrics.token";
+  if (absl::Status s = WriteNew(path, hex + "\n", 0640); !s.ok()) return s;
+  return path;
+}
+
 }  // namespace blkbench::tls

@@ -57,6 +57,10 @@ std::string CertStem(Kind kind, const std::string& name);
 // FailedPrecondition without a CA in `dir`, AlreadyExists if the key exists.
 absl::StatusOr<std::string> CreateCert(const std::string& dir, const CertRequest& req);
 
+// Writes <dir>/metrics.token (0640): 32 random bytes in hex, the bearer token of the
+// daemons' HTTPS endpoints. Returns its path. AlreadyExists if there is one.
+absl::StatusOr<std::string> CreateToken(const std::string& dir);
+
 }  // namespace blkbench::tls
 
 #endif  // BLKBENCH_COMMON_TLS_PKI_H_

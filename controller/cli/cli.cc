@@ -392,7 +392,7 @@ const std::vector<CommandSpec>& Commands() {
        CmdCancel},
       {"agents", {}, "agents and their devices", "", {kFormatTable}, true, nullptr, CmdAgents},
       {"tls",
-       {"ca|cert", "create|revoke"},
+       {"ca|cert|token", "create|revoke"},
        "make the lab PKI for mutual TLS: a CA, then controller, agent and CLI certificates",
        "blkbench tls ca create --dir D writes ca.pem and ca.key; blkbench tls cert create --dir D "
        "with --controller HOST[,HOST...] (controller.pem: localhost and 127.0.0.1 always; "
@@ -400,7 +400,9 @@ const std::vector<CommandSpec>& Commands() {
        "it serve HTTPS /metrics too), or --cli NAME --role read|submit|admin (cli-NAME.pem). "
        "Keys are ECDSA P-256, written 0600, never overwritten. blkbench tls cert revoke --dir D "
        "--cert FILE.pem or --serial HEX adds the serial to D/revoked.txt, which the controller "
-       "re-reads on change and refuses on every call. See docs/security.md.",
+       "re-reads on change and refuses on every call. blkbench tls token create --dir D writes "
+       "D/metrics.token (0640), the bearer token of HTTPS metrics endpoints. See "
+       "docs/security.md.",
        {{"dir", "DIR", "the PKI directory"},
         {"controller", "HOSTS",
          "the controller's certificate for these names/IPs (comma-separated)"},

@@ -97,9 +97,11 @@ int Revoke(const Args& a, std::ostream& out, std::ostream& err) {
 
 int CheckTlsArgs(const Args& a, std::ostream& err) {
   const std::string what = absl::StrCat(a.positional[1], " ", a.positional[2]);
-  if (what != "ca create" && what != "cert create" && what != "cert revoke") {
-    err << "blkbench tls: expected 'ca create', 'cert create' or 'cert revoke', got '" << what
-        << "'\n";
+  if (what != "ca create" && what != "cert create" && what != "cert revoke" &&
+      what != "token create") {
+    err << "blkbench tls: expected 'ca create', 'cert create', 'cert revoke' or 'token create', "
+           "got '"
+        << what << "'\n";
     return 2;
   }
   if (Flag(a, "dir").empty()) {
@@ -131,6 +133,17 @@ int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     return 0;
   }
   if (a.positional[2] == "revoke") return Revoke(a, out, err);
+  if (a.positional[1] == "token") {
+    auto path = tls::CreateToken(dir);
+    if (!path.ok()) {
+      err << "blkbench tls token create: " << path.status().message() << "\n";
+      return 1;
+    }
+    out << "wrote " << *path
+        << " (mode 0640): give it to the controller (--metrics_token_file), agents "
+           "(metrics_token_file) and Prometheus (authorization.credentials_file)\n";
+    return 0;
+  }
   auto req = CertRequestOf(a);
   auto stem = tls::CreateCert(dir, *req);
   if (!stem.ok()) {
