@@ -11,7 +11,6 @@
 #include <sstream>
 
 #include "absl/strings/str_replace.h"
-
 #include "gtest/gtest.h"
 #include "tests/dashboard_util.h"
 #include "yaml-cpp/yaml.h"

@@ -531,8 +531,8 @@ TEST_F(PrometheusHttpsTest, ScrapesOverHttpsWithClientCertificateAndTokenOnly) {
                                    "    static_configs: [{targets: [\"", target, "\"]}]\n",
                                    "    tls_config:\n      ca_file: ", pki, "/ca.pem\n");
     if (cert) {
-      absl::StrAppend(&out, "      cert_file: ", pki, "/cli-prometheus.pem\n", "      key_file: ",
-                      pki, "/cli-prometheus.key\n");
+      absl::StrAppend(&out, "      cert_file: ", pki, "/cli-prometheus.pem\n",
+                      "      key_file: ", pki, "/cli-prometheus.key\n");
     }
     if (!token_file.empty()) {
       absl::StrAppend(&out, "    authorization: {credentials_file: ", token_file, "}\n");
