@@ -23,6 +23,10 @@ std::string RequestType(const std::string& full_method) {
   return method == nullptr ? "" : method->input_type()->full_name();
 }
 
+// What the sync server answers (RESOURCE_EXHAUSTED) when it has no thread for a call
+// (grpc 1.51 src/cpp/server/server_cc.cc).
+constexpr char kThreadpoolExhausted[] = "Server Threadpool Exhausted";
+
 class RequestChecksInterceptor final : public grpc::experimental::Interceptor {
  public:
   RequestChecksInterceptor(ServerRpcInfo* info, int max_threads)
@@ -42,10 +46,11 @@ class RequestChecksInterceptor final : public grpc::experimental::Interceptor {
         // The handler did not run: the only INTERNAL then is gRPC's failed deserialization.
         methods->ModifySendStatus(MalformedRequest(method_));
       } else if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED &&
-                 status.error_message().empty()) {
+                 status.error_message() == kThreadpoolExhausted) {
         methods->ModifySendStatus(grpc::Status(
             grpc::StatusCode::RESOURCE_EXHAUSTED,
-            absl::StrCat("controller has no thread free for ", method_, " (at most ", max_threads_,
+            absl::StrCat(kThreadpoolExhausted, ": controller has no thread free for ", method_,
+                         " (at most ", max_threads_,
                          " threads: --max_agent_streams + --max_watch_streams + --unary_threads "
                          "+ 1); try again later")));
       }

@@ -1,6 +1,7 @@
 // Clear statuses for what gRPC itself refuses: a request message that does not parse
 // (gRPC C++ answers a bare INTERNAL) and a call the sync server had no thread for (a
-// bare RESOURCE_EXHAUSTED), rewritten by a server interceptor in one place.
+// RESOURCE_EXHAUSTED saying only "Server Threadpool Exhausted"), rewritten by a server interceptor
+// in one place.
 #ifndef BLKBENCH_CONTROLLER_REQUEST_CHECKS_H_
 #define BLKBENCH_CONTROLLER_REQUEST_CHECKS_H_
 
@@ -21,8 +22,8 @@ grpc::Status MalformedRequest(const std::string& full_method, uint64_t index = 0
 // For ServerBuilder::experimental().SetInterceptorCreators, first in the list so later
 // interceptors (metrics) see the rewritten status. A unary or server-streaming call
 // whose request did not deserialize (POST_RECV_MESSAGE without a message) and that ends
-// INTERNAL ends with MalformedRequest instead; a call refused RESOURCE_EXHAUSTED
-// without a message (no thread free among `max_threads`) gets one. Bidirectional
+// INTERNAL ends with MalformedRequest instead; a call the sync server refused for want
+// of a thread (at most `max_threads`) gets a message naming the flags that size it. Bidirectional
 // streams see the end of the stream as "no message" too, so they check their messages
 // themselves (services.cc ReadAgentMessage).
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
