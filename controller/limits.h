@@ -51,7 +51,11 @@ struct ServiceLimits {
   //                   <= 10,000 at once, <= 10,000 / 5 s               2,000/s
   // That is ~2,130/s sustained at worst and ~10,130 at once. The defaults are about
   // twice that: 4,000/s, and a burst of 20,000 (a reconnect's resend and a heartbeat's
-  // resend back to back).
+  // resend back to back). Only a store outage so long that more than ~20,000 samples
+  // wait unacked (64 runs for 5 min) makes a resend outrun the burst: the stream is then
+  // ended after the messages the bucket allowed, which were stored and acknowledged on
+  // it, and the agent resends the rest after reconnecting (within its backoff, at most
+  // 10 s, inside the lease TTL): slower, nothing lost.
   double agent_messages_per_s = 4'000;
   double agent_message_burst = 20'000;
 };

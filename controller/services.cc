@@ -1,6 +1,7 @@
 // gRPC transport for the controller; see services.h.
 #include "controller/services.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
@@ -101,7 +102,7 @@ Deadline ControllerServiceImpl::UnaryDeadline(const grpc::ServerContext* ctx) co
       std::chrono::duration_cast<std::chrono::milliseconds>(client_left).count();
   if (ctx->deadline() != std::chrono::system_clock::time_point::max() &&
       client_ms < unary_deadline_ms_) {
-    return Deadline(clock_, client_ms, "the caller's");
+    return Deadline(clock_, std::max<int64_t>(client_ms, 0), "the caller's");
   }
   return Deadline(clock_, unary_deadline_ms_, "the controller's --unary_deadline_ms");
 }
