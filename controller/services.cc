@@ -61,6 +61,16 @@ ReadResult ReadAgentMessage(AgentStream* stream, v1::AgentMessage* msg) {
   return untouched ? ReadResult::kEnd : ReadResult::kMalformed;
 }
 
+// The refusal of a `kind` ("agent", "watch") stream beyond its cap, counted as
+// "<kind>_streams"; the flag is --max_<kind>_streams.
+grpc::Status AtStreamCap(const StreamSlots& slots, const std::string& kind,
+                         ServiceMetrics* metrics) {
+  if (metrics != nullptr) metrics->LimitRefused(kind + "_streams");
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      absl::StrCat("controller serves at most ", slots.capacity(), " ", kind,
+                                   " streams (--max_", kind, "_streams); try again later"));
+}
+
 }  // namespace
 
 grpc::Status ToGrpc(const absl::Status& s) {
@@ -148,12 +158,7 @@ grpc::Status ControllerServiceImpl::WatchExperiment(grpc::ServerContext* ctx,
                                                     grpc::ServerWriter<v1::WatchEvent>* writer) {
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "watch experiments");
   const StreamSlots::Slot slot = watch_slots_.TryAcquire();
-  if (!slot.held()) {
-    if (metrics_ != nullptr) metrics_->LimitRefused("watch_streams");
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrCat("controller serves at most ", watch_slots_.capacity(),
-                                     " watch streams (--max_watch_streams); try again later"));
-  }
+  if (!slot.held()) return AtStreamCap(watch_slots_, "watch", metrics_);
   uint64_t seen = 0;
   while (!ctx->IsCancelled()) {
     auto exp = controller_.GetExperiment(req->id(), false);
@@ -240,12 +245,7 @@ grpc::Status ControllerServiceImpl::CheckOwner(const tls::Identity& who, uint64_
 
 grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* stream) {
   const StreamSlots::Slot slot = slots_.TryAcquire();
-  if (!slot.held()) {
-    if (metrics_ != nullptr) metrics_->LimitRefused("agent_streams");
-    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        absl::StrCat("controller serves at most ", slots_.capacity(),
-                                     " agent streams (--max_agent_streams); try again later"));
-  }
+  if (!slot.held()) return AtStreamCap(slots_, "agent", metrics_);
   return Serve(ctx, stream);
 }
 
