@@ -306,6 +306,52 @@ TEST_F(LimitsTest, ABusyAgentUnderTheDefaultsIsNeverCutOff) {
   EXPECT_EQ(a.agent().Sessions(), 1u);  // one stream throughout
 }
 
+// The resend path after store errors under a cap it outruns: while the store refuses
+// them, 20 samples and a result wait unacked and the agent resends them together (21
+// messages, more than the burst of 15, read at once since refusals are quick), so its
+// stream is cut and it reconnects and resends again. Once the store works the run still
+// ends DONE on its first attempt with every sample stored once, in order.
+TEST_F(LimitsTest, AResendBeyondTheBurstIsCutOffAndCompletesAfterReconnecting) {
+  ServerOptions opts = ServerDefaults();
+  opts.controller.store_retry_ms = 100;
+  // Above the agent's normal traffic here (samples every 100 ms, heartbeats every
+  // 200 ms: 15/s), below a resend of everything at once.
+  opts.limits.agent_messages_per_s = 30;
+  opts.limits.agent_message_burst = 15;
+  FaultyStore* faulty = nullptr;
+  opts.wrap_store = [&faulty](std::unique_ptr<Store> inner) {
+    auto f = std::make_unique<FaultyStore>(std::move(inner));
+    faulty = f.get();
+    return f;
+  };
+  ASSERT_NO_FATAL_FAILURE(StartController(opts));
+  faulty->SetFailing(true, FaultyStore::Scope::kAgentReports);
+  testing::TempDir state("limits_resend");
+  testing::AgentProcess agent("resender", state.path(), {}, server_->port());
+  ASSERT_TRUE(agent.agent().WaitConnected(true, absl::Seconds(20)));
+  auto exp = controller().Submit("resend.yaml", R"(name: resend
+job: {rw: randread, bs: 4k, iodepth: 4, ioengine: io_uring, runtime: 2s, time_based: 1}
+target: {device_class: sim:null_blk}
+)");
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  // Until a resend was cut off (waits on the change signal, at least every 200 ms).
+  uint64_t seen = 0;
+  const absl::Time give_up = absl::Now() + absl::Minutes(2);
+  while (server_->agent_service().rate_limited() == 0 && absl::Now() < give_up) {
+    seen = controller().WaitForChange(seen, absl::Milliseconds(200));
+  }
+  ASSERT_GE(server_->agent_service().rate_limited(), 1u);
+  EXPECT_GE(faulty->failures(), 21);
+  faulty->SetFailing(false);
+  v1::Experiment done = WaitForEndWithProgress(exp->id(), absl::Minutes(2));
+  ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
+  EXPECT_EQ(done.runs(0).attempt(), 1u);
+  auto samples = faulty->ListSamples(done.runs(0).id());
+  ASSERT_TRUE(samples.ok());
+  ASSERT_EQ(samples->size(), 20u);
+  for (size_t i = 0; i < samples->size(); ++i) EXPECT_EQ((*samples)[i].seq(), i + 1);
+}
+
 TEST_F(LimitsTest, ARefusedAgentBacksOffAndConnectsOnceASlotFrees) {
   ServiceLimits limits;
   limits.max_agent_streams = 1;
