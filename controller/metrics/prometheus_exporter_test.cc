@@ -155,10 +155,10 @@ TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
     EXPECT_FALSE(family.type.empty()) << name << " has no type";
     EXPECT_EQ(family.type == "counter", name.ends_with("_total")) << name;
   }
-  // 12 run/state/agent families, 5 service ones (store, placement) that exist from the
-  // start and blkbench_build_info; families without series yet (gRPC, results, engine)
-  // are not listed.
-  EXPECT_EQ(ours, 18);
+  // 12 run/state/agent families, 6 service ones (store, placement, limit refusals) that
+  // exist from the start and blkbench_build_info; families without series yet (gRPC,
+  // results, engine) are not listed.
+  EXPECT_EQ(ours, 19);
   EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 3000.0);
   EXPECT_EQ(exp.Value("blkbench_run_bandwidth_bytes_per_second", kRun42), 3000.0 * 4096);
   EXPECT_EQ(exp.Value("blkbench_run_io_total", With(kRun42, "direction", "read")), 3000.0);
