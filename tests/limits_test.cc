@@ -343,7 +343,8 @@ target: {device_class: sim:null_blk}
   ASSERT_GE(server_->agent_service().rate_limited(), 1u);
   EXPECT_GE(faulty->failures(), 21);
   faulty->SetFailing(false);
-  v1::Experiment done = WaitForEndWithProgress(exp->id(), absl::Minutes(2));
+  // Each cut-off doubles the agent's backoff up to 10 s; the ASan build takes ~1 min.
+  v1::Experiment done = WaitForEndWithProgress(exp->id(), absl::Minutes(5));
   ASSERT_EQ(done.state(), v1::EXPERIMENT_DONE) << done.error();
   EXPECT_EQ(done.runs(0).attempt(), 1u);
   auto samples = faulty->ListSamples(done.runs(0).id());
