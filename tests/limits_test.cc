@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "absl/synchronization/notification.h"
@@ -13,7 +14,6 @@
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "controller/store/store_wrapper.h"
 #include "gmock/gmock.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
 #include "tests/limits_test_util.h"
 #include "tests/test_cluster.h"
