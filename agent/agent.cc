@@ -71,7 +71,7 @@ void Agent::Run() {
       absl::MutexLock lock(&mu_);
       if (stopping_) break;
     }
-    Session();
+    const grpc::Status status = Session();
     bool was_registered;
     {
       absl::MutexLock lock(&mu_);
@@ -79,7 +79,15 @@ void Agent::Run() {
       registered_ = false;
       if (stopping_) break;
     }
-    if (was_registered) backoff_ms = 200;
+    if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      // The controller is at a limit (agent streams, threads, our message rate): keep
+      // growing the backoff even after a session that registered, from at least
+      // kBusyBackoffMs, so a full controller is not redialled every 200 ms by everyone.
+      constexpr int64_t kBusyBackoffMs = 1'000;
+      backoff_ms = std::max(backoff_ms, kBusyBackoffMs);
+    } else if (was_registered) {
+      backoff_ms = 200;
+    }
     // Jittered exponential backoff: full jitter in [backoff/2, backoff].
     const int64_t wait = backoff_ms / 2 + static_cast<int64_t>(rng() % (backoff_ms / 2 + 1));
     backoff_ms = std::min<int64_t>(backoff_ms * 2, 10'000);
@@ -94,14 +102,14 @@ uint64_t Agent::Sessions() {
   return sessions_opened_;
 }
 
-void Agent::Session() {
+grpc::Status Agent::Session() {
   auto channel = channels_();
   auto stub = v1::AgentService::NewStub(channel);
   grpc::ClientContext ctx;
   uint64_t session;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return;
+    if (stopping_) return grpc::Status::CANCELLED;
     ctx_ = &ctx;
     session = ++session_;
     ++sessions_opened_;
@@ -163,6 +171,7 @@ void Agent::Session() {
         .Field("code", static_cast<int>(status.error_code()))
         .Field("error", status.error_message());
   }
+  return status;
 }
 
 v1::Register Agent::MakeRegister() {

@@ -93,7 +93,8 @@ class Agent {
   };
   using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
 
-  void Session();  // one connection, until the stream breaks
+  // One connection, until the stream breaks; the status the controller ended it with.
+  grpc::Status Session();
   v1::Register MakeRegister() ABSL_LOCKS_EXCLUDED(mu_);
   void Handle(const v1::ControllerMessage& msg);
   // Records an assignment (a newer attempt supersedes an older one of the same run; a

@@ -45,9 +45,11 @@ absl::Status Controller::Start() {
 
 absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
                                                   const std::string& matrix_text,
-                                                  const std::string& submitted_by) {
+                                                  const std::string& submitted_by,
+                                                  const Deadline& deadline) {
   auto matrix = workloads::ParseMatrix(matrix_text, file_name);
   if (!matrix.ok()) return matrix.status();
+  if (absl::Status s = deadline.Check("storing the experiment"); !s.ok()) return s;
   const uint64_t runs = static_cast<uint64_t>(matrix->cells.size()) * matrix->repeats;
   if (runs > options_.max_runs_per_experiment) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -79,12 +81,20 @@ absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
   return GetExperiment(id, false);
 }
 
-absl::StatusOr<v1::Experiment> Controller::GetExperiment(uint64_t id, bool with_results) {
-  return store_.GetExperiment(id, with_results);
+absl::StatusOr<v1::Experiment> Controller::GetExperiment(uint64_t id, bool with_results,
+                                                         const Deadline& deadline) {
+  auto exp = store_.GetExperiment(id, with_results);
+  if (!exp.ok()) return exp.status();
+  if (absl::Status s = deadline.Check("sending the experiment"); !s.ok()) return s;
+  return exp;
 }
 
-absl::StatusOr<std::vector<v1::Experiment>> Controller::ListExperiments(uint32_t limit) {
-  return store_.ListExperiments(limit);
+absl::StatusOr<std::vector<v1::Experiment>> Controller::ListExperiments(uint32_t limit,
+                                                                        const Deadline& deadline) {
+  auto exps = store_.ListExperiments(limit);
+  if (!exps.ok()) return exps.status();
+  if (absl::Status s = deadline.Check("sending the experiments"); !s.ok()) return s;
+  return exps;
 }
 
 absl::StatusOr<v1::Experiment> Controller::Cancel(uint64_t id, const std::string& canceled_by) {
@@ -145,7 +155,8 @@ absl::StatusOr<std::vector<v1::AgentInfo>> Controller::ListAgents() {
   return stored;
 }
 
-absl::StatusOr<v1::GetResultsResponse> Controller::GetResults(uint64_t id, bool with_samples) {
+absl::StatusOr<v1::GetResultsResponse> Controller::GetResults(uint64_t id, bool with_samples,
+                                                              const Deadline& deadline) {
   auto exp = store_.GetExperiment(id, true);
   if (!exp.ok()) return exp.status();
   v1::GetResultsResponse resp;
@@ -156,11 +167,16 @@ absl::StatusOr<v1::GetResultsResponse> Controller::GetResults(uint64_t id, bool 
       *row->mutable_cell() = exp->cells(run.cell_index());
     }
     if (with_samples) {
+      if (absl::Status s = deadline.Check(absl::StrCat("reading the samples of run ", run.id()));
+          !s.ok()) {
+        return s;
+      }
       auto samples = store_.ListSamples(run.id());
       if (!samples.ok()) return samples.status();
       for (v1::Sample& s : *samples) *row->add_samples() = std::move(s);
     }
   }
+  if (absl::Status s = deadline.Check("sending the results"); !s.ok()) return s;
   exp->clear_runs();
   *resp.mutable_experiment() = std::move(*exp);
   return resp;
@@ -202,13 +218,17 @@ absl::StatusOr<v1::AddRepeatsResponse> Controller::AddRepeats(
   return resp;
 }
 
-absl::StatusOr<v1::GetHistoryResponse> Controller::GetHistory(const v1::GetHistoryRequest& req) {
+absl::StatusOr<v1::GetHistoryResponse> Controller::GetHistory(const v1::GetHistoryRequest& req,
+                                                              const Deadline& deadline) {
   if (absl::Status s = gate::CheckHistoryRequest(req); !s.ok()) return s;
   auto listed = store_.ListExperiments(req.limit());
   if (!listed.ok()) return listed.status();
   std::vector<v1::Experiment> matching;
   // Newest first from the store; the history is oldest first.
   for (auto it = listed->rbegin(); it != listed->rend(); ++it) {
+    if (absl::Status s = deadline.Check(absl::StrCat("reading experiment ", it->id())); !s.ok()) {
+      return s;
+    }
     auto cells = store_.GetExperiment(it->id(), false);
     if (!cells.ok()) return cells.status();
     if (!gate::AnyCellMatches(*cells, req)) continue;

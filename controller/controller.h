@@ -20,6 +20,7 @@
 #include "blkbench/v1/agent.pb.h"
 #include "blkbench/v1/controller.pb.h"
 #include "common/clock.h"
+#include "controller/deadline.h"
 #include "controller/metrics/observer.h"
 #include "controller/store/store.h"
 
@@ -63,16 +64,23 @@ class Controller {
   // Parses and validates the matrix (InvalidArgument naming file, line and key on bad
   // input; nothing is stored then), stores the experiment and its runs, places runs.
   // `submitted_by` (the caller's identity) is stored with it.
+  //
+  // The reads and Submit take the call's `deadline` and return DeadlineExceeded (Submit:
+  // before anything is stored) once it passed between their steps.
   absl::StatusOr<v1::Experiment> Submit(const std::string& file_name,
                                         const std::string& matrix_text,
-                                        const std::string& submitted_by = "");
-  absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results);
-  absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit);
+                                        const std::string& submitted_by = "",
+                                        const Deadline& deadline = Deadline());
+  absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results,
+                                               const Deadline& deadline = Deadline());
+  absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(
+      uint32_t limit, const Deadline& deadline = Deadline());
   // Records who asked (durably, so a restart still cancels), cancels queued runs now and
   // asks agents to stop running ones. Who may cancel what is the caller's check.
   absl::StatusOr<v1::Experiment> Cancel(uint64_t id, const std::string& canceled_by = "");
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents();
-  absl::StatusOr<v1::GetResultsResponse> GetResults(uint64_t id, bool with_samples);
+  absl::StatusOr<v1::GetResultsResponse> GetResults(uint64_t id, bool with_samples,
+                                                    const Deadline& deadline = Deadline());
   // Adds `count` repeats (1 to kMaxAddedRepeats) of each of `cell_indices` to experiment
   // `id` and places them at once; an ended experiment is RUNNING again until they end.
   // The new runs' ids are in the response. InvalidArgument for a bad count or cell,
@@ -90,7 +98,8 @@ class Controller {
   // /api/history?metric=p99&cell=bs=4k,iodepth=32&device_class=nvme as JSON with
   // google::protobuf::util::MessageToJsonString); it reads only the store and is
   // thread-safe. InvalidArgument for an unknown metric or an empty cell.
-  absl::StatusOr<v1::GetHistoryResponse> GetHistory(const v1::GetHistoryRequest& req);
+  absl::StatusOr<v1::GetHistoryResponse> GetHistory(const v1::GetHistoryRequest& req,
+                                                    const Deadline& deadline = Deadline());
 
   // Blocks until something changed after `seen` or `timeout` passed; returns the
   // current change counter. Watchers poll the experiment after each wake-up.

@@ -1,8 +1,12 @@
 // Limits on what a client can make the controller do: runs per experiment (at submit and
-// when adding repeats), matrix bytes — each a clear InvalidArgument that stores nothing.
+// when adding repeats), matrix bytes — each a clear InvalidArgument that stores nothing —
+// and the pieces of the server's limits (controller/limits.h, deadline.h); the limits
+// over a real gRPC server are in tests/limits_test.cc.
 #include <string>
 
 #include "controller/controller_test_util.h"
+#include "controller/deadline.h"
+#include "controller/limits.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -59,6 +63,70 @@ TEST_F(ControllerTest, AgentIdsAndDeviceClassesMustBePrintable) {
   EXPECT_THAT(std::string(nul.message()), HasSubstr("/dev/x: class: a control character"));
   EXPECT_TRUE(controller_->ListAgents()->empty());
   EXPECT_TRUE(link->Take().empty());
+}
+
+TEST(TokenBucketTest, StartsFullRefillsAtTheRateAndNeverAboveTheBurst) {
+  FakeClock clock;
+  TokenBucket bucket(clock, /*rate_per_s=*/2, /*burst=*/3);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(bucket.TryTake()) << i;
+  EXPECT_FALSE(bucket.TryTake());
+  clock.AdvanceMs(499);  // 0.998 tokens
+  EXPECT_FALSE(bucket.TryTake());
+  clock.AdvanceMs(1);
+  EXPECT_TRUE(bucket.TryTake());
+  EXPECT_FALSE(bucket.TryTake());
+  clock.AdvanceMs(60'000);  // capped at the burst
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(bucket.TryTake()) << i;
+  EXPECT_FALSE(bucket.TryTake());
+}
+
+TEST(StreamSlotsTest, RefusesBeyondTheCapacityUntilASlotIsReleased) {
+  StreamSlots slots(2);
+  {
+    StreamSlots::Slot a = slots.TryAcquire();
+    StreamSlots::Slot b = slots.TryAcquire();
+    EXPECT_TRUE(a.held() && b.held());
+    EXPECT_FALSE(slots.TryAcquire().held());
+    EXPECT_EQ(slots.in_use(), 2);
+    StreamSlots::Slot moved = std::move(a);  // still one slot
+    EXPECT_EQ(slots.in_use(), 2);
+  }
+  EXPECT_EQ(slots.in_use(), 0);
+  EXPECT_EQ(slots.refused(), 1u);
+  EXPECT_TRUE(slots.TryAcquire().held());
+}
+
+TEST(DeadlineTest, ChecksOnTheClockAndNamesStepBudgetAndOrigin) {
+  FakeClock clock;
+  EXPECT_TRUE(Deadline().Check("anything").ok());
+  const Deadline d(clock, 200, "the controller's --unary_deadline_ms");
+  clock.AdvanceMs(199);
+  EXPECT_TRUE(d.Check("reading").ok());
+  clock.AdvanceMs(1);
+  const absl::Status s = d.Check("reading the samples of run 3");
+  EXPECT_TRUE(absl::IsDeadlineExceeded(s)) << s;
+  EXPECT_EQ(s.message(),
+            "the call's deadline of 200 ms (the controller's --unary_deadline_ms) passed 0 ms "
+            "ago, before reading the samples of run 3; nothing more was done");
+}
+
+TEST(CheckLimitsTest, NamesTheFlagOfAValueOutOfRange) {
+  EXPECT_TRUE(CheckLimits(ServiceLimits()).ok());
+  EXPECT_EQ(MaxServerThreads(ServiceLimits()), 2'000 + 64 + 64 + 1);
+  ServiceLimits none;
+  none.max_agent_streams = 0;
+  EXPECT_THAT(std::string(CheckLimits(none).message()), HasSubstr("--max_agent_streams is 0"));
+  ServiceLimits slow;
+  slow.agent_messages_per_s = 0.5;
+  EXPECT_THAT(std::string(CheckLimits(slow).message()), HasSubstr("--agent_msg_rate"));
+}
+
+TEST_F(ControllerTest, ASubmitPastItsDeadlineStoresNothing) {
+  const Deadline passed(clock_, 0, "the caller's");
+  auto refused = controller_->Submit("m.yaml", kMatrix, "", passed);
+  EXPECT_TRUE(absl::IsDeadlineExceeded(refused.status())) << refused.status();
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("before storing the experiment"));
+  EXPECT_TRUE(controller_->ListExperiments(0)->empty());
 }
 
 }  // namespace

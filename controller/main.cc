@@ -27,6 +27,22 @@ ABSL_FLAG(uint32_t, max_attempts, 3, "lease losses before a run fails");
 ABSL_FLAG(uint64_t, max_runs, 100000, "runs one experiment may have (cells x repeats)");
 ABSL_FLAG(uint32_t, store_retry_ms, 1000,
           "after a failed store write, agents resend what was not stored after this long");
+// Limits (docs/security.md "Limits"; defaults for a lab of ~1,000 agents).
+ABSL_FLAG(int32_t, max_agent_streams, 2000,
+          "concurrent agent streams; the one beyond gets RESOURCE_EXHAUSTED and backs off");
+ABSL_FLAG(int32_t, max_watch_streams, 64, "concurrent `blkbench watch` streams");
+ABSL_FLAG(int32_t, unary_threads, 64,
+          "server threads kept for unary calls beyond the stream caps (max threads = "
+          "max_agent_streams + max_watch_streams + unary_threads + 1)");
+ABSL_FLAG(int32_t, max_streams_per_connection, 16, "concurrent calls on one HTTP/2 connection");
+ABSL_FLAG(int64_t, unary_deadline_ms, 30000,
+          "a unary call ends DEADLINE_EXCEEDED after min(its own deadline, this)");
+ABSL_FLAG(int64_t, max_connection_idle_ms, 300000, "close connections without calls after this");
+ABSL_FLAG(int64_t, handshake_timeout_ms, 10000,
+          "drop connections that have not finished TLS and HTTP/2 set-up by then");
+ABSL_FLAG(double, agent_msg_rate, 4000,
+          "messages per second one agent stream may send (a busy agent sends ~2,100 at worst)");
+ABSL_FLAG(double, agent_msg_burst, 20000, "messages one agent stream may send at once");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9470",
           "Prometheus /metrics address (host:port), '' for none");
 ABSL_FLAG(bool, metrics_tls, false,
@@ -57,6 +73,15 @@ int main(int argc, char** argv) {
   opts.controller.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   opts.controller.max_runs_per_experiment = absl::GetFlag(FLAGS_max_runs);
   opts.controller.store_retry_ms = absl::GetFlag(FLAGS_store_retry_ms);
+  opts.limits.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
+  opts.limits.max_watch_streams = absl::GetFlag(FLAGS_max_watch_streams);
+  opts.limits.unary_threads = absl::GetFlag(FLAGS_unary_threads);
+  opts.limits.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
+  opts.limits.unary_deadline_ms = absl::GetFlag(FLAGS_unary_deadline_ms);
+  opts.limits.max_connection_idle_ms = absl::GetFlag(FLAGS_max_connection_idle_ms);
+  opts.limits.handshake_timeout_ms = absl::GetFlag(FLAGS_handshake_timeout_ms);
+  opts.limits.agent_messages_per_s = absl::GetFlag(FLAGS_agent_msg_rate);
+  opts.limits.agent_message_burst = absl::GetFlag(FLAGS_agent_msg_burst);
   opts.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
   opts.metrics.finished_grace_ms = absl::GetFlag(FLAGS_metrics_grace_ms);
   auto http_security = blkbench::HttpSecurityFromFlags({

@@ -8,7 +8,9 @@
 #include "controller/metrics/instrumented_store.h"
 #include "controller/metrics/results_api.h"
 #include "controller/metrics/state_counts.h"
+#include "controller/request_checks.h"
 #include "controller/store/sqlite_store.h"
+#include "grpcpp/resource_quota.h"
 
 namespace blkbench {
 
@@ -35,6 +37,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
         " without TLS: anyone who can reach it could register agents and forge results. Give "
         "--tls_dir (a lab PKI, see docs/security.md), listen on loopback, or --insecure"));
   }
+  if (absl::Status st = CheckLimits(options.limits); !st.ok()) return st;
   std::unique_ptr<ControllerServer> s(new ControllerServer());
   auto store = SqliteStore::Open(options.db_path);
   if (!store.ok()) return store.status();
@@ -61,13 +64,30 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   s->controller_ =
       std::make_unique<Controller>(*s->store_, clock, options.controller, s->metrics_.get());
   if (absl::Status st = s->controller_->Start(); !st.ok()) return st;
-  s->cli_service_ = std::make_unique<ControllerServiceImpl>(*s->controller_);
-  s->agent_service_ = std::make_unique<AgentServiceImpl>(*s->controller_);
+  ServiceMetrics* service_metrics = s->metrics_ ? &s->metrics_->service() : nullptr;
+  const ServiceLimits& limits = options.limits;
+  s->cli_service_ =
+      std::make_unique<ControllerServiceImpl>(*s->controller_, clock, limits, service_metrics);
+  s->agent_service_ =
+      std::make_unique<AgentServiceImpl>(*s->controller_, clock, limits, service_metrics);
 
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxReceiveBytes);
   builder.SetMaxSendMessageSize(kMaxSendBytes);
-  // Notice dead agents' streams without waiting for TCP timeouts.
+  // One thread per running call (sync server), capped so that streams, each within its
+  // own cap, always leave unary_threads free (limits.h MaxServerThreads).
+  grpc::ResourceQuota quota("blkbench-controller");
+  quota.SetMaxThreads(MaxServerThreads(limits));
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, limits.max_streams_per_connection);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             static_cast<int>(limits.max_connection_idle_ms));
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(limits.handshake_timeout_ms));
+  // Notice dead agents' streams without waiting for TCP timeouts. Agents ping every 10 s
+  // (agent.cc TcpChannelFactory, with their stream open); the server accepts pings 1 s
+  // apart, so a healthy agent never collects a ping strike. Strikes stay unlimited (0):
+  // a client's BDP pings during a large reply must not cost it a GOAWAY.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
@@ -81,11 +101,10 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     builder.AddListeningPort(absl::StrCat("unix:", options.unix_socket),
                              grpc::InsecureServerCredentials());
   }
-  if (s->metrics_) {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
-    creators.push_back(NewGrpcMetricsInterceptorFactory(s->metrics_->service()));
-    builder.experimental().SetInterceptorCreators(std::move(creators));
-  }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(NewRequestChecksInterceptorFactory(MaxServerThreads(limits)));
+  if (s->metrics_) creators.push_back(NewGrpcMetricsInterceptorFactory(s->metrics_->service()));
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   builder.RegisterService(s->cli_service_.get());
   builder.RegisterService(s->agent_service_.get());
   s->server_ = builder.BuildAndStart();

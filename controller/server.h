@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "controller/controller.h"
+#include "controller/limits.h"
 #include "controller/metrics/prometheus_exporter.h"
 #include "controller/services.h"
 #include "controller/store/store.h"
@@ -30,6 +31,7 @@ struct ServerOptions {
   bool insecure = false;  // serve a non-loopback address without TLS (loudly)
   std::string db_path;    // SQLite file (required)
   ControllerOptions controller;
+  ServiceLimits limits;  // streams, threads, deadlines, rates (controller/limits.h)
   int64_t tick_ms = 500;                            // lease expiry and placement check period
   ExporterOptions metrics = ExporterListening("");  // /metrics address; "" = no exporter
   int64_t metrics_refresh_ms = 5'000;               // store-derived gauges (state counts, agents)
@@ -49,6 +51,7 @@ class ControllerServer {
   // The /metrics port actually bound (0 if none).
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   Controller& controller() { return *controller_; }
+  const AgentServiceImpl& agent_service() const { return *agent_service_; }
   std::shared_ptr<grpc::Channel> InProcessChannel();
   void Shutdown();
 

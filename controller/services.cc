@@ -1,12 +1,14 @@
 // gRPC transport for the controller; see services.h.
 #include "controller/services.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/synchronization/mutex.h"
 #include "common/log/log.h"
 #include "common/states.h"
 #include "controller/metrics/http_sd.h"
+#include "controller/request_checks.h"
 
 namespace blkbench {
 namespace {
@@ -35,6 +37,39 @@ class StreamLink final : public AgentLink {
   grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream_ ABSL_GUARDED_BY(mu_);
   const std::string peer_;
 };
+
+using AgentStream = grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>;
+constexpr char kConnectMethod[] = "/blkbench.v1.AgentService/Connect";
+
+enum class ReadResult { kMessage, kEnd, kMalformed };
+
+// ServerReaderWriter::Read is false both at the end of the stream and for a message that
+// does not parse. gRPC parses with MessageLite::ParseFromZeroCopyStream, which clears the
+// message first (message_lite.h: "Clear() will be called before merging the input"), so
+// a marker put into `msg`'s unknown fields before the read is still there only if no
+// message arrived.
+ReadResult ReadAgentMessage(AgentStream* stream, v1::AgentMessage* msg) {
+  constexpr int kMarkerField = 536'870'911;  // the largest field number
+  constexpr uint64_t kMarker = 0x626b'626e'6e6f'6e65;
+  msg->Clear();
+  msg->GetReflection()->MutableUnknownFields(msg)->AddVarint(kMarkerField, kMarker);
+  if (stream->Read(msg)) return ReadResult::kMessage;
+  const google::protobuf::UnknownFieldSet& unknown = msg->GetReflection()->GetUnknownFields(*msg);
+  const bool untouched = unknown.field_count() == 1 && unknown.field(0).number() == kMarkerField &&
+                         unknown.field(0).type() == google::protobuf::UnknownField::TYPE_VARINT &&
+                         unknown.field(0).varint() == kMarker;
+  return untouched ? ReadResult::kEnd : ReadResult::kMalformed;
+}
+
+// The refusal of a `kind` ("agent", "watch") stream beyond its cap, counted as
+// "<kind>_streams"; the flag is --max_<kind>_streams.
+grpc::Status AtStreamCap(const StreamSlots& slots, const std::string& kind,
+                         ServiceMetrics* metrics) {
+  if (metrics != nullptr) metrics->LimitRefused(kind + "_streams");
+  return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                      absl::StrCat("controller serves at most ", slots.capacity(), " ", kind,
+                                   " streams (--max_", kind, "_streams); try again later"));
+}
 
 }  // namespace
 
@@ -71,6 +106,17 @@ void HideLeases(const tls::Identity& who, v1::GetResultsResponse& res) {
 
 }  // namespace
 
+Deadline ControllerServiceImpl::UnaryDeadline(const grpc::ServerContext* ctx) const {
+  const auto client_left = ctx->deadline() - std::chrono::system_clock::now();
+  const int64_t client_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(client_left).count();
+  if (ctx->deadline() != std::chrono::system_clock::time_point::max() &&
+      client_ms < unary_deadline_ms_) {
+    return Deadline(clock_, std::max<int64_t>(client_ms, 0), "the caller's");
+  }
+  return Deadline(clock_, unary_deadline_ms_, "the controller's --unary_deadline_ms");
+}
+
 #define BLKBENCH_AUTHORIZE(who, ctx, role, what)                             \
   absl::StatusOr<tls::Identity> who = Authorize(ctx, tls::Role::role, what); \
   if (!who.ok()) return ToGrpc(who.status())
@@ -79,7 +125,8 @@ grpc::Status ControllerServiceImpl::SubmitExperiment(grpc::ServerContext* ctx,
                                                      const v1::SubmitExperimentRequest* req,
                                                      v1::Experiment* resp) {
   BLKBENCH_AUTHORIZE(who, ctx, kSubmit, "submit experiments");
-  auto exp = controller_.Submit(req->file_name(), req->matrix_text(), Principal(*who));
+  auto exp =
+      controller_.Submit(req->file_name(), req->matrix_text(), Principal(*who), UnaryDeadline(ctx));
   if (!exp.ok()) return ToGrpc(exp.status());
   *resp = std::move(*exp);
   return grpc::Status::OK;
@@ -89,7 +136,7 @@ grpc::Status ControllerServiceImpl::GetExperiment(grpc::ServerContext* ctx,
                                                   const v1::GetExperimentRequest* req,
                                                   v1::Experiment* resp) {
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "read experiments");
-  auto exp = controller_.GetExperiment(req->id(), req->with_results());
+  auto exp = controller_.GetExperiment(req->id(), req->with_results(), UnaryDeadline(ctx));
   if (!exp.ok()) return ToGrpc(exp.status());
   HideLeases(*who, *exp);
   *resp = std::move(*exp);
@@ -100,7 +147,7 @@ grpc::Status ControllerServiceImpl::ListExperiments(grpc::ServerContext* ctx,
                                                     const v1::ListExperimentsRequest* req,
                                                     v1::ListExperimentsResponse* resp) {
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "list experiments");
-  auto exps = controller_.ListExperiments(req->limit());
+  auto exps = controller_.ListExperiments(req->limit(), UnaryDeadline(ctx));
   if (!exps.ok()) return ToGrpc(exps.status());
   for (auto& e : *exps) *resp->add_experiments() = std::move(e);
   return grpc::Status::OK;
@@ -110,6 +157,8 @@ grpc::Status ControllerServiceImpl::WatchExperiment(grpc::ServerContext* ctx,
                                                     const v1::WatchExperimentRequest* req,
                                                     grpc::ServerWriter<v1::WatchEvent>* writer) {
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "watch experiments");
+  const StreamSlots::Slot slot = watch_slots_.TryAcquire();
+  if (!slot.held()) return AtStreamCap(watch_slots_, "watch", metrics_);
   uint64_t seen = 0;
   while (!ctx->IsCancelled()) {
     auto exp = controller_.GetExperiment(req->id(), false);
@@ -151,7 +200,7 @@ grpc::Status ControllerServiceImpl::GetResults(grpc::ServerContext* ctx,
                                                const v1::GetResultsRequest* req,
                                                v1::GetResultsResponse* resp) {
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "read results");
-  auto res = controller_.GetResults(req->experiment_id(), req->with_samples());
+  auto res = controller_.GetResults(req->experiment_id(), req->with_samples(), UnaryDeadline(ctx));
   if (!res.ok()) return ToGrpc(res.status());
   HideLeases(*who, *res);
   *resp = std::move(*res);
@@ -176,7 +225,7 @@ grpc::Status ControllerServiceImpl::GetHistory(grpc::ServerContext* ctx,
                                                const v1::GetHistoryRequest* req,
                                                v1::GetHistoryResponse* resp) {
   BLKBENCH_AUTHORIZE(who, ctx, kRead, "read history");
-  auto res = controller_.GetHistory(*req);
+  auto res = controller_.GetHistory(*req, UnaryDeadline(ctx));
   if (!res.ok()) return ToGrpc(res.status());
   *resp = std::move(*res);
   return grpc::Status::OK;
@@ -194,11 +243,42 @@ grpc::Status ControllerServiceImpl::CheckOwner(const tls::Identity& who, uint64_
                    " (only its submitter or an admin may)")));
 }
 
-grpc::Status AgentServiceImpl::Connect(
-    grpc::ServerContext* ctx,
-    grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream) {
+grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* stream) {
+  const StreamSlots::Slot slot = slots_.TryAcquire();
+  if (!slot.held()) return AtStreamCap(slots_, "agent", metrics_);
+  return Serve(ctx, stream);
+}
+
+grpc::Status AgentServiceImpl::Serve(grpc::ServerContext* ctx, AgentStream* stream) {
+  TokenBucket bucket(clock_, limits_.agent_messages_per_s, limits_.agent_message_burst);
+  uint64_t received = 0;
+  // Reads the next message: OK, OK with `*ended` at the end of the stream, or the status
+  // that ends the stream (malformed message, rate exceeded).
   v1::AgentMessage msg;
-  if (!stream->Read(&msg)) return grpc::Status::OK;
+  auto next = [&](bool* ended) -> grpc::Status {
+    *ended = false;
+    switch (ReadAgentMessage(stream, &msg)) {
+      case ReadResult::kEnd:
+        *ended = true;
+        return grpc::Status::OK;
+      case ReadResult::kMalformed:
+        return MalformedRequest(kConnectMethod, received + 1);
+      case ReadResult::kMessage:
+        break;
+    }
+    ++received;
+    if (bucket.TryTake()) return grpc::Status::OK;
+    rate_limited_.fetch_add(1);
+    if (metrics_ != nullptr) metrics_->LimitRefused("agent_message_rate");
+    return grpc::Status(
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        absl::StrCat("agent stream from ", ctx->peer(), " sent more than ",
+                     limits_.agent_messages_per_s, " messages/s (burst ",
+                     limits_.agent_message_burst,
+                     "; --agent_msg_rate, --agent_msg_burst); reconnect and send slower"));
+  };
+  bool ended = false;
+  if (grpc::Status st = next(&ended); !st.ok() || ended) return st;
   if (!msg.has_register_()) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "the first message on AgentService.Connect must be register");
@@ -224,7 +304,8 @@ grpc::Status AgentServiceImpl::Connect(
     link->Close();
     return ToGrpc(s);
   }
-  while (stream->Read(&msg)) {
+  grpc::Status status;
+  while ((status = next(&ended)).ok() && !ended) {
     switch (msg.msg_case()) {
       case v1::AgentMessage::kHeartbeat:
         controller_.OnHeartbeat(agent_id, msg.heartbeat());
@@ -239,9 +320,15 @@ grpc::Status AgentServiceImpl::Connect(
         break;  // a second register on one stream is ignored
     }
   }
+  if (!status.ok()) {
+    LogEvent(LogLevel::kWarning, "controller", "agent_stream_refused")
+        .Field("agent", agent_id)
+        .Field("peer", ctx->peer())
+        .Field("error", status.error_message());
+  }
   controller_.OnDisconnect(agent_id, link.get());
   link->Close();
-  return grpc::Status::OK;
+  return status;
 }
 
 }  // namespace blkbench

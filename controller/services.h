@@ -12,6 +12,9 @@
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/tls/credentials.h"
 #include "controller/controller.h"
+#include "controller/deadline.h"
+#include "controller/limits.h"
+#include "controller/metrics/service_metrics.h"
 #include "grpcpp/grpcpp.h"
 
 namespace blkbench {
@@ -23,9 +26,16 @@ grpc::Status ToGrpc(const absl::Status& s);
 absl::StatusOr<tls::Identity> Authorize(const grpc::ServerContext* ctx, tls::Role need,
                                         const char* what);
 
+// `clock` and `metrics` (may be null) must outlive the service.
 class ControllerServiceImpl final : public v1::ControllerService::Service {
  public:
-  explicit ControllerServiceImpl(Controller& controller) : controller_(controller) {}
+  ControllerServiceImpl(Controller& controller, Clock& clock, const ServiceLimits& limits,
+                        ServiceMetrics* metrics)
+      : controller_(controller),
+        clock_(clock),
+        unary_deadline_ms_(limits.unary_deadline_ms),
+        metrics_(metrics),
+        watch_slots_(limits.max_watch_streams) {}
 
   grpc::Status SubmitExperiment(grpc::ServerContext*, const v1::SubmitExperimentRequest* req,
                                 v1::Experiment* resp) override;
@@ -49,19 +59,51 @@ class ControllerServiceImpl final : public v1::ControllerService::Service {
  private:
   // OK if `who` submitted experiment `id` or is an admin; PermissionDenied otherwise.
   grpc::Status CheckOwner(const tls::Identity& who, uint64_t id, const char* what);
+  // The deadline of a unary call: min(the client's, --unary_deadline_ms) from now.
+  Deadline UnaryDeadline(const grpc::ServerContext* ctx) const;
+
   Controller& controller_;
+  Clock& clock_;
+  const int64_t unary_deadline_ms_;
+  ServiceMetrics* const metrics_;  // may be null
+  StreamSlots watch_slots_;
 };
 
+// Admits at most limits.max_agent_streams Connect streams at once (the one beyond ends at
+// once with RESOURCE_EXHAUSTED) and ends a stream whose messages outrun its token bucket
+// (limits.agent_messages_per_s, burst agent_message_burst) with RESOURCE_EXHAUSTED; its
+// leases then take the path of any lost stream (reconnect within the TTL, or expiry).
+// A message that does not parse ends the stream with INVALID_ARGUMENT. `clock` and
+// `metrics` (may be null) must outlive the service.
 class AgentServiceImpl final : public v1::AgentService::Service {
  public:
-  explicit AgentServiceImpl(Controller& controller) : controller_(controller) {}
+  AgentServiceImpl(Controller& controller, Clock& clock, const ServiceLimits& limits,
+                   ServiceMetrics* metrics)
+      : controller_(controller),
+        clock_(clock),
+        limits_(limits),
+        metrics_(metrics),
+        slots_(limits.max_agent_streams) {}
 
   grpc::Status Connect(
       grpc::ServerContext* ctx,
       grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream) override;
 
+  const StreamSlots& stream_slots() const { return slots_; }
+  // Streams ended for outrunning their message rate.
+  uint64_t rate_limited() const { return rate_limited_.load(); }
+
  private:
+  // Connect after the stream was admitted.
+  grpc::Status Serve(grpc::ServerContext* ctx,
+                     grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream);
+
   Controller& controller_;
+  Clock& clock_;
+  const ServiceLimits limits_;
+  ServiceMetrics* const metrics_;  // may be null
+  StreamSlots slots_;
+  std::atomic<uint64_t> rate_limited_{0};
 };
 
 }  // namespace blkbench

@@ -155,10 +155,10 @@ TEST_F(ExporterTest, HttpScrapeIsValidTextFormatWithHelpTypeAndNamingRules) {
     EXPECT_FALSE(family.type.empty()) << name << " has no type";
     EXPECT_EQ(family.type == "counter", name.ends_with("_total")) << name;
   }
-  // 12 run/state/agent families, 5 service ones (store, placement) that exist from the
-  // start, the two security ones and blkbench_build_info; families without series yet
-  // (gRPC, results, engine) are not listed.
-  EXPECT_EQ(ours, 20);
+  // 12 run/state/agent families, 6 service ones (store, placement, limit refusals) that
+  // exist from the start, the two security ones and blkbench_build_info; families without
+  // series yet (gRPC, results, engine) are not listed.
+  EXPECT_EQ(ours, 21);
   EXPECT_EQ(exp.Value("blkbench_controller_insecure", {}), 0.0);
   EXPECT_EQ(
       exp.Value("blkbench_controller_security_info", {{"grpc", "plaintext"}, {"http", "http"}}),

@@ -88,7 +88,16 @@ ServiceMetrics::ServiceMetrics(prometheus::Registry& registry,
       rpc_duration_(prometheus::BuildHistogram()
                         .Name("blkbench_grpc_server_handling_seconds")
                         .Help("Duration of unary gRPC calls, by service and method")
-                        .Register(registry)) {
+                        .Register(registry)),
+      limit_refusals_(prometheus::BuildCounter()
+                          .Name("blkbench_grpc_server_limit_refusals_total")
+                          .Help("Streams refused or ended at a limit: agent_streams, "
+                                "watch_streams (caps on concurrent streams), "
+                                "agent_message_rate (an agent outran --agent_msg_rate)")
+                          .Register(registry)) {
+  for (const char* limit : {"agent_streams", "watch_streams", "agent_message_rate"}) {
+    limit_refusals_.Add({{"limit", limit}});
+  }
   for (const std::string& op : store_operations) {
     store_errors_.Add({{"operation", op}});
     store_duration_.Add({{"operation", op}}, kStoreBuckets);
@@ -124,6 +133,10 @@ void ServiceMetrics::RpcHandled(const std::string& full_method, const std::strin
   if (unary) rpc_duration_.Add(labels, kStoreBuckets).Observe(seconds);
   labels["code"] = code;
   rpc_handled_.Add(labels).Increment();
+}
+
+void ServiceMetrics::LimitRefused(const std::string& limit) {
+  limit_refusals_.Add({{"limit", limit}}).Increment();
 }
 
 }  // namespace blkbench

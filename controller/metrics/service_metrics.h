@@ -32,6 +32,9 @@ class ServiceMetrics {
   // `seconds` is observed only for unary calls (streams last as long as agents stay).
   void RpcHandled(const std::string& full_method, const std::string& code, double seconds,
                   bool unary);
+  // A call or stream was refused or ended at a limit ("agent_streams", "watch_streams",
+  // "agent_message_rate"; docs/security.md "Limits").
+  void LimitRefused(const std::string& limit);
 
  private:
   prometheus::Family<prometheus::Histogram>& store_duration_;
@@ -43,6 +46,7 @@ class ServiceMetrics {
   prometheus::Family<prometheus::Counter>& rpc_handled_;
   prometheus::Family<prometheus::Counter>& rpc_received_;
   prometheus::Family<prometheus::Histogram>& rpc_duration_;
+  prometheus::Family<prometheus::Counter>& limit_refusals_;
 };
 
 // "/blkbench.v1.ControllerService/SubmitExperiment" -> {service: "blkbench.v1.ControllerService",
