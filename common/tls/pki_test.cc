@@ -9,8 +9,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "common/testing/loop_device.h"
 #include "common/tls/credentials.h"
+#include "common/tls/revocation.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -122,6 +124,38 @@ TEST(PkiTest, NothingIsOverwrittenAndBadRequestsChangeNothing) {
   EXPECT_TRUE(absl::IsInvalidArgument(ParseRole("root").status()));
   auto missing = ServerCredentialsFromDir(dir);  // no controller certificate yet
   EXPECT_THAT(std::string(missing.status().message()), HasSubstr("controller.pem"));
+}
+
+// A serial matches however it is written: openssl's colons, lower case, a leading zero
+// byte (a random serial's first byte is below 0x10 one time in 16), "serial=" pasted.
+TEST(RevocationTest, SerialsMatchInEverySpellingAndBadLinesAreErrors) {
+  testing::TempDir tmp("pki_test");
+  const std::string dir = tmp.File("pki");
+  ASSERT_TRUE(CreateCa(dir).ok());
+  ASSERT_TRUE(CreateCert(dir, Req(Kind::kAgent, "a")).ok());
+  const std::string pem = Slurp(dir + "/agent-a.pem");
+  auto serial = CertSerialHex(pem);
+  ASSERT_TRUE(serial.ok());
+  EXPECT_NE((*serial)[0], '0');
+  EXPECT_EQ(*NormalizeSerial("serial=0a:0B"), "A0B");
+  EXPECT_EQ(*NormalizeSerial("000"), "0");
+  EXPECT_FALSE(NormalizeSerial("xyz").ok());
+  std::string colons = "00";
+  for (size_t k = 0; k < serial->size(); ++k) {
+    if (k > 0 && k % 2 == 0) colons += ":";
+    colons += absl::AsciiStrToLower(serial->substr(k, 1));
+  }
+  const std::string list = dir + "/revoked.txt";
+  std::ofstream(list) << "# lost laptop\n" << colons << "  # agent a\n";
+  auto revoked = RevocationList::Load(list);
+  ASSERT_TRUE(revoked.ok()) << revoked.status();
+  absl::Status refused = (*revoked)->Check(pem);
+  EXPECT_TRUE(absl::IsPermissionDenied(refused)) << refused;
+  EXPECT_THAT(std::string(refused.message()), HasSubstr(*serial));
+  std::ofstream(dir + "/bad.txt") << "ABCD\nnot-a-serial\n";
+  auto bad = RevocationList::Load(dir + "/bad.txt");
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.status()));
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("bad.txt:2:"));
 }
 
 }  // namespace

@@ -42,13 +42,16 @@ std::string SubjectOf(X509* cert) {
   return buf;
 }
 
+// In NormalizeSerial's form (no leading zeros), so a serial whose first byte is below
+// 0x10 compares equal however it was written.
 std::string SerialOf(X509* cert) {
   BIGNUM* bn = ASN1_INTEGER_to_BN(X509_get_serialNumber(cert), nullptr);
   char* hex = bn == nullptr ? nullptr : BN_bn2hex(bn);
   std::string out = hex == nullptr ? "" : hex;
   OPENSSL_free(hex);
   BN_free(bn);
-  return out;
+  absl::StatusOr<std::string> normal = NormalizeSerial(out);
+  return normal.ok() ? *normal : out;
 }
 
 // The serials in `text` (the file `path`), or InvalidArgument naming path:line.

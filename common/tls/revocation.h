@@ -24,8 +24,8 @@ namespace blkbench::tls {
 // The file name of the deny list inside a PKI directory.
 inline constexpr char kRevokedFile[] = "revoked.txt";
 
-// The serial of a PEM certificate in upper-case hex without separators (as openssl
-// prints it). InvalidArgument for something that is not a certificate.
+// The serial of a PEM certificate in upper-case hex without separators or leading zeros
+// (NormalizeSerial's form). InvalidArgument for something that is not a certificate.
 absl::StatusOr<std::string> CertSerialHex(const std::string& pem);
 
 // "AB:cd:01" or "abcd01" → "ABCD01"; InvalidArgument naming `text` for anything else.
