@@ -31,8 +31,8 @@ struct ServerOptions {
   bool insecure = false;  // serve a non-loopback address without TLS (loudly)
   std::string db_path;    // SQLite file (required)
   ControllerOptions controller;
-  ServiceLimits limits;  // streams, threads, deadlines, rates (controller/limits.h)
-  int64_t tick_ms = 500;                            // lease expiry and placement check period
+  ServiceLimits limits;   // streams, threads, deadlines, rates (controller/limits.h)
+  int64_t tick_ms = 500;  // lease expiry and placement check period
   ExporterOptions metrics = ExporterListening("");  // /metrics address; "" = no exporter
   int64_t metrics_refresh_ms = 5'000;               // store-derived gauges (state counts, agents)
   // Test seam: decorates the opened store (e.g. with controller/store/store_wrapper.h's
