@@ -24,9 +24,9 @@ std::string Where(const std::string& file, const YAML::Node& n) {
   return absl::StrCat(file, ":", m.line + 1, ":", m.column + 1);
 }
 
-// "loop7" but not "loop-control".
-bool IsLoopName(absl::string_view name) {
-  if (!absl::ConsumePrefix(&name, "loop") || name.empty()) return false;
+// `prefix` followed by a number: IsNumbered("loop7", "loop"), not "loop-control".
+bool IsNumbered(absl::string_view name, absl::string_view prefix) {
+  if (!absl::ConsumePrefix(&name, prefix) || name.empty()) return false;
   return std::all_of(name.begin(), name.end(), [](char c) { return absl::ascii_isdigit(c); });
 }
 
@@ -38,7 +38,9 @@ std::string KernelNameWarning(const std::string& path) {
       name.find('/') != absl::string_view::npos) {
     return "";
   }
-  if (IsLoopName(name)) {
+  // nullbN can only be a null_blk device, which holds no data and has no by-id name.
+  if (IsNumbered(name, "nullb")) return "";
+  if (IsNumbered(name, "loop")) {
     return absl::StrCat(
         "'", path,
         "' is a kernel name: any file can be attached there. The agent records the loop "

@@ -45,8 +45,9 @@ struct AgentConfig {
 // A warning for an allowlist entry that names a device by its kernel name (/dev/sdb,
 // /dev/nvme0n1, /dev/loop3, /dev/vdb: a path directly under /dev, not a stable
 // /dev/disk/by-* link), which the kernel may give to another disk after a reboot or
-// hot-plug; "" for any other path. It recommends the /dev/disk/by-id path and says what the
-// agent re-checks instead (for a loop device: its backing file's identity).
+// hot-plug; "" for any other path and for null_blk's /dev/nullbN (no data, no by-id name). It
+// recommends the /dev/disk/by-id path and says what the agent re-checks instead (for a loop device:
+// its backing file's identity).
 std::string KernelNameWarning(const std::string& path);
 
 // Parses an agent config. Errors name the file, line and key, e.g.

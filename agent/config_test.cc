@@ -55,6 +55,7 @@ TEST(AgentConfigTest, StableNamesAndFilesAreNotKernelNames) {
   EXPECT_EQ(KernelNameWarning("/dev/disk/by-path/pci-0000:00:1f.2-ata-1"), "");
   EXPECT_EQ(KernelNameWarning("/srv/bench/file.img"), "");
   EXPECT_EQ(KernelNameWarning("/dev/"), "");
+  EXPECT_EQ(KernelNameWarning("/dev/nullb0"), "");
   EXPECT_THAT(KernelNameWarning("/dev/vdb"), HasSubstr("'/dev/vdb' is a kernel name"));
   EXPECT_THAT(KernelNameWarning("/dev/mmcblk0"), HasSubstr("kernel name"));
 }

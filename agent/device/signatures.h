@@ -24,6 +24,9 @@ namespace blkbench {
 // it rejects as not-a-filesystem is still a sign that the disk held data, and any match is
 // only a refusal that wipefs(8) resolves, never a write. Errors only when the table's read
 // fails too.
+//
+// Thread-safe: every call makes its own libblkid probe, and libblkid's low-level probing
+// keeps its state in the probe (the probers' tables are constant).
 absl::StatusOr<std::string> FindSignature(int fd, uint64_t size_bytes);
 
 // Every signature libblkid finds on `fd` (offset 0, `size_bytes` long; 0 for the whole
