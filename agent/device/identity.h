@@ -19,7 +19,7 @@
 namespace blkbench {
 
 // A target as it was when read. Fields that do not apply (or that sysfs does not have) are
-// empty or zero, and an empty field never counts as a change.
+// empty or zero; IdentityChange says which differences count.
 struct DeviceIdentity {
   std::string path;      // as asked (the allowlist's spelling)
   std::string resolved;  // realpath(3) when read
@@ -79,12 +79,13 @@ absl::StatusOr<DeviceIdentity> ReadBlockIdentity(const std::string& device_dir);
 // "" if `current` is the target `recorded` describes; otherwise one message naming the
 // device (recorded.path) and everything that changed, e.g. "/dev/loop1: backing file
 // changed from /dev/shm/a (inode 12) to /dev/shm/b (inode 34); size changed from 64 MiB to
-// 32 MiB; refusing to run on it until the agent is restarted". Every recorded field that is
-// set must be equal: a disk re-enumerated under another kernel name is refused too (a
-// restart records it again). For a loop device the backing file stands for the medium, so
-// its diskseq (bumped by every attach, also of the same file) is not compared; by-id names
-// count as changed only when both sides have some and they share none (udev may briefly
-// remove and re-add them).
+// 32 MiB; refusing to run on it until the agent is restarted". Every field must be equal
+// (a WWID or serial that appears or vanishes counts), so a disk re-enumerated under another
+// kernel name is refused too (a restart records it again). Two exceptions: diskseq is
+// compared only when both sides have one, and never for a loop device, whose backing file
+// stands for the medium (every attach bumps it, also of the same file); by-id names count
+// as changed only when both sides have some and they share none (udev may briefly remove
+// and re-add them).
 std::string IdentityChange(const DeviceIdentity& recorded, const DeviceIdentity& current);
 
 // What each allowlisted device was when the agent first registered it, for runs to re-check.
