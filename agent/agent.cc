@@ -5,7 +5,6 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "agent/device/device_facts.h"
 #include "agent/device/host_facts.h"
 #include "common/log/log.h"
 #include "common/tls/credentials.h"
@@ -185,16 +184,12 @@ v1::Register Agent::MakeRegister() {
     reg.set_connection(sessions_opened_);
   }
   *reg.mutable_host() = ReadHostFacts();
-  for (const AllowedDevice& d : config_.devices) {
-    auto facts = ReadDeviceFacts(d.path, d.device_class);
-    if (!facts.ok()) {
-      Warn("device_not_offered").Field("device", d.path).Field("error", facts.status().ToString());
-      continue;
-    }
-    facts->set_path(d.path);
-    facts->set_device_class(d.device_class);
-    *reg.add_devices() = *facts;
+  // Records each allowlisted device's identity (first registration) or re-checks it.
+  DeviceOffer offer = executor_.OfferDevices();
+  for (const auto& [path, reason] : offer.not_offered) {
+    Warn("device_not_offered").Field("device", path).Field("error", reason);
   }
+  for (v1::DeviceFacts& facts : offer.offered) *reg.add_devices() = std::move(facts);
   for (const std::string& sim : config_.sim_devices) *reg.add_devices() = SimulatedDeviceFacts(sim);
   {
     absl::MutexLock lock(&mu_);

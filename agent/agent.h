@@ -95,6 +95,9 @@ class Agent {
 
   // One connection, until the stream breaks; the status the controller ended it with.
   grpc::Status Session();
+  // Host facts, and each allowlisted device the executor offers: its identity is recorded
+  // at the first registration and re-checked at later ones (RunExecutor::OfferDevices,
+  // thread-safe with running runs; called without mu_).
   v1::Register MakeRegister() ABSL_LOCKS_EXCLUDED(mu_);
   void Handle(const v1::ControllerMessage& msg);
   // Records an assignment (a newer attempt supersedes an older one of the same run; a

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -330,6 +332,32 @@ TEST_F(AgentProtocolTest, RegisterCarriesIdsAndAReconnectTheSameInstanceId) {
   EXPECT_EQ(second->register_().instance_id(), instance);
   EXPECT_EQ(agent_->Sessions(), 2u);
   EXPECT_EQ(fake_->Connects(), 2);
+}
+
+// Registration records each allowlisted device's identity: a device missing then is not
+// offered, and one replaced before a reconnect is not offered again.
+TEST_F(AgentProtocolTest, RegisterOffersAllowlistedDevicesOnlyWhileTheyAreWhatWasRecorded) {
+  TempDir files("agent_protocol_files");
+  const std::string file = files.File("scratch.img");
+  std::ofstream(file) << std::string(1 << 20, '\0');
+  config_.devices = {{file, "file"}, {files.File("missing.img"), "file"}};
+  ASSERT_NO_FATAL_FAILURE(Start({}));
+  auto is_register = [](const v1::AgentMessage& m) { return m.has_register_(); };
+  auto paths = [](const v1::Register& reg) {
+    std::vector<std::string> out;
+    for (const v1::DeviceFacts& d : reg.devices()) out.push_back(d.path());
+    return out;
+  };
+  auto first = fake_->Next(is_register, kWait);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(paths(first->register_()), (std::vector<std::string>{file, kDevice}));
+
+  std::ofstream(file + ".new") << std::string(1 << 20, 'x');
+  ASSERT_EQ(rename((file + ".new").c_str(), file.c_str()), 0);
+  fake_->Hangup();
+  auto second = fake_->Next(is_register, kWait);
+  ASSERT_TRUE(second) << "no reconnect after the controller closed the stream";
+  EXPECT_EQ(paths(second->register_()), (std::vector<std::string>{kDevice}));
 }
 
 TEST_F(AgentProtocolTest, AssignmentStartsOnlyOnceItsLeaseIsConfirmed) {

@@ -3,13 +3,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "agent/cgroup/hierarchy.h"
 #include "yaml-cpp/yaml.h"
 
@@ -21,7 +24,36 @@ std::string Where(const std::string& file, const YAML::Node& n) {
   return absl::StrCat(file, ":", m.line + 1, ":", m.column + 1);
 }
 
+// `prefix` followed by a number: IsNumbered("loop7", "loop"), not "loop-control".
+bool IsNumbered(absl::string_view name, absl::string_view prefix) {
+  if (!absl::ConsumePrefix(&name, prefix) || name.empty()) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) { return absl::ascii_isdigit(c); });
+}
+
 }  // namespace
+
+std::string KernelNameWarning(const std::string& path) {
+  absl::string_view name = path;
+  if (!absl::ConsumePrefix(&name, "/dev/") || name.empty() ||
+      name.find('/') != absl::string_view::npos) {
+    return "";
+  }
+  // nullbN can only be a null_blk device, which holds no data and has no by-id name.
+  if (IsNumbered(name, "nullb")) return "";
+  if (IsNumbered(name, "loop")) {
+    return absl::StrCat(
+        "'", path,
+        "' is a kernel name: any file can be attached there. The agent records the loop "
+        "device's backing file (path, device and inode), offset, size limit and size at "
+        "registration and refuses a run when they change; a /dev/disk/by-id path, where "
+        "there is one, is the stable name");
+  }
+  return absl::StrCat("'", path, "' is a kernel name, which the kernel may give to another disk ",
+                      "after a reboot or hot-plug; allowlist its /dev/disk/by-id path instead ",
+                      "(ls -l /dev/disk/by-id | grep -w ", name,
+                      "). The agent also records the device's identity (WWID, serial, model, "
+                      "size) at registration and refuses a run when it changes");
+}
 
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
                                              const std::string& file_name) {
@@ -150,6 +182,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
           errors.push_back(absl::StrCat(where, ": 'class' is required"));
         if (!dev.path.empty() && dev.path[0] != '/') {
           errors.push_back(absl::StrCat(where, ": 'path' must be absolute, got '", dev.path, "'"));
+        }
+        if (std::string warning = KernelNameWarning(dev.path); !warning.empty()) {
+          cfg.warnings.push_back(absl::StrCat(where, ": ", warning));
         }
         if (!seen.insert(dev.path).second) {
           errors.push_back(absl::StrCat(where, ": '", dev.path, "' is listed twice"));

@@ -45,10 +45,22 @@ struct AgentConfig {
   bool metrics_insecure = false;
   // A finished run's series stay on /metrics this long, then are dropped.
   int64_t metrics_grace_ms = 5 * 60'000;
+  // Problems that do not stop the agent, found by ParseAgentConfig ("agent.yaml:5:5:
+  // devices[0]: ..."); the daemon logs each at start (event allowlist_kernel_name).
+  std::vector<std::string> warnings;
 };
 
+// A warning for an allowlist entry that names a device by its kernel name (/dev/sdb,
+// /dev/nvme0n1, /dev/loop3, /dev/vdb: a path directly under /dev, not a stable
+// /dev/disk/by-* link), which the kernel may give to another disk after a reboot or
+// hot-plug; "" for any other path and for null_blk's /dev/nullbN (no data, no by-id name). It
+// recommends the /dev/disk/by-id path and says what the agent re-checks instead (for a loop device:
+// its backing file's identity).
+std::string KernelNameWarning(const std::string& path);
+
 // Parses an agent config. Errors name the file, line and key, e.g.
-// "agent.yaml:4:5: devices[1]: 'class' is required".
+// "agent.yaml:4:5: devices[1]: 'class' is required"; warnings (KernelNameWarning) likewise
+// go to AgentConfig::warnings.
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& file_name);
 absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path);
 

@@ -29,6 +29,37 @@ devices:
   EXPECT_EQ(cfg->devices[1].device_class, "file");
 }
 
+TEST(AgentConfigTest, KernelNamesInTheAllowlistAreWarnedAbout) {
+  auto cfg = ParseAgentConfig(R"(devices:
+  - {path: /dev/disk/by-id/nvme-Samsung_SSD_970_S4EWNX0N123456, class: nvme}
+  - {path: /dev/sdb, class: hdd}
+  - {path: /dev/nvme1n1, class: nvme}
+  - {path: /dev/loop3, class: loop}
+  - {path: /dev/shm/scratch.img, class: file}
+  - {path: /dev/mapper/bench, class: dm}
+)",
+                              "agent.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  ASSERT_EQ(cfg->warnings.size(), 3u);
+  EXPECT_THAT(cfg->warnings[0], HasSubstr("agent.yaml:3:5: devices[1]: '/dev/sdb' is a kernel "
+                                          "name"));
+  EXPECT_THAT(cfg->warnings[0], HasSubstr("allowlist its /dev/disk/by-id path instead"));
+  EXPECT_THAT(cfg->warnings[0], HasSubstr("grep -w sdb"));
+  EXPECT_THAT(cfg->warnings[1], HasSubstr("devices[2]: '/dev/nvme1n1' is a kernel name"));
+  EXPECT_THAT(cfg->warnings[2], HasSubstr("devices[3]: '/dev/loop3' is a kernel name"));
+  EXPECT_THAT(cfg->warnings[2], HasSubstr("backing file (path, device and inode)"));
+}
+
+TEST(AgentConfigTest, StableNamesAndFilesAreNotKernelNames) {
+  EXPECT_EQ(KernelNameWarning("/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"), "");
+  EXPECT_EQ(KernelNameWarning("/dev/disk/by-path/pci-0000:00:1f.2-ata-1"), "");
+  EXPECT_EQ(KernelNameWarning("/srv/bench/file.img"), "");
+  EXPECT_EQ(KernelNameWarning("/dev/"), "");
+  EXPECT_EQ(KernelNameWarning("/dev/nullb0"), "");
+  EXPECT_THAT(KernelNameWarning("/dev/vdb"), HasSubstr("'/dev/vdb' is a kernel name"));
+  EXPECT_THAT(KernelNameWarning("/dev/mmcblk0"), HasSubstr("kernel name"));
+}
+
 TEST(AgentConfigTest, DefaultsAgentIdToHostName) {
   auto cfg = ParseAgentConfig("devices: []\n", "a.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status();

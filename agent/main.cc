@@ -15,6 +15,7 @@
 #include "agent/metrics/agent_exporter.h"
 #include "agent/runners.h"
 #include "common/daemon_flags.h"
+#include "common/log/log.h"
 #include "common/tls/pki.h"
 
 ABSL_FLAG(std::string, config, "/etc/blkbench/agent.yaml", "agent config file (YAML)");
@@ -29,6 +30,10 @@ int main(int argc, char** argv) {
   if (!config.ok()) {
     fprintf(stderr, "blkbench-agent: %s\n", std::string(config.status().message()).c_str());
     return 2;
+  }
+  for (const std::string& warning : config->warnings) {
+    blkbench::LogEvent(blkbench::LogLevel::kWarning, "agent", "allowlist_kernel_name")
+        .Field("warning", warning);
   }
   if (!absl::GetFlag(FLAGS_controller).empty())
     config->controller = absl::GetFlag(FLAGS_controller);

@@ -47,6 +47,27 @@ v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class) {
   return f;
 }
 
+DeviceOffer RunExecutor::OfferDevices() {
+  DeviceOffer offer;
+  for (const AllowedDevice& d : config_.devices) {
+    absl::StatusOr<DeviceIdentity> identity = ReadDeviceIdentity(d.path);
+    absl::StatusOr<v1::DeviceFacts> facts = ReadDeviceFacts(d.path, d.device_class);
+    // A device whose facts cannot be read is not offered either: record that too.
+    if (identity.ok() && !facts.ok()) identity = facts.status();
+    if (absl::Status status = identities_.Register(d.path, identity); !status.ok()) {
+      offer.not_offered.emplace_back(d.path, status.ToString());
+      continue;
+    }
+    facts->set_path(d.path);
+    facts->set_device_class(d.device_class);
+    facts->set_serial(identity->serial);
+    facts->set_wwid(identity->wwid);
+    facts->set_backing_file(identity->backing_file);
+    offer.offered.push_back(*std::move(facts));
+  }
+  return offer;
+}
+
 v1::RunFinished RunExecutor::ExecuteSimulated(
     const v1::RunAssignment& a, const std::atomic<bool>& cancel,
     const std::function<void(const v1::Sample&)>& on_sample) {
@@ -117,6 +138,22 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
     return Failed(a, v1::RUN_OUTCOME_FAILED, absl::StrCat("refused: ", hold.status().message()));
   }
   const std::string resolved = hold->path();
+
+  // Under the hold, before anything is changed: still the device the agent registered?
+  absl::StatusOr<DeviceIdentity> identity = ReadDeviceIdentity(a.device_path());
+  if (!identity.ok()) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("refused: reading the identity of ", a.device_path(), ": ",
+                               identity.status().message()));
+  }
+  if (identity->resolved != resolved) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED,
+                  absl::StrCat("refused: ", a.device_path(), " resolved to ", identity->resolved,
+                               " while ", resolved, " was held"));
+  }
+  if (absl::Status same = identities_.Check(a.device_path(), *identity); !same.ok()) {
+    return Failed(a, v1::RUN_OUTCOME_FAILED, absl::StrCat("refused: ", same.message()));
+  }
 
   auto facts = ReadDeviceFacts(resolved, allowed->device_class);
   if (!facts.ok()) return Failed(a, v1::RUN_OUTCOME_FAILED, std::string(facts.status().message()));

@@ -9,9 +9,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/cgroup/cgroup_manager.h"
 #include "agent/config.h"
+#include "agent/device/identity.h"
 #include "agent/device/queue_settings.h"
 #include "blkbench/v1/agent.pb.h"
 #include "common/runner.h"
@@ -26,6 +29,15 @@ using RunnerFactory = std::function<std::unique_ptr<Runner>(const std::string& d
 // ("sim:ssd"); the engine models the device itself.
 v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class);
 
+// What an agent can offer at registration: the facts of each allowlisted device that may be
+// offered, and for the others why not (path, reason).
+struct DeviceOffer {
+  std::vector<v1::DeviceFacts> offered;
+  std::vector<std::pair<std::string, std::string>> not_offered;
+};
+
+// Thread-safe: Execute runs concurrently for different devices, and OfferDevices on the
+// agent's session thread while runs go on.
 class RunExecutor {
  public:
   // Cgroup layouts go under config.cgroup_parent and are journaled in `journal`'s
@@ -39,8 +51,20 @@ class RunExecutor {
   // queue settings and its jobs placed in them before their first I/O (on a real device;
   // the engine models layouts itself). Groups are removed and queue settings restored
   // before it returns, whatever happened.
+  //
+  // Wrong-disk protection first, before any sysfs write or cgroup: the allowlist, then
+  // PrepareExclusiveWrite's checks and O_EXCL hold, then, under the hold, the device's
+  // identity must be the one recorded by OfferDevices (a device never offered, or one that
+  // is now a different disk or backing file, is refused with the reason).
   v1::RunFinished Execute(const v1::RunAssignment& assignment, const std::atomic<bool>& cancel,
                           const std::function<void(const v1::Sample&)>& on_sample);
+
+  // For a registration: reads the facts and identity of every allowlisted device; the
+  // identity is recorded the first time a device is seen and must match it later (see
+  // DeviceIdentityRegistry). Devices that cannot be read or have changed are not offered,
+  // and runs on them are refused until a later registration offers them. The facts carry
+  // the device's serial, WWID and (loop devices) backing file.
+  DeviceOffer OfferDevices();
 
  private:
   v1::RunFinished ExecuteSimulated(const v1::RunAssignment& assignment,
@@ -51,6 +75,7 @@ class RunExecutor {
   QueueSettingsJournal& journal_;
   RunnerFactory factory_;
   std::unique_ptr<CgroupManager> cgroups_;
+  DeviceIdentityRegistry identities_;
 };
 
 }  // namespace blkbench

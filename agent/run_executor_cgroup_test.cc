@@ -102,6 +102,8 @@ class RunExecutorCgroupTest : public ::testing::Test {
     executor_ = std::make_unique<RunExecutor>(config_, *journal_, [this, dev](const std::string&) {
       return std::make_unique<GroupStatsRunner>(RunDir(), hierarchy_.version, dev, &read_bytes_);
     });
+    // As the agent's registration does: records the loop device's identity.
+    ASSERT_EQ(executor_->OfferDevices().offered.size(), 1u);
   }
 
   std::string ParentDir() const { return hierarchy_.mount_point + "/" + parent_; }

@@ -2,11 +2,16 @@
 // applied during a run on a real loop device and restored after it.
 #include "agent/run_executor.h"
 
+#include <sys/stat.h>
+
+#include <array>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "agent/runners.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
@@ -48,6 +53,8 @@ class RunExecutorTest : public ::testing::Test {
     config_.devices = std::move(devices);
     journal_ = std::move(*QueueSettingsJournal::Open(state_.path()));
     executor_ = std::make_unique<RunExecutor>(config_, *journal_, DefaultRunnerFactory());
+    // As the agent's registration does: records each allowlisted device's identity.
+    offer_ = executor_->OfferDevices();
   }
   v1::RunFinished Run(const v1::RunAssignment& a) {
     samples_ = 0;
@@ -59,6 +66,7 @@ class RunExecutorTest : public ::testing::Test {
   AgentConfig config_;
   std::unique_ptr<QueueSettingsJournal> journal_;
   std::unique_ptr<RunExecutor> executor_;
+  DeviceOffer offer_;
   std::atomic<bool> cancel_{false};
   int samples_ = 0;
 };
@@ -165,6 +173,82 @@ TEST_F(RunExecutorTest, OutOfBoundsAssignmentsAreRefusedBeforeAnyWrite) {
     EXPECT_THAT(f.error(), HasSubstr(what));
   }
   EXPECT_EQ(loop->WritesCompleted(), writes);
+}
+
+// The wrong-disk identity re-check: /dev/loopN recorded at registration over file A, then
+// re-pointed at a smaller file B. The run is refused under the hold, before any sysfs write,
+// and B sees no write.
+TEST_F(RunExecutorTest, ALoopDeviceReattachedToAnotherFileIsRefusedWithoutAWrite) {
+  absl::StatusOr<std::unique_ptr<LoopDevice>> loop = LoopDevice::Attach(64 << 20);
+  if (!loop.ok()) GTEST_SKIP() << loop.status();
+  Init({{(*loop)->path(), "loop"}});
+  ASSERT_EQ(offer_.offered.size(), 1u);
+  EXPECT_EQ(offer_.offered[0].backing_file(), (*loop)->backing_path());
+  const std::string file_a = (*loop)->backing_path();
+  struct stat a;
+  ASSERT_EQ(stat(file_a.c_str(), &a), 0);
+
+  if (absl::Status re = (*loop)->ReattachNewBackingFile(32 << 20); !re.ok()) {
+    GTEST_SKIP() << "could not re-attach the same loop device: " << re;
+  }
+  const std::string file_b = (*loop)->backing_path();
+  struct stat b;
+  ASSERT_EQ(stat(file_b.c_str(), &b), 0);
+  const std::string scheduler = (*loop)->SysfsQueue("scheduler");
+  const std::array<uint64_t, 4> writes = (*loop)->WriteCounters();
+
+  v1::RunAssignment assignment = Assignment((*loop)->path(), v1::RANDWRITE);
+  assignment.mutable_cell()->mutable_queue()->set_scheduler(
+      scheduler.find("[bfq]") == std::string::npos ? "bfq" : "none");
+  v1::RunFinished f = Run(assignment);
+  EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED);
+  EXPECT_THAT(f.error(), HasSubstr(absl::StrCat(
+                             "refused: ", (*loop)->path(), ": backing file changed from ", file_a,
+                             " (inode ", a.st_ino, ") to ", file_b, " (inode ", b.st_ino, ")")));
+  EXPECT_THAT(f.error(), HasSubstr("size changed from 64 MiB to 32 MiB"));
+  EXPECT_THAT(f.error(), HasSubstr("until the agent is restarted"));
+  EXPECT_EQ((*loop)->WriteCounters(), writes);
+  EXPECT_EQ((*loop)->SysfsQueue("scheduler"), scheduler);
+  EXPECT_EQ(testing::ReadFileOr(file_b), std::string(32 << 20, '\0'));
+
+  // A re-registration does not make B acceptable.
+  DeviceOffer again = executor_->OfferDevices();
+  EXPECT_TRUE(again.offered.empty());
+  ASSERT_EQ(again.not_offered.size(), 1u);
+  EXPECT_THAT(again.not_offered[0].second, HasSubstr("backing file changed"));
+  f = Run(assignment);
+  EXPECT_THAT(f.error(), HasSubstr("was not offered at the agent's latest registration"));
+  EXPECT_EQ((*loop)->WriteCounters(), writes);
+}
+
+TEST_F(RunExecutorTest, AScratchFileReplacedSinceRegistrationIsRefused) {
+  const std::string file = dir_.File("data");
+  std::ofstream(file) << std::string(1 << 20, '\0');
+  Init({{file, "file"}});
+  ASSERT_EQ(offer_.offered.size(), 1u);
+  std::ofstream(file + ".new") << std::string(1 << 20, 'x');
+  ASSERT_EQ(rename((file + ".new").c_str(), file.c_str()), 0);
+  v1::RunFinished f = Run(Assignment(file, v1::RANDWRITE));
+  EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED);
+  EXPECT_THAT(f.error(), HasSubstr(absl::StrCat("refused: ", file, ": is another file: inode")));
+  EXPECT_EQ(testing::ReadFileOr(file), std::string(1 << 20, 'x'));
+}
+
+TEST_F(RunExecutorTest, ADeviceMissingAtRegistrationIsNotOfferedAndRefused) {
+  const std::string file = dir_.File("late");
+  Init({{file, "file"}});
+  EXPECT_TRUE(offer_.offered.empty());
+  ASSERT_EQ(offer_.not_offered.size(), 1u);
+  EXPECT_EQ(offer_.not_offered[0].first, file);
+  std::ofstream(file) << std::string(8 << 20, 'x');  // appears after the registration
+  v1::RunFinished f = Run(Assignment(file, v1::RANDWRITE));
+  EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_FAILED);
+  EXPECT_THAT(f.error(), HasSubstr(file + " was not offered at the agent's latest registration"));
+  EXPECT_EQ(testing::ReadFileOr(file), std::string(8 << 20, 'x'));
+  // The next registration records and offers it.
+  EXPECT_EQ(executor_->OfferDevices().offered.size(), 1u);
+  f = Run(Assignment(file));
+  EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
 }
 
 }  // namespace

@@ -264,7 +264,9 @@ class FormattedLoopTest : public LoopTest {
 };
 
 TEST_F(FormattedLoopTest, UnmountedFilesystemSignatureIsRefused) {
-  ExpectRefused(loop_->path() + " carries an ext2/3/4 filesystem (0xEF53 at byte 1080)");
+  ExpectRefused(loop_->path() +
+                " carries an ext4 filesystem (libblkid: TYPE=ext4, USAGE=filesystem, magic at byte "
+                "1080)");
 }
 
 TEST_F(FormattedLoopTest, MountedFilesystemIsRefused) {

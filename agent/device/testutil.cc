@@ -102,4 +102,37 @@ std::string MakeFakePartition(const SystemPaths& paths, const std::string& disk_
   return dir;
 }
 
+namespace {
+
+void PutLittleEndian(std::string* buf, size_t offset, uint64_t value, size_t bytes) {
+  for (size_t i = 0; i < bytes; ++i) (*buf)[offset + i] = static_cast<char>(value >> (8 * i));
+}
+
+// Reflected CRC-32 (polynomial 0xEDB88320) a bit at a time, from `seed`, not inverted at
+// the end: the variant LVM2 stores in its labels.
+uint32_t Lvm2Crc(absl::string_view data) {
+  uint32_t crc = 0xf597a6cf;
+  for (unsigned char byte : data) {
+    crc ^= byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return crc;
+}
+
+}  // namespace
+
+std::string LvmPvLabel(bool valid_crc) {
+  constexpr size_t kLabelBytes = 512;
+  constexpr size_t kCrcStart = 20;  // the CRC covers offset_xl to the end of the sector
+  std::string label(kLabelBytes, '\0');
+  label.replace(0, 8, "LABELONE");
+  PutLittleEndian(&label, 8, 1, 8);    // sector_xl: this label is in sector 1
+  PutLittleEndian(&label, 20, 32, 4);  // offset_xl: the PV header follows at byte 32
+  label.replace(24, 8, "LVM2 001");
+  label.replace(32, 32, "blkbenchTestPvUuid0123456789abcd");
+  const uint32_t crc = Lvm2Crc(absl::string_view(label).substr(kCrcStart));
+  PutLittleEndian(&label, 16, valid_crc ? crc : crc ^ 1u, 4);
+  return label;
+}
+
 }  // namespace blkbench::testing

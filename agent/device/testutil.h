@@ -30,4 +30,10 @@ std::string MakeFakeDisk(const SystemPaths& paths, const std::string& name, cons
 std::string MakeFakePartition(const SystemPaths& paths, const std::string& disk_dir,
                               const std::string& name, const std::string& dev);
 
+// A 512-byte LVM2 physical-volume label as pvcreate writes it at sector 1 (byte 512):
+// "LABELONE", its own sector number, the CRC of the rest of the sector (LVM2's CRC-32:
+// seed 0xf597a6cf, no final inversion), the offset of the PV header, "LVM2 001" and a
+// 32-character PV uuid. `valid_crc` false stores a wrong CRC (a damaged label).
+std::string LvmPvLabel(bool valid_crc = true);
+
 }  // namespace blkbench::testing

@@ -106,15 +106,36 @@ std::unique_ptr<LoopDevice> LoopDevice::Create(uint64_t size_mb) {
 }
 
 LoopDevice::~LoopDevice() {
+  if (!attached_) return;
   const std::string sched = "/sys/block/" + name() + "/queue/scheduler";
   if (!original_scheduler_.empty() && ActiveScheduler(ReadFileOr(sched)) != original_scheduler_) {
     std::ofstream(sched) << original_scheduler_;
   }
+  Detach();
+}
+
+bool LoopDevice::Detach() {
   // Retry briefly: udev or a just-closed holder may keep the device busy for a moment.
   for (int attempt = 0; attempt < 50; ++attempt) {
-    if (Run({"losetup", "-d", path_}).exit_code == 0) break;
+    if (Run({"losetup", "-d", path_}).exit_code == 0) return true;
     usleep(100 * 1000);
   }
+  return false;
+}
+
+absl::Status LoopDevice::ReattachNewBackingFile(uint64_t size_bytes) {
+  absl::StatusOr<std::unique_ptr<TempFile>> backing =
+      TempFile::Create(size_bytes, TempFile::Fill::kSparse);
+  if (!backing.ok()) return backing.status();
+  if (!Detach()) return absl::FailedPreconditionError(absl::StrCat("cannot detach ", path_));
+  CommandResult result = Run({"losetup", path_, (*backing)->path()});
+  if (result.exit_code != 0) {
+    attached_ = false;  // someone else's now, or nobody's: not ours to detach
+    return absl::FailedPreconditionError(
+        absl::StrCat("losetup ", path_, " ", (*backing)->path(), " failed: ", result.output));
+  }
+  backing_ = *std::move(backing);
+  return absl::OkStatus();
 }
 
 std::string LoopDevice::name() const { return path_.substr(path_.find_last_of('/') + 1); }
@@ -130,6 +151,15 @@ uint64_t LoopDevice::WritesCompleted() const {
   for (uint64_t& f : fields) in >> f;
   EXPECT_FALSE(in.fail()) << "/sys/block/" << name() << "/stat: '" << stat << "'";
   return fields[4];
+}
+
+std::array<uint64_t, 4> LoopDevice::WriteCounters() const {
+  const std::string stat = ReadFileOr("/sys/block/" + name() + "/stat");
+  std::istringstream in(stat);
+  uint64_t fields[8] = {};
+  for (uint64_t& f : fields) in >> f;
+  EXPECT_FALSE(in.fail()) << "/sys/block/" << name() << "/stat: '" << stat << "'";
+  return {fields[4], fields[5], fields[6], fields[7]};
 }
 
 }  // namespace blkbench::testing

@@ -4,6 +4,7 @@
 #ifndef BLKBENCH_COMMON_TESTING_LOOP_DEVICE_H_
 #define BLKBENCH_COMMON_TESTING_LOOP_DEVICE_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -81,17 +82,30 @@ class LoopDevice {
   std::string SysfsQueue(const std::string& attr) const;
   // Writes completed (field 5 of /sys/block/<name>/stat); a test failure when unreadable.
   uint64_t WritesCompleted() const;
+  // Fields 5 to 8 of /sys/block/<name>/stat: writes completed, writes merged, sectors
+  // written, milliseconds spent writing. Equal before and after means nothing was written.
+  std::array<uint64_t, 4> WriteCounters() const;
+
+  // Detaches the device and attaches a new sparse backing file of `size_bytes` at the same
+  // /dev/loopN (`losetup /dev/loopN FILE`), as an admin re-pointing a loop device would.
+  // FailedPrecondition if another user took /dev/loopN in between; the object then no
+  // longer owns a device and its destructor detaches nothing.
+  absl::Status ReattachNewBackingFile(uint64_t size_bytes);
+  const std::string& backing_path() const { return backing_->path(); }
 
  private:
   LoopDevice(std::unique_ptr<TempFile> backing, std::string path)
       : backing_(std::move(backing)), path_(std::move(path)) {}
   // The active scheduler ("none", "bfq", ...) of `sysfs_scheduler`'s "a [b] c" text.
   static std::string ActiveScheduler(const std::string& sysfs_scheduler);
+  // losetup -d, retried while udev or a just-closed holder keeps the device busy.
+  bool Detach();
   std::unique_ptr<TempFile> backing_;
   std::string path_;
   // The scheduler the queue had when attached. A loop device's queue outlives the
   // detach, so whatever a test set there would be the next user's: put back on destroy.
   std::string original_scheduler_;
+  bool attached_ = true;  // false once a re-attach lost the device to another user
 };
 
 }  // namespace blkbench::testing
