@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "agent/cgroup/hierarchy.h"
+#include "common/resolved_job.h"
 #include "yaml-cpp/yaml.h"
 
 namespace blkbench {
@@ -144,7 +145,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       cfg.sim_devices.clear();
       for (size_t i = 0; i < v.size(); ++i) {
         const std::string name = v[i].IsScalar() ? v[i].Scalar() : "";
-        if (name.rfind("sim:", 0) != 0 || name.size() <= 4) {
+        if (!IsSimulated(name) || name.size() <= 4) {
           errors.push_back(absl::StrCat(Where(file_name, v[i]), ": sim_devices[", i,
                                         "]: expected a simulated device class like sim:ssd"));
           continue;

@@ -7,6 +7,7 @@
 #include "agent/device/safety.h"
 #include "engine/model/engine_runner.h"
 #include "workloads/cell_bounds.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {
@@ -77,10 +78,9 @@ v1::RunFinished RunExecutor::ExecuteSimulated(
                   absl::StrCat("no runner for device class '", a.device_path(), "'"));
   }
   RunContext ctx;
-  ctx.cell = a.cell();
-  // A model is deterministic: repeats differ only by their seed, so each repeat gets its
-  // own (as `blkbench sim` does) and repeats are independent samples for the gate.
-  ctx.cell.mutable_job()->set_randseed(a.cell().job().randseed() + a.repeat());
+  // A model is deterministic: repeats differ only by their seed (CellForRepeat, as
+  // `blkbench sim` does), so repeats are independent samples for the gate.
+  ctx.cell = CellForRepeat(a.cell(), a.repeat());
   ctx.target_path = a.device_path();
   ctx.target_size = engine::kSimulatedDeviceBytes;
   ctx.sample_interval =

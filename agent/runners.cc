@@ -5,12 +5,13 @@
 #include "engine/model/config.h"
 #include "engine/model/engine_runner.h"
 #include "engine/sim/machine_profile.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 
 RunnerFactory DefaultRunnerFactory() {
   return [](const std::string& device_class) -> std::unique_ptr<Runner> {
-    if (device_class.rfind("sim:", 0) == 0) return engine::NewEngineRunner();
+    if (IsSimulated(device_class)) return engine::NewEngineRunner();
     return NewIoExecutor();
   };
 }

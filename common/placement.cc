@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 
@@ -14,7 +15,7 @@ bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
                    const v1::DeviceFacts& device) {
   if (device.device_class() != cell.target().device_class()) return false;
   const std::string& kernel = cell.target().kernel();
-  if (kernel.empty() || kernel.rfind("sim:", 0) == 0) return true;
+  if (kernel.empty() || IsSimulated(kernel)) return true;
   return fnmatch(kernel.c_str(), agent.host().kernel_release().c_str(), 0) == 0;
 }
 

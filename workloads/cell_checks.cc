@@ -1,6 +1,5 @@
-// Cross-key checks on one expanded cell. fio silently clamps some of these (init.c
-// fixup_options); a matrix that asks for the impossible is more likely a typo, so we
-// refuse it instead.
+// Cross-key checks on one expanded cell: the job rules of common/resolved_job.h, the
+// cgroup layout against numjobs, and simulator-only target keys.
 #include "workloads/cell_checks.h"
 
 #include <string>
@@ -16,61 +15,13 @@
 #include "workloads/job_options.h"
 
 namespace blkbench::workloads {
-namespace {
-
-void CheckSectorAligned(const v1::JobSpec& job, std::string_view key, uint64_t value,
-                        std::vector<CellIssue>& issues) {
-  if (job.direct() && value % kSectorSize != 0) {
-    issues.push_back({{key, "direct"},
-                      absl::StrCat("with direct=1, ", ToAbsl(key),
-                                   " must be a multiple of 512 (got ", value, " bytes)")});
-  }
-}
-
-}  // namespace
 
 std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
   std::vector<CellIssue> issues;
   const v1::JobSpec& job = cell.job();
-
-  if (job.time_based() && job.runtime_ns() == 0) {
-    issues.push_back({{"runtime", "time_based"},
-                      "time_based=1 needs a runtime > 0 (otherwise the job never ends)"});
-  }
-  // fio clamps iodepth_batch to iodepth; a larger value here is a mistake.
-  if (job.iodepth_batch_submit() > job.iodepth()) {
-    issues.push_back({{"iodepth_batch_submit", "iodepth"},
-                      absl::StrCat("iodepth_batch_submit (", job.iodepth_batch_submit(),
-                                   ") is larger than iodepth (", job.iodepth(), ")")});
-  }
-  if (job.iodepth_batch_complete_min() > job.iodepth_batch_complete_max()) {
-    issues.push_back({{"iodepth_batch_complete_min", "iodepth_batch_complete_max"},
-                      absl::StrCat("iodepth_batch_complete_min (", job.iodepth_batch_complete_min(),
-                                   ") is larger than iodepth_batch_complete_max (",
-                                   job.iodepth_batch_complete_max(), ")")});
-  }
-  if (job.iodepth_batch_complete_min() > job.iodepth()) {
-    issues.push_back({{"iodepth_batch_complete_min", "iodepth"},
-                      absl::StrCat("iodepth_batch_complete_min (", job.iodepth_batch_complete_min(),
-                                   ") is larger than iodepth (", job.iodepth(), ")")});
-  }
-  CheckSectorAligned(job, "size", job.size(), issues);
-  CheckSectorAligned(job, "offset", job.offset(), issues);
-  CheckSectorAligned(job, "offset_increment", job.offset_increment(), issues);
-
-  // io_uring-only switches (fio engines/io_uring.c options) mean nothing to psync.
-  if (job.ioengine() != v1::IO_URING) {
-    const std::pair<std::string_view, bool> uring_only[] = {{"hipri", job.hipri()},
-                                                            {"fixedbufs", job.fixedbufs()},
-                                                            {"registerfiles", job.registerfiles()},
-                                                            {"sqthread_poll", job.sqthread_poll()}};
-    for (const auto& [key, set] : uring_only) {
-      if (set) {
-        issues.push_back(
-            {{key, "ioengine"},
-             absl::StrCat(ToAbsl(key), " is an io_uring option; it needs ioengine: io_uring")});
-      }
-    }
+  // fio's job rules and the engines' limits: common/resolved_job.h, the one place.
+  for (JobProblem& p : ResolveJob(job).problems) {
+    issues.push_back({std::move(p.keys), std::move(p.message)});
   }
 
   // Explicit groups must place every job, each in exactly one group.
@@ -83,8 +34,8 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
   }
 
   const v1::Target& target = cell.target();
-  const bool sim_device = absl::StartsWith(target.device_class(), "sim:");
-  if (absl::StartsWith(target.kernel(), "sim:") && !sim_device) {
+  const bool sim_device = IsSimulated(target.device_class());
+  if (IsSimulated(target.kernel()) && !sim_device) {
     issues.push_back(
         {{"kernel", "device_class"},
          absl::StrCat("kernel '", target.kernel(), "' is a simulator profile; it needs a sim: ",

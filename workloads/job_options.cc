@@ -298,9 +298,11 @@ CellSpec DefaultCell() {
 
 void ResolveDerivedDefaults(CellSpec& cell) {
   JobSpec* job = cell.mutable_job();
-  if (job->iodepth_batch_submit() == 0) job->set_iodepth_batch_submit(job->iodepth());
+  // The stored cell shows what runs: fio's "0 means ..." rules, as ResolveJob has them.
+  const ResolvedJob resolved = ResolveJob(*job).job;
+  if (job->iodepth_batch_submit() == 0) job->set_iodepth_batch_submit(resolved.batch_submit);
   if (job->iodepth_batch_complete_max() == 0) {
-    job->set_iodepth_batch_complete_max(std::max<uint32_t>(1, job->iodepth_batch_complete_min()));
+    job->set_iodepth_batch_complete_max(resolved.complete_max);
   }
   FillCgroupGroups(job->numjobs(), *cell.mutable_cgroup_layout());
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/resolved_job.h"
 #include "blkbench/v1/workload.pb.h"
 
 namespace blkbench::workloads {
@@ -43,9 +44,7 @@ inline constexpr uint32_t kDefaultNumjobs = 1;
 inline constexpr uint32_t kDefaultBatchSubmit = 1;       // fio iodepth_batch .def = 1
 inline constexpr uint32_t kDefaultBatchCompleteMin = 1;  // fio .def = 1
 inline constexpr uint64_t kDefaultRandseed = 0x89;       // fio randseed .def = "0x89"
-inline constexpr uint32_t kMaxIodepth = 65536;
-inline constexpr uint32_t kMaxNumjobs = 4096;
-inline constexpr uint64_t kSectorSize = 512;
+// kMaxIodepth, kMaxUringDepth, kMaxNumjobs and kSectorSize: common/resolved_job.h.
 
 // The option named `name` (as written), or nullptr.
 const OptionDef* FindOption(std::string_view name);

@@ -146,6 +146,16 @@ TEST(MatrixErrorsTest, BatchSubmitLargerThanIodepth) {
             "m.yaml:5:25: iodepth_batch_submit (8) is larger than iodepth (4)");
 }
 
+// The engines' limits are validate-time errors too (common/resolved_job.h), not a failure
+// on the agent after the host was touched.
+TEST(MatrixErrorsTest, IoUringRingLimit) {
+  EXPECT_EQ(OneError("job:\n  ioengine: io_uring\n  iodepth: 40000\n"),
+            "m.yaml:5:12: iodepth 40000 exceeds io_uring's maximum ring size of 32768 (the ring "
+            "has iodepth entries)");
+  // psync has one I/O in flight whatever iodepth says: no limit but the parser's.
+  EXPECT_TRUE(ParseMatrix(absl::StrCat(kHead, "job: {iodepth: 40000}\n"), "m.yaml").ok());
+}
+
 TEST(MatrixErrorsTest, AxisProblemNamesTheCell) {
   EXPECT_EQ(OneError("job: {iodepth_batch_submit: 8}\nmatrix:\n  iodepth: [1, 32]\n"),
             "m.yaml:3:29: iodepth_batch_submit (8) is larger than iodepth (1) "

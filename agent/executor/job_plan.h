@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "agent/executor/io_trace.h"
 #include "agent/executor/offsets.h"
+#include "common/resolved_job.h"
 #include "common/runner.h"
 
 namespace blkbench {
@@ -54,16 +55,11 @@ struct RunPlan {
   uint64_t runtime_ns = 0;  // measured-phase limit; 0 = none (stop on io_budget)
 };
 
-// The largest io_uring ring (kernel IORING_MAX_ENTRIES); iodepth is the ring size.
-inline constexpr uint32_t kMaxUringDepth = 32768;
-
-// Resolves and validates ctx.cell.job for ctx.target_path / target_size. Zero values of
-// options that fio never accepts as zero take fio's default (bs 4k, iodepth 1,
-// numjobs 1); iodepth_batch_submit 0 means iodepth and iodepth_batch_complete_max 0
-// means max(1, complete_min), as in fio. Unspecified ioengine is psync (fio's default).
-// InvalidArgument names the option for anything the executor cannot run: unknown rw,
-// region outside the target, misaligned bs/offset for direct I/O, io_uring-only
-// options with psync, hipri without direct, time_based without runtime, bad cpu list.
+// Plans ctx.cell.job for ctx.target_path / target_size: the job as ResolveJob resolves
+// it (fio's defaults and fixups, the engines' limits; every problem it finds is an
+// error here too), placed on the target. InvalidArgument names the option for anything
+// the executor cannot run: a ResolveJob problem, a region outside the target, bs or
+// offset not aligned to the target's logical block size with direct I/O, a bad cpu list.
 absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx);
 
 }  // namespace blkbench

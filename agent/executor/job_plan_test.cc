@@ -48,22 +48,31 @@ TEST(JobPlan, ZeroOptionsTakeFioDefaults) {
   EXPECT_EQ(BuildRunPlan(Ctx(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED)))->engine, Engine::kPsync);
 }
 
+void ExpectInvalid(const v1::JobSpec& j, const char* needle, uint64_t size = 64 * kMiB) {
+  absl::StatusOr<RunPlan> p = BuildRunPlan(Ctx(j, size));
+  ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << needle;
+  EXPECT_THAT(std::string(p.status().message()), HasSubstr(needle));
+}
+
+// fio's "0 means ..." fixups apply; settings fio would clamp silently (a batch above
+// iodepth, a completion max below the min) are refused, as the matrix parser refuses
+// them: one rule, common/resolved_job.h.
 TEST(JobPlan, BatchFixupsLikeFio) {
   v1::JobSpec j = Job(v1::RANDREAD);
   j.set_iodepth(32);
   j.set_iodepth_batch_submit(0);  // 0 = iodepth
   j.set_iodepth_batch_complete_min(8);
-  j.set_iodepth_batch_complete_max(4);  // < min → min
+  j.set_iodepth_batch_complete_max(0);  // 0 = min
   absl::StatusOr<RunPlan> p = BuildRunPlan(Ctx(j));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->jobs[0].batch_submit, 32u);
   EXPECT_EQ(p->jobs[0].complete_min, 8u);
   EXPECT_EQ(p->jobs[0].complete_max, 8u);
-  j.set_iodepth_batch_submit(100);  // > iodepth → iodepth
-  j.set_iodepth_batch_complete_max(64);
-  p = BuildRunPlan(Ctx(j));
-  EXPECT_EQ(p->jobs[0].batch_submit, 32u);
-  EXPECT_EQ(p->jobs[0].complete_max, 32u);
+  j.set_iodepth_batch_complete_max(4);  // < min
+  ExpectInvalid(j, "iodepth_batch_complete_min (8) is larger than iodepth_batch_complete_max (4)");
+  j.set_iodepth_batch_complete_max(32);
+  j.set_iodepth_batch_submit(100);  // > iodepth
+  ExpectInvalid(j, "iodepth_batch_submit (100) is larger than iodepth (32)");
   // psync is always depth 1.
   v1::JobSpec s = Job(v1::RANDREAD, v1::PSYNC);
   s.set_iodepth(32);
@@ -103,12 +112,6 @@ TEST(JobPlan, BudgetIsIoSizeRegionOrUnlimited) {
   j.set_time_based(true);
   j.set_runtime_ns(1'000'000);
   EXPECT_EQ(BuildRunPlan(Ctx(j))->jobs[0].io_budget, std::numeric_limits<uint64_t>::max());
-}
-
-void ExpectInvalid(const v1::JobSpec& j, const char* needle, uint64_t size = 64 * kMiB) {
-  absl::StatusOr<RunPlan> p = BuildRunPlan(Ctx(j, size));
-  ASSERT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << needle;
-  EXPECT_THAT(std::string(p.status().message()), HasSubstr(needle));
 }
 
 TEST(JobPlan, RejectsWhatCannotRun) {

@@ -2,13 +2,14 @@
 #include "common/metrics/run_labels.h"
 
 #include "workloads/format.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 
 KernelLabels KernelOf(const v1::CellSpec& cell, const std::string& host_kernel) {
   const std::string& kernel = cell.target().kernel();
   KernelLabels out;
-  if (kernel.rfind("sim:", 0) == 0) {
+  if (IsSimulated(kernel)) {
     const std::string rest = kernel.substr(4);
     const size_t plus = rest.find('+');
     out.kernel = kernel;

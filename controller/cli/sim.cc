@@ -14,6 +14,7 @@
 #include "engine/model/engine_runner.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {
@@ -72,7 +73,7 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     return 1;
   }
   for (const v1::CellSpec& cell : m->cells) {
-    if (cell.target().device_class().rfind("sim:", 0) != 0) {
+    if (!IsSimulated(cell.target().device_class())) {
       err << path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
           << ") has device_class '" << cell.target().device_class()
           << "'; blkbench sim runs only simulated classes (sim:null_blk, sim:hdd, sim:ssd, "
@@ -143,9 +144,7 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     if (store) keep(store->UpdateRun(run));
 
     RunContext ctx;
-    ctx.cell = cell;
-    // The seed of a repeat differs, so repeats are independent samples.
-    ctx.cell.mutable_job()->set_randseed(cell.job().randseed() + run.repeat());
+    ctx.cell = CellForRepeat(cell, run.repeat());
     ctx.target_path = cell.target().device_class();
     ctx.target_size = engine::kSimulatedDeviceBytes;
     if (trace.is_open()) {

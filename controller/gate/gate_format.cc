@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/resolved_job.h"
 
 namespace blkbench::gate {
 namespace {
@@ -19,7 +20,7 @@ std::string Plural(int n, std::string_view one, std::string_view many) {
 // "sim:6.18+plug-batch-retry" -> "sim kernel sim:6.18+plug-batch-retry (engine patches:
 // plug-batch-retry)"; real kernels: the releases the runs reported, or the target glob.
 std::string KernelFacts(const SideFacts& f) {
-  if (f.target_kernel.rfind("sim:", 0) == 0) {
+  if (IsSimulated(f.target_kernel)) {
     std::vector<std::string> parts = absl::StrSplit(f.target_kernel, '+');
     parts.erase(parts.begin());
     return absl::StrCat("sim kernel ", f.target_kernel,

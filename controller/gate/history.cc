@@ -17,6 +17,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "workloads/format.h"
 #include "workloads/job_options.h"
+#include "common/resolved_job.h"
 
 namespace blkbench::gate {
 namespace {
@@ -138,7 +139,7 @@ absl::StatusOr<v1::GetHistoryResponse> BuildHistory(const std::vector<v1::Experi
         continue;
       }
       const std::string& target = cell.target().kernel();
-      if (target.rfind("sim:", 0) == 0 || kernels.empty()) {
+      if (IsSimulated(target) || kernels.empty()) {
         p.set_kernel(target.empty() ? "any" : target);
       } else {
         p.set_kernel(absl::StrJoin(kernels, ","));

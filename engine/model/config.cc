@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/resolved_job.h"
 
 namespace blkbench::engine {
 namespace {
@@ -169,67 +170,36 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
       c.cgroups.job_group.push_back(static_cast<uint32_t>(c.cgroups.weights.size()));
     }
   }
+  // fio's defaults, fixups and limits: common/resolved_job.h, as the executor has them.
+  absl::StatusOr<ResolvedJob> resolved = ResolveJobOrError(j);
+  if (!resolved.ok()) return resolved.status();
+  const ResolvedJob& r = *resolved;
   JobOptions& o = c.job;
-  switch (j.rw()) {
-    case v1::READ:
-      o.random = false;
-      o.read_percent = 100;
-      break;
-    case v1::WRITE:
-      o.random = false;
-      o.read_percent = 0;
-      break;
-    case v1::RW_MODE_UNSPECIFIED:
-    case v1::RANDREAD:
-      o.random = true;
-      o.read_percent = 100;
-      break;
-    case v1::RANDWRITE:
-      o.random = true;
-      o.read_percent = 0;
-      break;
-    case v1::RANDRW:
-      o.random = true;
-      o.read_percent = j.rwmixread() ? static_cast<int>(j.rwmixread()) : 50;
-      break;
-    case v1::READWRITE:
-      o.random = false;
-      o.read_percent = j.rwmixread() ? static_cast<int>(j.rwmixread()) : 50;
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("rw mode ", static_cast<int>(j.rw()), " unknown"));
-  }
-  if (o.read_percent > 100) return absl::InvalidArgumentError("rwmixread must be <= 100");
-  o.bs = j.bs() ? j.bs() : 4096;
-  if (o.bs % 512 != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("bs ", o.bs, " is not a multiple of 512"));
-  }
-  o.psync = j.ioengine() == v1::PSYNC;
-  o.iodepth = o.psync ? 1 : std::max<int>(1, static_cast<int>(j.iodepth()));
-  o.numjobs = std::max<int>(1, static_cast<int>(j.numjobs()));
-  o.batch_submit = std::clamp<int>(static_cast<int>(j.iodepth_batch_submit()), 1, o.iodepth);
-  o.batch_complete_min =
-      std::clamp<int>(static_cast<int>(j.iodepth_batch_complete_min()), 1, o.iodepth);
-  // fio's fixup_options(): iodepth_batch_complete_max defaults to (and is at least) _min.
-  o.batch_complete_max = std::clamp<int>(static_cast<int>(j.iodepth_batch_complete_max()),
-                                         o.batch_complete_min, o.iodepth);
-  if (o.psync) o.batch_submit = o.batch_complete_min = o.batch_complete_max = 1;
-  o.ramp_ns = j.ramp_time_ns();
-  o.size = j.size();
-  o.offset = j.offset();
-  o.offset_increment = j.offset_increment();
-  o.cpus_allowed = j.cpus_allowed();
-  o.randseed = j.randseed();
-  if (j.time_based()) {
-    o.runtime_ns = j.runtime_ns() ? j.runtime_ns() : kDefaultRuntimeNs;
+  o.random = r.random;
+  o.read_percent = static_cast<int>(r.read_percent);
+  o.bs = r.bs;
+  o.psync = r.engine == IoEngineKind::kPsync;
+  o.iodepth = static_cast<int>(r.iodepth);
+  o.numjobs = static_cast<int>(r.numjobs);
+  o.batch_submit = static_cast<int>(r.batch_submit);
+  // The model reaps at least one completion per wait: a minimum of 0 ("do not wait")
+  // behaves as 1 here.
+  o.batch_complete_min = std::max(1, static_cast<int>(r.complete_min));
+  o.batch_complete_max = std::max(o.batch_complete_min, static_cast<int>(r.complete_max));
+  o.ramp_ns = r.ramp_ns;
+  o.size = r.size;
+  o.offset = r.offset;
+  o.offset_increment = r.offset_increment;
+  o.cpus_allowed = r.cpus_allowed;
+  o.randseed = r.randseed;
+  // A simulated device has no end to run into: a job limited by neither time nor bytes
+  // runs for the default simulated second.
+  if (r.time_based) {
+    o.runtime_ns = r.runtime_ns;
   } else {
-    o.bytes_per_job = j.io_size() ? j.io_size() : j.size();
-    o.runtime_ns = j.runtime_ns();
+    o.bytes_per_job = r.io_size ? r.io_size : r.size;
+    o.runtime_ns = r.runtime_ns;
     if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;
-  }
-  if (o.size && o.size < o.bs) {
-    return absl::InvalidArgumentError(absl::StrCat("size ", o.size, " is smaller than bs ", o.bs));
   }
   return c;
 }

@@ -90,7 +90,7 @@ TEST(DeriveConfigTest, JobAndQueueOptions) {
   v1::JobSpec& j = *cell.mutable_job();
   j.set_rw(v1::WRITE);
   j.set_iodepth(32);
-  j.set_iodepth_batch_submit(64);  // clamped to iodepth
+  j.set_iodepth_batch_submit(0);  // fio: 0 = iodepth
   j.set_iodepth_batch_complete_min(4);
   j.set_size(1 << 20);
   absl::StatusOr<EngineConfig> c = DeriveConfig(cell);
@@ -132,6 +132,20 @@ TEST(DeriveConfigTest, Errors) {
   cell = NullBlkCell();
   cell.mutable_job()->set_bs(1000);
   EXPECT_EQ(DeriveConfig(cell).status().code(), absl::StatusCode::kInvalidArgument);
+
+  // The job rules the matrix parser and the executor apply (common/resolved_job.h): a
+  // batch above iodepth and io_uring's ring limit are errors here too.
+  cell = NullBlkCell();
+  cell.mutable_job()->set_ioengine(v1::IO_URING);
+  cell.mutable_job()->set_iodepth(32);
+  cell.mutable_job()->set_iodepth_batch_submit(64);
+  c = DeriveConfig(cell);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("iodepth_batch_submit (64) is larger than iodepth"));
+  cell.mutable_job()->set_iodepth_batch_submit(0);
+  cell.mutable_job()->set_iodepth(40000);
+  c = DeriveConfig(cell);
+  EXPECT_THAT(c.status().message(), HasSubstr("maximum ring size of 32768"));
 
   cell = NullBlkCell();
   cell.mutable_target()->set_device_class("ssd");  // not simulated

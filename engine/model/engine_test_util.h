@@ -22,6 +22,8 @@ inline v1::CellSpec Cell(const std::string& kind, v1::RwMode rw, uint64_t bs, ui
   j.set_bs(bs);
   j.set_iodepth(iodepth);
   j.set_numjobs(numjobs);
+  j.set_iodepth_batch_submit(1);  // fio's defaults, as the matrix parser writes them
+  j.set_iodepth_batch_complete_min(1);
   j.set_ioengine(v1::IO_URING);
   j.set_time_based(true);
   j.set_runtime_ns(runtime_ns);

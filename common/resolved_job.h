@@ -1,0 +1,99 @@
+// One resolved fio job: the defaults and fixups fio applies to a job section (its option
+// table's .def values and init.c fixup_options) and the limits of the I/O engine that runs
+// it, applied once, here. The matrix parser reports the problems at validate time (with
+// file, line and column), the agent re-checks them on every assignment, and the executor
+// and the scheduler engine run the resolved job instead of re-reading the proto — so a
+// cell means the same thing on a real device and on a simulated one.
+//
+// Also here, because every layer needs them: whether a device class or kernel names the
+// simulator, and the cell a given repeat of a run executes.
+#ifndef BLKBENCH_COMMON_RESOLVED_JOB_H_
+#define BLKBENCH_COMMON_RESOLVED_JOB_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "blkbench/v1/workload.pb.h"
+
+namespace blkbench {
+
+// Limits of the options, the same for the parser, the agent and the engine.
+inline constexpr uint32_t kMaxIodepth = 65536;
+inline constexpr uint32_t kMaxUringDepth = 32768;  // the kernel's IORING_MAX_ENTRIES
+inline constexpr uint32_t kMaxNumjobs = 4096;
+inline constexpr uint64_t kSectorSize = 512;
+// fio's defaults for values a JobSpec leaves 0.
+inline constexpr uint64_t kFioDefaultBs = 4096;
+
+enum class IoEngineKind { kPsync, kIoUring };
+
+struct ResolvedJob {
+  IoEngineKind engine = IoEngineKind::kPsync;  // fio's default ioengine is psync
+  bool random = false;
+  bool reads = true;
+  bool writes = false;
+  uint32_t read_percent = 100;  // 100 all reads, 0 all writes; rwmixread for mixed modes
+  uint64_t bs = kFioDefaultBs;
+  uint32_t iodepth = 1;  // 1 for psync: a synchronous engine has one I/O in flight
+  uint32_t numjobs = 1;
+  uint32_t batch_submit = 1;  // iodepth_batch_submit: 1..iodepth (0 in the spec = iodepth)
+  uint32_t complete_min = 1;  // iodepth_batch_complete_min: 0..iodepth
+  uint32_t complete_max = 1;  // max(1, complete_min)..iodepth (0 in the spec = complete_min)
+  bool direct = false;
+  bool hipri = false;
+  bool fixedbufs = false;
+  bool registerfiles = false;
+  bool sqthread_poll = false;
+  bool thread = false;
+  bool time_based = false;
+  uint64_t runtime_ns = 0;  // 0 = none (bytes-limited)
+  uint64_t ramp_ns = 0;
+  uint64_t size = 0;  // region per job; 0 = from offset to the end of the target
+  uint64_t offset = 0;
+  uint64_t offset_increment = 0;
+  uint64_t io_size = 0;  // bytes per job when not time_based; 0 = the region
+  std::string cpus_allowed;
+  uint64_t randseed = 0;
+};
+
+// One problem of a job: the canonical option keys it involves (the first is where to
+// point the user) and what is wrong, e.g. {{"iodepth", "ioengine"}, "iodepth 40000 exceeds
+// io_uring's maximum ring size of 32768"}.
+struct JobProblem {
+  std::vector<std::string_view> keys;
+  std::string message;
+};
+
+struct JobResolution {
+  ResolvedJob job;                    // meaningful only without problems
+  std::vector<JobProblem> problems;  // empty when the job can run
+};
+
+// Resolves `spec`. Checked here (device-independent; the executor adds what depends on
+// the target: its size, logical block size and CPUs):
+//   rw and ioengine known; rwmixread <= 100; bs, iodepth, numjobs within bounds and bs whole
+//   sectors; with direct=1 size/offset/offset_increment whole sectors; io_uring's ring
+//   limit; iodepth_batch_submit and _complete_min not above iodepth, _min not above _max;
+//   io_uring-only switches (hipri, fixedbufs, registerfiles, sqthread_poll) only with
+//   io_uring; hipri only with direct=1; time_based only with a runtime.
+// fio clamps some of these silently (fixup_options); asking for the impossible is more
+// likely a typo, so they are problems here.
+JobResolution ResolveJob(const v1::JobSpec& spec);
+
+// The resolved job, or InvalidArgument listing every problem ("job option iodepth: ...").
+absl::StatusOr<ResolvedJob> ResolveJobOrError(const v1::JobSpec& spec);
+
+// True for a device class or kernel that names the scheduler engine ("sim:ssd",
+// "sim:6.16+dd-batch-dispatch").
+bool IsSimulated(std::string_view device_class_or_kernel);
+
+// The cell that repeat `repeat` of a run executes: the same cell with randseed + repeat,
+// so repeats are independent samples and every run is reproducible.
+v1::CellSpec CellForRepeat(const v1::CellSpec& cell, uint32_t repeat);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_COMMON_RESOLVED_JOB_H_
