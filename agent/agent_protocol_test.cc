@@ -88,6 +88,7 @@ v1::ControllerMessage Assign(uint64_t run, uint32_t attempt, const std::string& 
   a->set_lease_id(lease);
   a->set_device_path(kDevice);
   a->set_sample_interval_ms(5);
+  a->mutable_cell()->mutable_job()->set_rw(v1::READ);  // the agent re-checks the cell
   return m;
 }
 v1::ControllerMessage Renewed(uint64_t seq, std::vector<std::pair<uint64_t, uint32_t>> runs) {

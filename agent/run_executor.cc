@@ -5,9 +5,9 @@
 #include "agent/device/device_facts.h"
 #include "agent/device/host_facts.h"
 #include "agent/device/safety.h"
+#include "common/resolved_job.h"
 #include "engine/model/engine_runner.h"
 #include "workloads/cell_bounds.h"
-#include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {

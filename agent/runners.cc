@@ -2,10 +2,10 @@
 #include "agent/runners.h"
 
 #include "agent/executor/executor.h"
+#include "common/resolved_job.h"
 #include "engine/model/config.h"
 #include "engine/model/engine_runner.h"
 #include "engine/sim/machine_profile.h"
-#include "common/resolved_job.h"
 
 namespace blkbench {
 

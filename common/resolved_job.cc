@@ -26,7 +26,17 @@ void CheckSectorAligned(const v1::JobSpec& spec, std::string_view key, uint64_t 
 
 }  // namespace
 
-JobResolution ResolveJob(const v1::JobSpec& spec) {
+void ApplyFioFixups(v1::JobSpec& spec) {
+  const uint32_t depth = spec.iodepth() ? spec.iodepth() : 1;
+  if (spec.iodepth_batch_submit() == 0) spec.set_iodepth_batch_submit(depth);
+  if (spec.iodepth_batch_complete_max() == 0) {
+    spec.set_iodepth_batch_complete_max(std::max<uint32_t>(1, spec.iodepth_batch_complete_min()));
+  }
+}
+
+JobResolution ResolveJob(const v1::JobSpec& written) {
+  v1::JobSpec spec = written;
+  ApplyFioFixups(spec);
   JobResolution r;
   ResolvedJob& j = r.job;
   std::vector<JobProblem>& out = r.problems;
@@ -97,8 +107,7 @@ JobResolution ResolveJob(const v1::JobSpec& spec) {
             absl::StrCat("iodepth_batch_submit (", spec.iodepth_batch_submit(),
                          ") is larger than iodepth (", asked_depth, ")"));
   }
-  if (spec.iodepth_batch_complete_max() != 0 &&
-      spec.iodepth_batch_complete_min() > spec.iodepth_batch_complete_max()) {
+  if (spec.iodepth_batch_complete_min() > spec.iodepth_batch_complete_max()) {
     Problem(out, {"iodepth_batch_complete_min", "iodepth_batch_complete_max"},
             absl::StrCat("iodepth_batch_complete_min (", spec.iodepth_batch_complete_min(),
                          ") is larger than iodepth_batch_complete_max (",
@@ -112,11 +121,8 @@ JobResolution ResolveJob(const v1::JobSpec& spec) {
   // A synchronous engine has one I/O in flight whatever iodepth says (fio: "iodepth > 1
   // has no effect" for sync engines).
   j.iodepth = uring ? std::min(asked_depth, kMaxUringDepth) : 1;
-  // fio fixup_options: iodepth_batch_submit 0 means iodepth; _complete_max 0 means _min
-  // (and at least 1).
-  j.batch_submit = spec.iodepth_batch_submit() == 0
-                       ? j.iodepth
-                       : std::clamp<uint32_t>(spec.iodepth_batch_submit(), 1, j.iodepth);
+  // After ApplyFioFixups; what a synchronous engine's depth of 1 leaves of them.
+  j.batch_submit = std::clamp<uint32_t>(spec.iodepth_batch_submit(), 1, j.iodepth);
   j.complete_min = std::min(spec.iodepth_batch_complete_min(), j.iodepth);
   j.complete_max = std::clamp(std::max(spec.iodepth_batch_complete_max(), j.complete_min),
                               uint32_t{1}, j.iodepth);
@@ -133,9 +139,9 @@ JobResolution ResolveJob(const v1::JobSpec& spec) {
                                                             {"sqthread_poll", j.sqthread_poll}};
     for (const auto& [key, set] : uring_only) {
       if (set) {
-        Problem(out, {key, "ioengine"},
-                absl::StrCat(std::string(key),
-                             " is an io_uring option; it needs ioengine: io_uring"));
+        Problem(
+            out, {key, "ioengine"},
+            absl::StrCat(std::string(key), " is an io_uring option; it needs ioengine: io_uring"));
       }
     }
   }
@@ -156,7 +162,8 @@ JobResolution ResolveJob(const v1::JobSpec& spec) {
   CheckSectorAligned(spec, "size", j.size, out);
   CheckSectorAligned(spec, "offset", j.offset, out);
   CheckSectorAligned(spec, "offset_increment", j.offset_increment, out);
-  if (j.size != 0 && j.size < j.bs) {
+  const bool size_unaligned = spec.direct() && j.size % kSectorSize != 0;
+  if (j.size != 0 && j.size < j.bs && !size_unaligned) {
     Problem(out, {"size", "bs"},
             absl::StrCat("size (", j.size, " bytes) is smaller than bs (", j.bs, " bytes)"));
   }

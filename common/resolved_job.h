@@ -68,12 +68,18 @@ struct JobProblem {
 };
 
 struct JobResolution {
-  ResolvedJob job;                    // meaningful only without problems
+  ResolvedJob job;                   // meaningful only without problems
   std::vector<JobProblem> problems;  // empty when the job can run
 };
 
-// Resolves `spec`. Checked here (device-independent; the executor adds what depends on
-// the target: its size, logical block size and CPUs):
+// fio's fixup_options on the options themselves: iodepth_batch_submit 0 means iodepth
+// and iodepth_batch_complete_max 0 means max(1, iodepth_batch_complete_min), both as
+// written (a synchronous engine's single I/O in flight is ResolveJob's business). The
+// matrix parser applies this to every cell it stores, so a stored cell shows what runs.
+void ApplyFioFixups(v1::JobSpec& spec);
+
+// Resolves `spec` (after ApplyFioFixups on a copy). Checked here (device-independent; the executor
+// adds what depends on the target: its size, logical block size and CPUs):
 //   rw and ioengine known; rwmixread <= 100; bs, iodepth, numjobs within bounds and bs whole
 //   sectors; with direct=1 size/offset/offset_increment whole sectors; io_uring's ring
 //   limit; iodepth_batch_submit and _complete_min not above iodepth, _min not above _max;

@@ -38,11 +38,10 @@ struct BatchCase {
 
 TEST(ResolveJobTest, BatchSettingsFollowFixupOptions) {
   const BatchCase cases[] = {
-      {32, 0, 1, 0, 32, 1, 1},     // submit 0 = iodepth; complete_max 0 = complete_min
-      {32, 8, 4, 0, 8, 4, 4},      // complete_max 0 = complete_min
-      {32, 8, 0, 0, 8, 0, 1},      // complete_min 0 (poll), complete_max at least 1
-      {32, 32, 32, 32, 32, 32, 32},
-      {1, 1, 1, 1, 1, 1, 1},
+      {32, 0, 1, 0, 32, 1, 1},  // submit 0 = iodepth; complete_max 0 = complete_min
+      {32, 8, 4, 0, 8, 4, 4},   // complete_max 0 = complete_min
+      {32, 8, 0, 0, 8, 0, 1},   // complete_min 0 (poll), complete_max at least 1
+      {32, 32, 32, 32, 32, 32, 32}, {1, 1, 1, 1, 1, 1, 1},
   };
   for (const BatchCase& c : cases) {
     v1::JobSpec j = Job(v1::IO_URING, c.iodepth);

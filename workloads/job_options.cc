@@ -298,12 +298,8 @@ CellSpec DefaultCell() {
 
 void ResolveDerivedDefaults(CellSpec& cell) {
   JobSpec* job = cell.mutable_job();
-  // The stored cell shows what runs: fio's "0 means ..." rules, as ResolveJob has them.
-  const ResolvedJob resolved = ResolveJob(*job).job;
-  if (job->iodepth_batch_submit() == 0) job->set_iodepth_batch_submit(resolved.batch_submit);
-  if (job->iodepth_batch_complete_max() == 0) {
-    job->set_iodepth_batch_complete_max(resolved.complete_max);
-  }
+  // The stored cell shows what runs: fio's "0 means ..." rules (common/resolved_job.h).
+  ApplyFioFixups(*job);
   FillCgroupGroups(job->numjobs(), *cell.mutable_cgroup_layout());
 }
 

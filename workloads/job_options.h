@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "common/resolved_job.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/resolved_job.h"
 
 namespace blkbench::workloads {
 

@@ -20,6 +20,10 @@ absl::Status Invalid(const std::string& option, const std::string& why) {
   return absl::InvalidArgumentError(absl::StrCat("job option ", option, ": ", why));
 }
 
+bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
 absl::Status FillAffinity(const std::string& list, JobPlan* base) {
   const long conf = sysconf(_SC_NPROCESSORS_CONF);
   const uint32_t max_cpus =

@@ -1,8 +1,8 @@
 // Run label values; see run_labels.h.
 #include "common/metrics/run_labels.h"
 
-#include "workloads/format.h"
 #include "common/resolved_job.h"
+#include "workloads/format.h"
 
 namespace blkbench {
 

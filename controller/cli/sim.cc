@@ -9,12 +9,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/clock.h"
+#include "common/resolved_job.h"
 #include "controller/cli/format.h"
 #include "controller/store/sqlite_store.h"
 #include "engine/model/engine_runner.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
-#include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/resolved_job.h"
 #include "controller/gate/change_point.h"
 #include "controller/gate/gate_format.h"
 #include "controller/gate/gate_metrics.h"
@@ -17,7 +18,6 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "workloads/format.h"
 #include "workloads/job_options.h"
-#include "common/resolved_job.h"
 
 namespace blkbench::gate {
 namespace {

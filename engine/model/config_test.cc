@@ -89,6 +89,7 @@ TEST(DeriveConfigTest, JobAndQueueOptions) {
   cell.mutable_queue()->set_scheduler("none");
   v1::JobSpec& j = *cell.mutable_job();
   j.set_rw(v1::WRITE);
+  j.set_ioengine(v1::IO_URING);  // unset is psync, fio's default (common/resolved_job.h)
   j.set_iodepth(32);
   j.set_iodepth_batch_submit(0);  // fio: 0 = iodepth
   j.set_iodepth_batch_complete_min(4);
