@@ -3,6 +3,7 @@
 // certificate running a sim run, and every refusal — no certificate, another CA's,
 // an agent certificate used for another id, roles for CLI users, the CLI itself over
 // TLS, and no plaintext on a non-loopback address without --insecure.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -263,9 +264,11 @@ TEST(TlsCliTest, TheFourCommandsOfTheDocsMakeALabPki) {
   const std::string pki = dir.File("lab-pki");
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"ca", "create", "--dir", pki},
-        {"cert", "create", "--dir", pki, "--server", "--dns", "controller.lab.example"},
-        {"cert", "create", "--dir", pki, "--agent", "testbox-17"},
-        {"cert", "create", "--dir", pki, "--cli", "alice", "--role", "submit"}}) {
+        {"cert", "create", "--dir", pki, "--controller", "controller.lab.example"},
+        {"cert", "create", "--dir", pki, "--agent", "testbox-17", "--dns",
+         "testbox-17.lab.example"},
+        {"cert", "create", "--dir", pki, "--cli", "alice", "--role", "submit"},
+        {"token", "create", "--dir", pki}}) {
     std::vector<std::string> argv = {cli, "tls"};
     argv.insert(argv.end(), args.begin(), args.end());
     testing::CommandResult r = testing::Run(argv);
@@ -273,6 +276,17 @@ TEST(TlsCliTest, TheFourCommandsOfTheDocsMakeALabPki) {
   }
   EXPECT_TRUE(tls::ServerCredentialsFromDir(pki).ok());
   EXPECT_TRUE(tls::ChannelCredentialsFromDir(pki, "agent-testbox-17").ok());
+  // The names the docs give are in the certificates, and the agent's may serve HTTPS.
+  testing::CommandResult text =
+      testing::Run({"openssl", "x509", "-noout", "-text", "-in", pki + "/controller.pem"});
+  EXPECT_THAT(text.output, HasSubstr("DNS:controller.lab.example"));
+  text = testing::Run({"openssl", "x509", "-noout", "-text", "-in", pki + "/agent-testbox-17.pem"});
+  EXPECT_THAT(text.output, HasSubstr("DNS:testbox-17.lab.example"));
+  EXPECT_THAT(text.output, HasSubstr("TLS Web Server Authentication"));
+  struct stat token;
+  ASSERT_EQ(stat((pki + "/metrics.token").c_str(), &token), 0);
+  EXPECT_EQ(token.st_mode & 0777, 0640u);
+  EXPECT_EQ(token.st_size, 65);  // 32 random bytes in hex and a newline
   testing::CommandResult no_role =
       testing::Run({cli, "tls", "cert", "create", "--dir", pki, "--cli", "bob"});
   EXPECT_EQ(no_role.exit_code, 2);
