@@ -84,25 +84,20 @@ absl::StatusOr<v1::DeviceFacts> ReadBlockDeviceFacts(const std::string& device_d
 absl::StatusOr<v1::DeviceFacts> ReadDeviceFacts(const std::string& path,
                                                 const std::string& device_class,
                                                 const SystemPaths& paths) {
-  std::unique_ptr<char, decltype(&free)> resolved(realpath(path.c_str(), nullptr), &free);
-  if (resolved == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, " does not resolve to a device or file: ", strerror(errno)));
-  }
-  struct stat st;
-  if (stat(resolved.get(), &st) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("stat ", resolved.get()));
-  }
+  absl::StatusOr<ResolvedTarget> target = ResolveTarget(path);
+  if (!target.ok()) return target.status();
+  const struct stat& st = target->st;
+  const std::string& resolved = target->resolved;
   absl::StatusOr<v1::DeviceFacts> facts;
   if (S_ISBLK(st.st_mode)) {
     absl::StatusOr<std::string> dir = BlockSysfsDir(paths, major(st.st_rdev), minor(st.st_rdev));
     if (!dir.ok()) return dir.status();
     facts = ReadBlockDeviceFacts(*dir);
   } else if (S_ISREG(st.st_mode)) {
-    facts = RegularFileFacts(resolved.get(), st);
+    facts = RegularFileFacts(resolved, st);
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, " (", resolved.get(), ") is neither a block device nor a regular file"));
+        absl::StrCat(path, " (", resolved, ") is neither a block device nor a regular file"));
   }
   if (!facts.ok()) return facts.status();
   facts->set_path(path);

@@ -208,15 +208,10 @@ absl::StatusOr<DeviceIdentity> ReadBlockIdentity(const std::string& device_dir) 
 
 absl::StatusOr<DeviceIdentity> ReadDeviceIdentity(const std::string& path,
                                                   const IdentitySources& sources) {
-  std::unique_ptr<char, decltype(&free)> resolved(realpath(path.c_str(), nullptr), &free);
-  if (resolved == nullptr) {
-    return absl::NotFoundError(
-        absl::StrCat(path, " does not resolve to a device or file: ", strerror(errno)));
-  }
-  struct stat st;
-  if (stat(resolved.get(), &st) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("stat ", resolved.get()));
-  }
+  absl::StatusOr<ResolvedTarget> target = ResolveTarget(path);
+  if (!target.ok()) return target.status();
+  const struct stat& st = target->st;
+  const std::string& resolved = target->resolved;
   DeviceIdentity id;
   if (S_ISBLK(st.st_mode)) {
     absl::StatusOr<std::string> dir =
@@ -226,19 +221,19 @@ absl::StatusOr<DeviceIdentity> ReadDeviceIdentity(const std::string& path,
     if (!block.ok()) return block.status();
     id = *std::move(block);
     if (id.is_loop) {
-      if (absl::Status status = ReadLoopStatus(resolved.get(), &id); !status.ok()) return status;
+      if (absl::Status status = ReadLoopStatus(resolved, &id); !status.ok()) return status;
     }
-    id.by_id = ByIdNames(sources.by_id_dir, resolved.get());
+    id.by_id = ByIdNames(sources.by_id_dir, resolved);
   } else if (S_ISREG(st.st_mode)) {
     id.size_bytes = static_cast<uint64_t>(st.st_size);
     id.file_device = st.st_dev;
     id.file_inode = st.st_ino;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, " (", resolved.get(), ") is neither a block device nor a regular file"));
+        absl::StrCat(path, " (", resolved, ") is neither a block device nor a regular file"));
   }
   id.path = path;
-  id.resolved = resolved.get();
+  id.resolved = resolved;
   return id;
 }
 

@@ -26,12 +26,6 @@
 namespace blkbench {
 namespace {
 
-absl::StatusOr<std::string> RealPath(const std::string& path) {
-  std::unique_ptr<char, decltype(&free)> resolved(realpath(path.c_str(), nullptr), &free);
-  if (resolved == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("resolve ", path));
-  return std::string(resolved.get());
-}
-
 // A device and its partitions, by device number, with the name to use in messages.
 struct Member {
   dev_t dev;

@@ -124,15 +124,25 @@ bool IsSafeKernelName(absl::string_view name) {
                      [](char c) { return c > ' ' && c < 0x7f && c != '/'; });
 }
 
-namespace {
-
 absl::StatusOr<std::string> RealPath(const std::string& path) {
   std::unique_ptr<char, decltype(&free)> resolved(realpath(path.c_str(), nullptr), &free);
   if (resolved == nullptr) return absl::ErrnoToStatus(errno, absl::StrCat("resolve ", path));
   return std::string(resolved.get());
 }
 
-}  // namespace
+absl::StatusOr<ResolvedTarget> ResolveTarget(const std::string& path) {
+  std::unique_ptr<char, decltype(&free)> resolved(realpath(path.c_str(), nullptr), &free);
+  if (resolved == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat(path, " does not resolve to a device or file: ", strerror(errno)));
+  }
+  ResolvedTarget t;
+  t.resolved = resolved.get();
+  if (stat(t.resolved.c_str(), &t.st) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("stat ", t.resolved));
+  }
+  return t;
+}
 
 absl::StatusOr<std::string> BlockSysfsDir(const SystemPaths& paths, unsigned major,
                                           unsigned minor) {

@@ -3,6 +3,8 @@
 // fake tree in a temporary directory.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -63,6 +65,17 @@ std::string QueueOwnerDir(const std::string& device_dir);
 
 // Last path component ("/sys/devices/virtual/block/loop0" -> "loop0").
 std::string Basename(const std::string& path);
+
+// realpath(3) of `path`; the errno status ("resolve PATH: ...") if it does not resolve.
+absl::StatusOr<std::string> RealPath(const std::string& path);
+
+// A benchmark target as it is now: `path` resolved (symlinks such as by-id links
+// followed) and its stat(2). NotFound naming `path` if it does not resolve.
+struct ResolvedTarget {
+  std::string resolved;
+  struct stat st;
+};
+absl::StatusOr<ResolvedTarget> ResolveTarget(const std::string& path);
 
 // True if `path` exists (any type, symlinks followed).
 bool PathExists(const std::string& path);

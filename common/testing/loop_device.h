@@ -83,8 +83,12 @@ class LoopDevice {
   // Writes completed (field 5 of /sys/block/<name>/stat); a test failure when unreadable.
   uint64_t WritesCompleted() const;
   // Fields 5 to 8 of /sys/block/<name>/stat: writes completed, writes merged, sectors
-  // written, milliseconds spent writing. Equal before and after means nothing was written.
+  // written, milliseconds spent writing (see SectorsWritten for "nothing was written").
   std::array<uint64_t, 4> WriteCounters() const;
+  // Sectors written to the device so far (field 7 of its stat file): the evidence that
+  // nothing was written. The write *count* is not: a flush carries no data but counts as a
+  // write, and the kernel or another opener may issue one at any time.
+  uint64_t SectorsWritten() const { return WriteCounters()[2]; }
 
   // Detaches the device and attaches a new sparse backing file of `size_bytes` at the same
   // /dev/loopN (`losetup /dev/loopN FILE`), as an admin re-pointing a loop device would.
