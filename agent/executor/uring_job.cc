@@ -109,7 +109,9 @@ class UringLoop {
   const char* err_call = nullptr;
 
  private:
-  void Prep(uint32_t idx, const NextIo& io);
+  // 0, or a negative errno when no SQE could be had.
+  int Prep(uint32_t idx, const NextIo& io);
+  io_uring_sqe* GetSqe();
   int Submit(uint32_t wait_nr);
   void Reap(uint32_t want);
 
@@ -145,14 +147,29 @@ class UringLoop {
   }
 };
 
-void UringLoop::Prep(uint32_t idx, const NextIo& io) {
+// The SQ ring has >= iodepth entries and at most iodepth I/Os are queued or in flight, so
+// without SQPOLL there is always a free SQE. With SQPOLL the kernel thread can post an
+// I/O's completion (inline, for buffered files) before it commits the SQ head past that
+// I/O's entry, so the ring can look full for a moment: flush what is pending (waking the
+// thread if it sleeps) and wait for it to consume entries (IORING_ENTER_SQ_WAIT).
+io_uring_sqe* UringLoop::GetSqe() {
+  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+  while (sqe == nullptr && plan_.sqthread_poll) {
+    if (int r = Submit(0); r < 0 && r != -EINTR) return nullptr;
+    if (int r = io_uring_sqring_wait(ring_); r < 0 && r != -EINTR) return nullptr;
+    sqe = io_uring_get_sqe(ring_);
+  }
+  return sqe;
+}
+
+int UringLoop::Prep(uint32_t idx, const NextIo& io) {
+  io_uring_sqe* sqe = GetSqe();
+  if (sqe == nullptr) return -EBUSY;
   Slot& s = a_.slots[idx];
   s.offset = io.offset;
   s.start_ns = now_;
   s.write = io.write;
   s.measured = phase_.measuring();
-  // Never null: the SQ ring has >= iodepth entries and at most iodepth are unsubmitted.
-  io_uring_sqe* sqe = io_uring_get_sqe(ring_);
   void* buf = bufs_ + idx * stride_;
   const unsigned len = static_cast<unsigned>(plan_.io.block_size);
   if (plan_.fixedbufs) {
@@ -173,6 +190,7 @@ void UringLoop::Prep(uint32_t idx, const NextIo& io) {
   }
   ++traced_;
   ++npending_;
+  return 0;
 }
 
 // fio_ioring_commit (+ the GETEVENTS wait of fio_ioring_getevents when wait_nr > 0):
@@ -256,7 +274,12 @@ bool UringLoop::Run() {
         issuing = false;
         break;
       }
-      Prep(a_.free_slots[--nfree_], gen_.Next());
+      if (int r = Prep(a_.free_slots[nfree_ - 1], gen_.Next()); r < 0) {
+        err_res = r;
+        err_call = "io_uring_get_sqe (SQ ring full)";
+        return false;
+      }
+      --nfree_;
       if (npending_ >= plan_.batch_submit && nfree_ > 0) {
         if (int r = Submit(0); r < 0 && r != -EINTR) {
           err_res = r;
