@@ -7,6 +7,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "common/daemon_flags.h"
 #include "controller/server.h"
 
@@ -84,6 +85,16 @@ int main(int argc, char** argv) {
   opts.limits.agent_message_burst = absl::GetFlag(FLAGS_agent_msg_burst);
   opts.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
   opts.metrics.finished_grace_ms = absl::GetFlag(FLAGS_metrics_grace_ms);
+  // One deny list for gRPC and HTTPS: a revoked agent is refused by both at once.
+  if (!opts.tls_dir.empty()) {
+    auto revoked = blkbench::tls::RevocationList::Load(
+        absl::StrCat(opts.tls_dir, "/", blkbench::tls::kRevokedFile));
+    if (!revoked.ok()) {
+      fprintf(stderr, "blkbench-controller: %s\n", std::string(revoked.status().message()).c_str());
+      return 2;
+    }
+    opts.revoked = std::move(*revoked);
+  }
   auto http_security = blkbench::HttpSecurityFromFlags({
       .listen = opts.metrics.listen,
       .tls_dir = opts.tls_dir,
@@ -92,7 +103,7 @@ int main(int argc, char** argv) {
       .client_certs = absl::GetFlag(FLAGS_metrics_client_certs),
       .token_file = absl::GetFlag(FLAGS_metrics_token_file),
       .insecure = opts.insecure,
-      .revoked = nullptr,
+      .revoked = opts.revoked,
   });
   if (!http_security.ok()) {
     fprintf(stderr, "blkbench-controller: --metrics_listen: %s\n",

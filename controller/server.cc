@@ -28,7 +28,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
   std::shared_ptr<grpc::ServerCredentials> tcp_credentials = grpc::InsecureServerCredentials();
   if (!options.tls_dir.empty()) {
-    auto creds = tls::ServerCredentialsFromDir(options.tls_dir);
+    auto creds = tls::ServerCredentialsFromDir(options.tls_dir, options.revoked);
     if (!creds.ok()) return creds.status();
     tcp_credentials = *creds;
   } else if (!options.listen.empty() && !IsLoopbackAddress(options.listen) && !options.insecure) {

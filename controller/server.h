@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
+#include "common/tls/revocation.h"
 #include "controller/controller.h"
 #include "controller/limits.h"
 #include "controller/metrics/prometheus_exporter.h"
@@ -29,7 +30,10 @@ struct ServerOptions {
   // unless `insecure`.
   std::string tls_dir;
   bool insecure = false;  // serve a non-loopback address without TLS (loudly)
-  std::string db_path;    // SQLite file (required)
+  // The deny list both gRPC and HTTPS consult, loaded once by the caller so the two
+  // cannot disagree; null: <tls_dir>/revoked.txt, loaded by Start.
+  std::shared_ptr<tls::RevocationList> revoked;
+  std::string db_path;  // SQLite file (required)
   ControllerOptions controller;
   ServiceLimits limits;   // streams, threads, deadlines, rates (controller/limits.h)
   int64_t tick_ms = 500;  // lease expiry and placement check period

@@ -49,6 +49,21 @@ class LimitsTest : public testing::ClusterTest {
     return v1::ControllerService::NewStub(
         grpc::CreateChannel(ControllerAddress(), grpc::InsecureChannelCredentials()));
   }
+  // A watch of experiment `id` on `ctx`, and whether it was admitted: its first event
+  // arrived, so its handler now holds a thread (a refused one ends with no event).
+  struct Watch {
+    std::unique_ptr<grpc::ClientReader<v1::WatchEvent>> reader;
+    bool admitted = false;
+  };
+  static Watch OpenWatch(v1::ControllerService::Stub& cli, grpc::ClientContext& ctx, uint64_t id) {
+    v1::WatchExperimentRequest req;
+    req.set_id(id);
+    Watch w;
+    w.reader = cli.WatchExperiment(&ctx, req);
+    v1::WatchEvent ev;
+    w.admitted = w.reader->Read(&ev);
+    return w;
+  }
 };
 
 TEST_F(LimitsTest, StreamsBeyondTheCapsAreRefusedUntilOneCloses) {
@@ -77,18 +92,15 @@ TEST_F(LimitsTest, StreamsBeyondTheCapsAreRefusedUntilOneCloses) {
   ASSERT_TRUE(exp.ok()) << exp.status();
   auto cli = Cli();
   grpc::ClientContext first_ctx, second_ctx;
-  v1::WatchExperimentRequest req;
-  req.set_id(exp->id());
-  auto first = cli->WatchExperiment(&first_ctx, req);
-  v1::WatchEvent ev;
-  ASSERT_TRUE(first->Read(&ev));  // admitted: its first event arrived
-  auto second = cli->WatchExperiment(&second_ctx, req);
-  EXPECT_FALSE(second->Read(&ev));
-  const grpc::Status watch = second->Finish();
+  Watch first = OpenWatch(*cli, first_ctx, exp->id());
+  ASSERT_TRUE(first.admitted);
+  Watch second = OpenWatch(*cli, second_ctx, exp->id());
+  EXPECT_FALSE(second.admitted);
+  const grpc::Status watch = second.reader->Finish();
   EXPECT_EQ(watch.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(watch.error_message(), HasSubstr("at most 1 watch streams (--max_watch_streams)"));
   first_ctx.TryCancel();
-  first->Finish();
+  first.reader->Finish();
 }
 
 // Streams at their caps hold cap threads; the sync server answers a call it has no thread
@@ -110,11 +122,8 @@ TEST_F(LimitsTest, TheUnaryThreadReserveKeepsStreamsFromStarvingUnaryCalls) {
     ASSERT_TRUE(exp.ok());
     auto cli = Cli();
     grpc::ClientContext watch_ctx;
-    v1::WatchExperimentRequest wreq;
-    wreq.set_id(exp->id());
-    auto watch = cli->WatchExperiment(&watch_ctx, wreq);
-    v1::WatchEvent ev;
-    ASSERT_TRUE(watch->Read(&ev));  // three handlers now hold their threads
+    Watch watch = OpenWatch(*cli, watch_ctx, exp->id());
+    ASSERT_TRUE(watch.admitted);  // three handlers now hold their threads
     grpc::ClientContext ctx;
     v1::ListAgentsResponse agents;
     const grpc::Status st = cli->ListAgents(&ctx, v1::ListAgentsRequest(), &agents);
@@ -129,7 +138,7 @@ TEST_F(LimitsTest, TheUnaryThreadReserveKeepsStreamsFromStarvingUnaryCalls) {
       EXPECT_EQ(agents.agents_size(), 2);
     }
     watch_ctx.TryCancel();
-    watch->Finish();
+    watch.reader->Finish();
   }
 }
 

@@ -25,6 +25,7 @@
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/http/http_get.h"
 #include "common/testing/command.h"
+#include "common/testing/lab_pki.h"
 #include "common/testing/loop_device.h"
 #include "common/testing/tcp_proxy.h"
 #include "common/tls/pki.h"
@@ -89,6 +90,31 @@ std::optional<Struct> GetJson(int port, const std::string& target) {
   Struct s;
   if (!google::protobuf::util::JsonStringToMessage(r->body, &s).ok()) return std::nullopt;
   return s;
+}
+
+// One scrape target as Prometheus's /api/v1/targets reports it.
+struct ScrapeTarget {
+  std::string job;     // the job label
+  std::string agent;   // the agent label ("" for the controller)
+  std::string health;  // "up", "down" or "unknown" (not scraped yet)
+  std::string last_error;
+};
+
+// The active targets of the Prometheus on `prom_port`; nullopt while it does not answer.
+std::optional<std::vector<ScrapeTarget>> ActiveTargets(int prom_port) {
+  std::optional<Struct> t = GetJson(prom_port, "/api/v1/targets?state=active");
+  if (!t.has_value()) return std::nullopt;
+  std::vector<ScrapeTarget> out;
+  for (const Value& v :
+       t->fields().at("data").struct_value().fields().at("activeTargets").list_value().values()) {
+    const Struct& s = v.struct_value();
+    const Struct& labels = s.fields().at("labels").struct_value();
+    out.push_back({.job = Str(labels, "job"),
+                   .agent = Str(labels, "agent"),
+                   .health = Str(s, "health"),
+                   .last_error = Str(s, "lastError")});
+  }
+  return out;
 }
 
 // Grafana's escaping of a value substituted into a regex matcher (=~"$var") when the
@@ -200,21 +226,12 @@ class PrometheusTest : public testing::ClusterTest {
   bool WaitTargetsUp() {
     return PollUntil(
         [this] {
-          auto t = Prom("/api/v1/targets?state=active");
-          if (!t.has_value()) return false;
+          auto targets = ActiveTargets(prom_port_);
+          if (!targets.has_value()) return false;
           int up = 0;
-          for (const Value& target : t->fields()
-                                         .at("data")
-                                         .struct_value()
-                                         .fields()
-                                         .at("activeTargets")
-                                         .list_value()
-                                         .values()) {
-            const Struct& s = target.struct_value();
-            const Struct& labels = s.fields().at("labels").struct_value();
-            if (Str(s, "health") == "up" && (Str(labels, "job") == "blkbench-controller" ||
-                                             (Str(labels, "job") == "blkbench-agents" &&
-                                              Str(labels, "agent") == "prom-agent"))) {
+          for (const ScrapeTarget& t : *targets) {
+            if (t.health == "up" && (t.job == "blkbench-controller" ||
+                                     (t.job == "blkbench-agents" && t.agent == "prom-agent"))) {
               ++up;
             }
           }
@@ -494,16 +511,10 @@ class PrometheusHttpsTest : public testing::ClusterTest {
 TEST_F(PrometheusHttpsTest, ScrapesOverHttpsWithClientCertificateAndTokenOnly) {
   if (access(kPrometheus, X_OK) != 0) GTEST_SKIP() << kPrometheus << " not installed";
   const std::string pki = dir_.File("pki");
-  ASSERT_TRUE(tls::CreateCa(pki).ok());
-  tls::CertRequest controller;
-  controller.kind = tls::Kind::kController;
-  controller.name = "controller";
-  ASSERT_TRUE(tls::CreateCert(pki, controller).ok());
-  tls::CertRequest scraper;
-  scraper.kind = tls::Kind::kCli;
-  scraper.name = "prometheus";
-  scraper.role = tls::Role::kRead;
-  ASSERT_TRUE(tls::CreateCert(pki, scraper).ok());
+  ASSERT_TRUE(
+      testing::MakeLabPki(pki, {testing::Cert(tls::Kind::kController, "controller"),
+                                testing::Cert(tls::Kind::kCli, "prometheus", tls::Role::kRead)})
+          .ok());
   std::ofstream(dir_.File("token")) << "prom-token-1\n";
   std::ofstream(dir_.File("wrong-token")) << "prom-token-2\n";
   chmod(dir_.File("token").c_str(), 0600);
@@ -555,20 +566,12 @@ TEST_F(PrometheusHttpsTest, ScrapesOverHttpsWithClientCertificateAndTokenOnly) {
   std::map<std::string, std::pair<std::string, std::string>> health;  // job -> (health, error)
   ASSERT_TRUE(PollUntil(
       [&] {
-        std::optional<Struct> t = GetJson(prom_port, "/api/v1/targets?state=active");
-        if (!t.has_value()) return false;
+        auto targets = ActiveTargets(prom_port);
+        if (!targets.has_value()) return false;
         health.clear();
-        for (const Value& v : t->fields()
-                                  .at("data")
-                                  .struct_value()
-                                  .fields()
-                                  .at("activeTargets")
-                                  .list_value()
-                                  .values()) {
-          const Struct& s = v.struct_value();
-          const std::string h = Str(s, "health");
-          if (h == "unknown") return false;
-          health[Str(s.fields().at("labels").struct_value(), "job")] = {h, Str(s, "lastError")};
+        for (const ScrapeTarget& t : *targets) {
+          if (t.health == "unknown") return false;
+          health[t.job] = {t.health, t.last_error};
         }
         return health.size() == 3;
       },

@@ -12,6 +12,7 @@
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/http/http_get.h"
 #include "common/testing/command.h"
+#include "common/testing/lab_pki.h"
 #include "common/tls/credentials.h"
 #include "common/tls/pki.h"
 #include "gmock/gmock.h"
@@ -30,28 +31,20 @@ job: {rw: randread, bs: 4k, iodepth: 4, ioengine: io_uring, runtime: 1s, time_ba
 target: {device_class: sim:null_blk}
 )";
 
-tls::CertRequest Req(Kind kind, const std::string& name, Role role = Role::kNone) {
-  tls::CertRequest r;
-  r.kind = kind;
-  r.name = name;
-  r.role = role;
-  return r;
-}
-
 class TlsTest : public testing::ClusterTest {
  protected:
   TlsTest() : ClusterTest("tls_test") {}
 
   void SetUp() override {
     pki_ = dir_.File("pki");
-    ASSERT_TRUE(tls::CreateCa(pki_).ok());
-    for (const tls::CertRequest& r :
-         {Req(Kind::kController, "controller"), Req(Kind::kAgent, "lab-1"),
-          Req(Kind::kAgent, "lab-2"), Req(Kind::kCli, "reader", Role::kRead),
-          Req(Kind::kCli, "alice", Role::kSubmit), Req(Kind::kCli, "bob", Role::kSubmit),
-          Req(Kind::kCli, "root", Role::kAdmin)}) {
-      ASSERT_TRUE(tls::CreateCert(pki_, r).ok()) << r.name;
-    }
+    using testing::Cert;
+    ASSERT_TRUE(
+        testing::MakeLabPki(
+            pki_, {Cert(Kind::kController, "controller"), Cert(Kind::kAgent, "lab-1"),
+                   Cert(Kind::kAgent, "lab-2"), Cert(Kind::kCli, "reader", Role::kRead),
+                   Cert(Kind::kCli, "alice", Role::kSubmit), Cert(Kind::kCli, "bob", Role::kSubmit),
+                   Cert(Kind::kCli, "root", Role::kAdmin)})
+            .ok());
     ServerOptions opts = ServerDefaults();
     opts.tls_dir = pki_;
     ASSERT_NO_FATAL_FAILURE(StartController(opts));
@@ -160,8 +153,7 @@ TEST_F(TlsTest, AgentsWithoutTheRightCertificateAreRefused) {
             grpc::StatusCode::PERMISSION_DENIED);
   // Another CA's certificate: the handshake fails.
   const std::string other = dir_.File("other-pki");
-  ASSERT_TRUE(tls::CreateCa(other).ok());
-  ASSERT_TRUE(tls::CreateCert(other, Req(Kind::kAgent, "lab-1")).ok());
+  ASSERT_TRUE(testing::MakeLabPki(other, {testing::Cert(Kind::kAgent, "lab-1")}).ok());
   grpc::SslCredentialsOptions mixed;  // trusts our controller, presents the other CA's cert
   std::ifstream ca(pki_ + "/ca.pem"), cert(other + "/agent-lab-1.pem"),
       key(other + "/agent-lab-1.key");

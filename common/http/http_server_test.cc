@@ -10,6 +10,7 @@
 
 #include "common/http/gzip.h"
 #include "common/http/http_get.h"
+#include "common/testing/lab_pki.h"
 #include "common/testing/loop_device.h"
 #include "common/tls/pki.h"
 #include "common/tls/revocation.h"
@@ -164,19 +165,11 @@ class HttpsTest : public ::testing::Test {
   void SetUp() override {
     pki_ = dir_.File("pki");
     other_ = dir_.File("other");
-    ASSERT_TRUE(tls::CreateCa(pki_).ok());
-    ASSERT_TRUE(tls::CreateCa(other_).ok());
-    tls::CertRequest controller;
-    controller.kind = tls::Kind::kController;
-    controller.name = "controller";
-    ASSERT_TRUE(tls::CreateCert(pki_, controller).ok());
-    for (const std::string& dir : {pki_, other_}) {
-      tls::CertRequest cli;
-      cli.kind = tls::Kind::kCli;
-      cli.name = "prometheus";
-      cli.role = tls::Role::kRead;
-      ASSERT_TRUE(tls::CreateCert(dir, cli).ok());
-    }
+    using tls::Kind;
+    const tls::CertRequest reader = testing::Cert(Kind::kCli, "prometheus", tls::Role::kRead);
+    ASSERT_TRUE(
+        testing::MakeLabPki(pki_, {testing::Cert(Kind::kController, "controller"), reader}).ok());
+    ASSERT_TRUE(testing::MakeLabPki(other_, {reader}).ok());
     std::ofstream(dir_.File("token")) << "s3cret-token\n";
     chmod(dir_.File("token").c_str(), 0600);
   }
