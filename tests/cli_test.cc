@@ -89,6 +89,39 @@ TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
   EXPECT_EQ(out, "2");
 }
 
+// Seed 000's fio line as pasted (shorter runtime and fewer jobs), imported for a
+// simulated null_blk and run on the engine; and the job-file hint from validate.
+TEST(CliTest, ImportOfAFioCommandLineRunsOnTheEngine) {
+  testing::TempDir dir("cli_test");
+  std::string yaml, err;
+  ASSERT_EQ(Cli({"import", "--device-class", "sim:null_blk", "--", "fio", "-filename=/dev/nullb0",
+                 "-name=test", "-rw=randwrite", "-bs=4k", "-iodepth=32", "-numjobs=2",
+                 "--iodepth_batch_submit=8", "--iodepth_batch_complete=8", "-direct=1",
+                 "-ioengine=io_uring", "-group_reporting", "-time_based", "-runtime=20ms"},
+                &yaml, &err),
+            0)
+      << err;
+  EXPECT_EQ(err, "");  // the class was given: nothing to confirm
+  EXPECT_THAT(yaml, HasSubstr("# group_reporting"));
+  const std::string path = dir.File("imported.yaml");
+  std::ofstream(path) << yaml;
+  std::string out;
+  ASSERT_EQ(Cli({"sim", path, "--format", "csv", "--quiet"}, &out, &err), 0) << err << yaml;
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(lines.size(), 2u) << out;  // the header and the one cell
+
+  const std::string fio = dir.File("seed001.fio");
+  std::ofstream(fio) << "[global]\nfilename=/dev/sda\ndirect=1\n[test]\nrw=randwrite\n";
+  EXPECT_EQ(Cli({"validate", fio}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("this looks like a fio job file, not a matrix; convert it with "
+                             "'blkbench import " +
+                             fio + "'"));
+  ASSERT_EQ(Cli({"import", fio}, &yaml, &err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("target.device_class 'sd' was guessed from /dev/sda"));
+  EXPECT_EQ(Cli({"import", dir.File("missing.fio")}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("cannot read"));
+}
+
 TEST(CliTest, SimRefusesRealDeviceClasses) {
   std::string out, err;
   const std::string src = std::string(BLKBENCH_SOURCE_DIR) + "/examples/quickstart.yaml";

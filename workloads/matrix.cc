@@ -24,6 +24,7 @@
 #include "workloads/bindings.h"
 #include "workloads/errors.h"
 #include "workloads/expand.h"
+#include "workloads/fio_import.h"
 #include "workloads/job_options.h"
 #include "workloads/labels.h"
 #include "workloads/suggest.h"
@@ -420,6 +421,15 @@ absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_
     return absl::InvalidArgumentError(absl::StrCat("matrix '", ToAbsl(file_name), "' is ",
                                                    text.size(), " bytes; at most ", kMaxFileBytes,
                                                    " are accepted"));
+  }
+  // A .fio job file given where a matrix belongs: say what to do instead of YAML errors.
+  if (int line = 0; LooksLikeFioJobFile(text, &line)) {
+    const absl::string_view name = file_name.empty() ? "<matrix>" : ToAbsl(file_name);
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ":", line,
+                     ":1: this looks like a fio job file, not a matrix; "
+                     "convert it with 'blkbench import ",
+                     name, "'"));
   }
   ErrorList errors(file_name.empty() ? std::string("<matrix>") : std::string(file_name));
   try {

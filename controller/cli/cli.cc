@@ -24,6 +24,7 @@
 #include "controller/cli/gate_cmd.h"
 #include "controller/cli/gate_proof_cmd.h"
 #include "controller/cli/history_cmd.h"
+#include "controller/cli/import_cmd.h"
 #include "controller/cli/sim.h"
 #include "controller/cli/tls_cmd.h"
 #include "controller/cli/watch_cmd.h"
@@ -475,6 +476,19 @@ const std::vector<CommandSpec>& Commands() {
        [](const Args& a, Client*, std::ostream& out, std::ostream& err) {
          return RunGateProof(a, out, err);
        }},
+      {"import",
+       {"[FILE]", "[FIO-ARGS...]"},
+       "turn a fio job file or a fio command line into a matrix",
+       "Writes a matrix that validates to stdout: fio's [global] and per-job inheritance, "
+       "options before the first --name as global, every option it cannot carry over as a "
+       "comment with the reason. Give a .fio FILE, or the command line after '--' (with or "
+       "without the leading 'fio'). What to confirm (a device class guessed from filename=) "
+       "goes to stderr.",
+       {{"device-class", "CLASS", "target.device_class (default: guessed from filename=)"},
+        {"kernel", "GLOB", "target.kernel, e.g. 6.* or sim:6.16"}},
+       false,
+       nullptr,
+       CmdImport},
       {"sim",
        {"FILE"},
        "run a matrix of sim: devices on the engine, no daemons",

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -212,7 +213,9 @@ absl::StatusOr<Args> ParseCommandLine(const std::vector<std::string>& argv,
     if (given < RequiredArgs(*cmd)) {
       return absl::InvalidArgumentError(absl::StrCat("usage: ", Synopsis(*cmd)));
     }
-    if (given > cmd->args.size()) {
+    // A last argument named "...]" or "..." takes any number (`import -- fio ARGS`).
+    const bool variadic = !cmd->args.empty() && absl::StrContains(cmd->args.back(), "...");
+    if (given > cmd->args.size() && !variadic) {
       return absl::InvalidArgumentError(absl::StrCat(where(), ": unexpected argument '",
                                                      a.positional[cmd->args.size() + 1],
                                                      "'\nusage: ", Synopsis(*cmd)));
