@@ -114,6 +114,10 @@ std::string SerializeJournalEntry(const JournalEntry& entry) {
     absl::StrAppend(&out, "cgroup\t", absl::CEscape(dir.path), "\t", absl::CEscape(dir.tasks_file),
                     "\t", absl::CEscape(dir.evacuate_to), "\t", dir.shared ? "1" : "0", "\n");
   }
+  for (const ConfigfsItem& item : entry.configfs_items) {
+    absl::StrAppend(&out, "configfs\t", absl::CEscape(item.path), "\t",
+                    absl::CEscape(item.power_file), "\n");
+  }
   absl::StrAppend(&out, "end\n");
   return out;
 }
@@ -150,6 +154,8 @@ absl::StatusOr<JournalEntry> ParseJournalEntry(absl::string_view text) {
     } else if (fields[0] == "cgroup" && values.size() == 4 &&
                (values[3] == "0" || values[3] == "1")) {
       entry.cgroups.push_back({values[0], values[1], values[2], values[3] == "1"});
+    } else if (fields[0] == "configfs" && values.size() == 2) {
+      entry.configfs_items.push_back({values[0], values[1]});
     } else {
       return absl::DataLossError(absl::StrCat("unexpected line ", i + 1, ": \"", lines[i], "\""));
     }
@@ -243,6 +249,13 @@ absl::Status SettingsJournal::CheckEntryPaths(const JournalEntry& entry) const {
       if (absl::Status status = CheckPath(saved.path); !status.ok()) return status;
     }
   }
+  for (const ConfigfsItem& item : entry.configfs_items) {
+    if (absl::Status status = CheckPath(item.path); !status.ok()) return status;
+    if (!item.power_file.empty() && item.power_file != absl::StrCat(item.path, "/power")) {
+      return absl::InvalidArgumentError(absl::StrCat("journal configfs item ", item.path,
+                                                     ": bad power file \"", item.power_file, "\""));
+    }
+  }
   for (const CgroupDir& dir : entry.cgroups) {
     for (const std::string* path : {&dir.path, &dir.evacuate_to}) {
       if (absl::Status status = CheckPath(*path); !status.ok()) return status;
@@ -333,7 +346,12 @@ absl::StatusOr<SettingsJournal::RestoreResult> SettingsJournal::RestoreLocked(
     return RestoreResult{RestoreResult::kStale, why};
   }
   std::vector<std::string> errors;
-  // Groups first: a parent's settings (e.g. cgroup.subtree_control) may only change back once
+  // Devices first: their jobs' cgroups and queue settings outlive them.
+  for (const ConfigfsItem& item : entry->configfs_items) {
+    absl::Status status = RemoveConfigfsItem(item, remove_dir_);
+    if (!status.ok()) errors.emplace_back(status.message());
+  }
+  // Groups next: a parent's settings (e.g. cgroup.subtree_control) may only change back once
   // its children are gone.
   for (const CgroupDir& dir : entry->cgroups) {
     absl::Status status = RemoveCgroupDir(dir, remove_dir_);

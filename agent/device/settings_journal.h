@@ -36,6 +36,15 @@ struct CgroupDir {
   bool operator==(const CgroupDir&) const = default;
 };
 
+// A configfs item the agent creates (a null_blk device, /sys/kernel/config/nullb/<name>): on
+// restore `power_file` (if not empty) is written "0", then the directory is removed (configfs
+// removes its attribute files with it).
+struct ConfigfsItem {
+  std::string path;
+  std::string power_file;
+  bool operator==(const ConfigfsItem&) const = default;
+};
+
 // rmdir(2) as the journal sees it: 0 or an errno value. On cgroupfs removing a cgroup also
 // removes its control files, and fails with EBUSY while it has tasks or child groups; tests on
 // a fake tree of plain directories substitute a function that does the same.
@@ -51,6 +60,9 @@ struct JournalEntry {
   // written back. A directory that does not exist is skipped: the agent records the entry
   // before it creates anything.
   std::vector<CgroupDir> cgroups;
+  // Removed by Restore first, in this order, each powered off before its rmdir; one that
+  // does not exist is skipped (the entry is recorded before the first mkdir).
+  std::vector<ConfigfsItem> configfs_items;
   // Identity checks: each path must still read (whitespace-trimmed) as recorded, else the
   // object the entry was made for is gone or replaced and the entry is stale.
   std::vector<SavedValue> guards;
@@ -149,5 +161,9 @@ absl::StatusOr<JournalEntry> ParseJournalEntry(absl::string_view text);
 // busy (other groups in it) is left in place without error; a busy group is retried briefly
 // (a task may still be exiting), then the error names what is left in it.
 absl::Status RemoveCgroupDir(const CgroupDir& dir, const RemoveDirFn& remove_dir);
+
+// Removes one journaled configfs item (used by Restore): OK if it does not exist; else its
+// power file is written "0" (skipped if absent) and the directory removed with `remove_dir`.
+absl::Status RemoveConfigfsItem(const ConfigfsItem& item, const RemoveDirFn& remove_dir);
 
 }  // namespace blkbench

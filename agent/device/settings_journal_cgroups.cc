@@ -1,5 +1,6 @@
 // Removal of journaled cgroups: leftover tasks moved out, then the directory removed
-// (what `cgdelete` does; kernel: cgroup_rmdir refuses a populated cgroup with EBUSY).
+// (what `cgdelete` does; kernel: cgroup_rmdir refuses a populated cgroup with EBUSY); and
+// of journaled configfs items (null_blk devices): powered off, then removed.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -91,6 +92,18 @@ absl::Status RemoveCgroupDir(const CgroupDir& dir, const RemoveDirFn& remove_dir
     }
     return absl::InternalError(absl::StrJoin(errors, "; "));
   }
+}
+
+absl::Status RemoveConfigfsItem(const ConfigfsItem& item, const RemoveDirFn& remove_dir) {
+  struct stat st;
+  if (lstat(item.path.c_str(), &st) != 0 && errno == ENOENT) return absl::OkStatus();
+  if (!item.power_file.empty() && access(item.power_file.c_str(), F_OK) == 0) {
+    if (absl::Status s = WriteAttribute(item.power_file, "0"); !s.ok()) return s;
+  }
+  const int err = remove_dir(item.path);
+  if (err == 0 || err == ENOENT) return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("removing configfs item ", item.path, ": ", strerror(err)));
 }
 
 }  // namespace blkbench

@@ -1,0 +1,298 @@
+// Tests for null_blk.h. configfs cannot be mounted on this machine, so FakeNullBlkKernel
+// stands in for drivers/block/null_blk's configfs side on a plain directory tree: mkdir
+// of an item creates its attribute files, a write to an unknown attribute is ENOENT, a
+// write to a powered device is EBUSY, power=1 checks the attributes (EINVAL) and adds
+// <dev>/nullb<index>, rmdir drops the device. The last test runs on the real kernel
+// where /sys/kernel/config/nullb exists and is skipped here, saying why.
+#include "agent/device/null_blk.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "agent/device/testutil.h"
+#include "common/testing/command.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+class FakeNullBlkKernel final : public ConfigfsOps {
+ public:
+  explicit FakeNullBlkKernel(NullBlkPaths paths) : paths_(std::move(paths)) {
+    std::filesystem::create_directories(paths_.nullb());
+    std::filesystem::create_directories(paths_.dev);
+  }
+
+  int Mkdir(const std::string& path) override {
+    if (mkdir(path.c_str(), 0755) != 0) return errno;
+    for (const std::string& attr : NullBlkAttributes()) Put(path, attr, "0");
+    Put(path, "power", "0");
+    Put(path, "index", "0");
+    return 0;
+  }
+  int Write(const std::string& path, absl::string_view value) override {
+    writes.push_back(absl::StrCat(std::filesystem::path(path).filename().string(), "=", value));
+    if (fail_write == writes.size()) return EINVAL;
+    if (access(path.c_str(), F_OK) != 0) return ENOENT;  // not an attribute
+    const std::string item = std::filesystem::path(path).parent_path();
+    const std::string attr = std::filesystem::path(path).filename();
+    if (attr == "index") return EACCES;  // read-only
+    const bool powered = Get(item, "power") == "1";
+    if (attr != "power" && powered) return EBUSY;  // nullb_device_*_store on a live device
+    if (attr == "power" && value == "1" && !powered) {
+      // null_add_dev's checks, e.g. a zero queue depth or too many queues.
+      if (Get(item, "hw_queue_depth") == "0" && Touched(item, "hw_queue_depth")) return EINVAL;
+      const uint32_t index = next_index_++;
+      Put(item, "index", absl::StrCat(index));
+      live_[item] = index;
+      if (make_nodes) testing::WriteFile(Node(index), "");
+    } else if (attr == "power" && value == "0" && powered) {
+      unlink(Node(live_[item]).c_str());
+      live_.erase(item);
+    }
+    Put(item, attr, std::string(value));
+    touched_.insert(path);
+    return 0;
+  }
+  int Read(const std::string& path, std::string* value) override {
+    std::ifstream in(path);
+    if (!in) return ENOENT;
+    std::getline(in, *value);
+    return 0;
+  }
+  // configfs rmdir: the attribute files go with the item and its disk is deleted
+  // (nullb_group_drop_item), whatever power reads (the journal writes it as a plain file).
+  int Rmdir(const std::string& path) override {
+    if (access(path.c_str(), F_OK) != 0) return ENOENT;
+    if (auto it = live_.find(path); it != live_.end()) {
+      unlink(Node(it->second).c_str());
+      live_.erase(it);
+    }
+    std::filesystem::remove_all(path);
+    ++rmdirs;
+    return 0;
+  }
+  bool IsBlockDevice(const std::string& path) override { return access(path.c_str(), F_OK) == 0; }
+
+  std::vector<std::string> writes;
+  size_t fail_write = 0;  // 1-based write that fails with EINVAL; 0 = none
+  bool make_nodes = true;
+  int rmdirs = 0;
+
+ private:
+  std::string Node(uint32_t index) const { return absl::StrCat(paths_.dev, "/nullb", index); }
+  void Put(const std::string& item, const std::string& attr, const std::string& v) {
+    testing::WriteFile(absl::StrCat(item, "/", attr), v + "\n");
+  }
+  std::string Get(const std::string& item, const std::string& attr) {
+    std::string v;
+    Read(absl::StrCat(item, "/", attr), &v);
+    return v;
+  }
+  bool Touched(const std::string& item, const std::string& attr) const {
+    return touched_.count(absl::StrCat(item, "/", attr)) > 0;
+  }
+  NullBlkPaths paths_;
+  uint32_t next_index_ = 0;
+  std::set<std::string> touched_;
+  std::map<std::string, uint32_t> live_;  // item → index of its disk
+};
+
+// Seed 000's device.
+const std::map<std::string, std::string> kSeed000 = {
+    {"completion_nsec", "0"}, {"blocksize", "512"},     {"home_node", "0"},
+    {"irqmode", "0"},         {"submit_queues", "128"}, {"hw_queue_depth", "1024"},
+    {"size", "1024"},         {"memory_backed", "0"},   {"queue_mode", "2"}};
+
+class NullBlkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SystemPaths sys = testing::FakePaths(tmp_.path());
+    testing::WriteFile(sys.procfs + "/sys/kernel/random/boot_id", "boot-1\n");
+    paths_.configfs = tmp_.path() + "/sys/kernel/config";
+    paths_.dev = tmp_.path() + "/dev";
+    kernel_ = std::make_unique<FakeNullBlkKernel>(paths_);
+    journal_ = OpenJournal(sys);
+  }
+  std::unique_ptr<SettingsJournal> OpenJournal(const SystemPaths& sys) {
+    auto j = SettingsJournal::Open(tmp_.path() + "/state", {tmp_.path() + "/sys"}, sys,
+                                   [this](const std::string& p) { return kernel_->Rmdir(p); });
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j.ok() ? std::move(*j) : nullptr;
+  }
+  NullBlkProvisioner Provisioner() {
+    return NullBlkProvisioner(paths_, *journal_, *kernel_, absl::Milliseconds(50));
+  }
+  std::vector<std::string> Items() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(paths_.nullb())) {
+      out.push_back(e.path().filename());
+    }
+    return out;
+  }
+  std::vector<std::string> Nodes() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(paths_.dev)) {
+      out.push_back(e.path().filename());
+    }
+    return out;
+  }
+
+  testing::TempDir tmp_{"null_blk_test"};
+  NullBlkPaths paths_;
+  std::unique_ptr<FakeNullBlkKernel> kernel_;
+  std::unique_ptr<SettingsJournal> journal_;
+};
+
+TEST_F(NullBlkTest, Seed000DeviceIsWrittenInOrderPoweredOnAndRemoved) {
+  NullBlkProvisioner p = Provisioner();
+  absl::StatusOr<NullBlkDevice> dev = p.Create("blkbench-run-7", kSeed000);
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  EXPECT_EQ(dev->dev_path, paths_.dev + "/nullb0");
+  EXPECT_THAT(kernel_->writes,
+              ElementsAre("completion_nsec=0", "blocksize=512", "home_node=0", "irqmode=0",
+                          "submit_queues=128", "hw_queue_depth=1024", "size=1024",
+                          "memory_backed=0", "queue_mode=2", "power=1"));
+  EXPECT_THAT(Nodes(), ElementsAre("nullb0"));
+  EXPECT_TRUE(journal_->Contains(NullBlkJournalEntry("blkbench-run-7")));
+  ASSERT_TRUE(p.Remove(*dev).ok());
+  // Left as found: no item, no node, no journal entry.
+  EXPECT_THAT(Items(), IsEmpty());
+  EXPECT_THAT(Nodes(), IsEmpty());
+  EXPECT_FALSE(journal_->Contains(NullBlkJournalEntry("blkbench-run-7")));
+  EXPECT_EQ(kernel_->writes.back(), "power=1");  // the journal powered off by plain write
+}
+
+// A crash after power-on (the agent killed mid-run): the next agent's RecoverAll removes
+// the device the journal recorded before the first mkdir.
+TEST_F(NullBlkTest, RecoverAllRemovesADeviceLeftByACrash) {
+  {
+    NullBlkProvisioner p = Provisioner();
+    ASSERT_TRUE(p.Create("left", kSeed000).ok());
+  }  // no Remove: as if the agent died here
+  ASSERT_THAT(Items(), ElementsAre("left"));
+  journal_.reset();  // the lock goes with the process
+  journal_ = OpenJournal(testing::FakePaths(tmp_.path()));
+  absl::StatusOr<RecoveryReport> report = journal_->RecoverAll();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(report->restored, ElementsAre("nullb-left"));
+  EXPECT_THAT(Items(), IsEmpty());
+  EXPECT_THAT(Nodes(), IsEmpty());
+}
+
+// A crash between the journal write and the mkdir leaves an entry whose item never
+// existed: recovery skips it and drops the entry.
+TEST_F(NullBlkTest, AnEntryWhoseItemWasNeverMadeIsDropped) {
+  JournalEntry e;
+  e.name = NullBlkJournalEntry("never");
+  e.configfs_items.push_back({paths_.nullb() + "/never", paths_.nullb() + "/never/power"});
+  ASSERT_TRUE(journal_->Record(e).ok());
+  auto report = journal_->RecoverAll();
+  ASSERT_TRUE(report.ok());
+  EXPECT_THAT(report->restored, ElementsAre("nullb-never"));
+  EXPECT_EQ(kernel_->rmdirs, 0);
+}
+
+TEST_F(NullBlkTest, ARefusedAttributeUndoesEverything) {
+  kernel_->fail_write = 5;  // submit_queues=128
+  NullBlkProvisioner p = Provisioner();
+  absl::StatusOr<NullBlkDevice> dev = p.Create("bad", kSeed000);
+  ASSERT_FALSE(dev.ok());
+  EXPECT_THAT(dev.status().message(), HasSubstr("echo 128 > " + paths_.nullb() +
+                                                "/bad/submit_queues (the kernel refused it)"));
+  EXPECT_THAT(Items(), IsEmpty());
+  EXPECT_FALSE(journal_->Contains(NullBlkJournalEntry("bad")));
+}
+
+TEST_F(NullBlkTest, APowerOnTheKernelRefusesUndoesEverything) {
+  NullBlkProvisioner p = Provisioner();
+  absl::StatusOr<NullBlkDevice> dev = p.Create("zero", {{"hw_queue_depth", "0"}});
+  ASSERT_FALSE(dev.ok());
+  EXPECT_THAT(dev.status().message(), HasSubstr("echo 1 > " + paths_.nullb() + "/zero/power"));
+  EXPECT_THAT(Items(), IsEmpty());
+  EXPECT_THAT(Nodes(), IsEmpty());
+}
+
+TEST_F(NullBlkTest, ANodeThatNeverAppearsTimesOutAndIsUndone) {
+  kernel_->make_nodes = false;
+  NullBlkProvisioner p = Provisioner();
+  absl::StatusOr<NullBlkDevice> dev = p.Create("slow", kSeed000);
+  ASSERT_FALSE(dev.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(dev.status())) << dev.status();
+  EXPECT_THAT(dev.status().message(), HasSubstr("/dev/nullb0 did not appear within 50ms"));
+  EXPECT_THAT(Items(), IsEmpty());
+}
+
+// Nothing is touched for a parameter that is not null_blk's or an item name mkdir would
+// misread: the matrix cannot make the agent write arbitrary configfs files.
+TEST_F(NullBlkTest, ForeignAttributesAndNamesAreRefusedBeforeAnyWrite) {
+  NullBlkProvisioner p = Provisioner();
+  for (const char* attr : {"power", "index", "../../kernel/x", "nr_devices"}) {
+    absl::StatusOr<NullBlkDevice> dev = p.Create("x", {{attr, "1"}});
+    ASSERT_FALSE(dev.ok()) << attr;
+    EXPECT_THAT(dev.status().message(), HasSubstr("is not a null_blk attribute")) << attr;
+  }
+  EXPECT_FALSE(p.Create("../escape", {}).ok());
+  EXPECT_FALSE(p.Create("two\nlines", {}).ok());
+  EXPECT_FALSE(p.Create("x", {{"size", "1\n2"}}).ok());
+  EXPECT_TRUE(kernel_->writes.empty());
+  EXPECT_THAT(Items(), IsEmpty());
+}
+
+TEST_F(NullBlkTest, AvailableSaysWhatIsMissing) {
+  std::filesystem::remove_all(paths_.nullb());
+  NullBlkProvisioner p = Provisioner();
+  absl::Status s = p.Available();
+  EXPECT_TRUE(absl::IsFailedPrecondition(s));
+  EXPECT_THAT(s.message(), HasSubstr("modprobe null_blk nr_devices=0"));
+  EXPECT_FALSE(p.Create("x", {}).ok());
+}
+
+TEST_F(NullBlkTest, TwoDevicesAtOnceGetTheirOwnNodes) {
+  NullBlkProvisioner p = Provisioner();
+  auto a = p.Create("a", {});
+  auto b = p.Create("b", {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->dev_path, b->dev_path);
+  EXPECT_TRUE(absl::IsAlreadyExists(p.Create("a", {}).status()));
+  ASSERT_TRUE(p.Remove(*a).ok());
+  ASSERT_TRUE(p.Remove(*b).ok());
+  EXPECT_THAT(Items(), IsEmpty());
+}
+
+// The real kernel, where the module is loaded (not on this machine: no null_blk).
+TEST(NullBlkRealTest, CreatesAndRemovesARealDevice) {
+  NullBlkPaths paths;
+  struct stat st;
+  if (getuid() != 0 || stat(paths.nullb().c_str(), &st) != 0) {
+    GTEST_SKIP() << paths.nullb()
+                 << " is absent (no configfs or null_blk module here); the fake kernel tests "
+                    "cover provisioning";
+  }
+  testing::TempDir tmp("null_blk_real");
+  auto journal = SettingsJournal::Open(tmp.path() + "/state", {"/sys"});
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  std::unique_ptr<ConfigfsOps> ops = RealConfigfs();
+  NullBlkProvisioner p(paths, **journal, *ops);
+  auto dev = p.Create(absl::StrCat("blkbench-test-", getpid()),
+                      {{"size", "64"}, {"memory_backed", "0"}, {"queue_mode", "2"}});
+  ASSERT_TRUE(dev.ok()) << dev.status();
+  EXPECT_TRUE(ops->IsBlockDevice(dev->dev_path));
+  ASSERT_TRUE(p.Remove(*dev).ok());
+  EXPECT_NE(stat(dev->item.c_str(), &st), 0);
+}
+
+}  // namespace
+}  // namespace blkbench
