@@ -1,0 +1,105 @@
+// /proc/diskstats and iostat -x arithmetic (diskstats.h).
+#include "agent/device/diskstats.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace blkbench {
+
+absl::StatusOr<DiskStats> ParseDiskStats(absl::string_view text, uint32_t major, uint32_t minor) {
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+    ++line_no;
+    std::vector<absl::string_view> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (f.size() < 14) {
+      return absl::InvalidArgumentError(absl::StrCat("diskstats line ", line_no, ": ", f.size(),
+                                                     " fields, expected at least 14: \"", line,
+                                                     "\""));
+    }
+    uint32_t ma = 0, mi = 0;
+    if (!absl::SimpleAtoi(f[0], &ma) || !absl::SimpleAtoi(f[1], &mi) || ma != major ||
+        mi != minor) {
+      continue;
+    }
+    std::vector<uint64_t> v(f.size() - 3, 0);
+    for (size_t i = 3; i < f.size(); ++i) {
+      if (!absl::SimpleAtoi(f[i], &v[i - 3])) {
+        return absl::InvalidArgumentError(absl::StrCat("diskstats line ", line_no, ": field ",
+                                                       i + 1, " is not a number: \"", f[i], "\""));
+      }
+    }
+    v.resize(17, 0);  // older kernels lack the discard (4.18) and flush (5.5) fields
+    DiskStats s;
+    s.major = ma;
+    s.minor = mi;
+    s.name = std::string(f[2]);
+    s.reads = v[0];
+    s.reads_merged = v[1];
+    s.sectors_read = v[2];
+    s.read_ms = v[3];
+    s.writes = v[4];
+    s.writes_merged = v[5];
+    s.sectors_written = v[6];
+    s.write_ms = v[7];
+    s.in_flight = v[8];
+    s.io_ms = v[9];
+    s.weighted_io_ms = v[10];
+    s.discards = v[11];
+    s.discards_merged = v[12];
+    s.sectors_discarded = v[13];
+    s.discard_ms = v[14];
+    s.flushes = v[15];
+    s.flush_ms = v[16];
+    return s;
+  }
+  return absl::NotFoundError(absl::StrCat("device ", major, ":", minor, " is not in diskstats"));
+}
+
+absl::StatusOr<DiskStats> ReadDiskStats(uint32_t major, uint32_t minor, const SystemPaths& paths) {
+  const std::string path = paths.procfs + "/diskstats";
+  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<DiskStats> s = ParseDiskStats(*text, major, minor);
+  if (!s.ok())
+    return absl::Status(s.status().code(), absl::StrCat(path, ": ", s.status().message()));
+  return s;
+}
+
+DiskStatsDelta Delta(const DiskStats& before, const DiskStats& after, double elapsed_s) {
+  DiskStatsDelta d;
+  d.elapsed_s = elapsed_s;
+  if (elapsed_s <= 0 || after.reads < before.reads || after.writes < before.writes ||
+      after.io_ms < before.io_ms || after.sectors_read < before.sectors_read ||
+      after.sectors_written < before.sectors_written) {
+    return d;
+  }
+  d.reads = after.reads - before.reads;
+  d.writes = after.writes - before.writes;
+  d.reads_merged = after.reads_merged - before.reads_merged;
+  d.writes_merged = after.writes_merged - before.writes_merged;
+  d.read_bytes = (after.sectors_read - before.sectors_read) * 512;
+  d.write_bytes = (after.sectors_written - before.sectors_written) * 512;
+  d.r_per_s = d.reads / elapsed_s;
+  d.w_per_s = d.writes / elapsed_s;
+  d.rkb_per_s = d.read_bytes / 1024.0 / elapsed_s;
+  d.wkb_per_s = d.write_bytes / 1024.0 / elapsed_s;
+  auto pct = [](uint64_t merged, uint64_t done) {
+    return merged + done == 0 ? 0.0 : 100.0 * merged / static_cast<double>(merged + done);
+  };
+  d.rrqm_pct = pct(d.reads_merged, d.reads);
+  d.wrqm_pct = pct(d.writes_merged, d.writes);
+  d.r_await_ms = d.reads == 0 ? 0 : static_cast<double>(after.read_ms - before.read_ms) / d.reads;
+  d.w_await_ms =
+      d.writes == 0 ? 0 : static_cast<double>(after.write_ms - before.write_ms) / d.writes;
+  d.rareq_kb = d.reads == 0 ? 0 : d.read_bytes / 1024.0 / d.reads;
+  d.wareq_kb = d.writes == 0 ? 0 : d.write_bytes / 1024.0 / d.writes;
+  d.aqu_sz = (after.weighted_io_ms - before.weighted_io_ms) / (elapsed_s * 1000.0);
+  d.util_pct = std::min(100.0, (after.io_ms - before.io_ms) / (elapsed_s * 10.0));
+  return d;
+}
+
+}  // namespace blkbench
