@@ -1,0 +1,284 @@
+// Block tracepoints for one run (block_trace.h).
+#include "agent/device/block_trace.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "agent/device/sysfs.h"
+
+namespace blkbench {
+namespace {
+
+// The events read, each filtered to the device. Merges come from the elevator's and the
+// plug's merge paths; insert is absent for requests that bypass the scheduler.
+constexpr const char* kEvents[] = {"block_rq_insert",     "block_rq_issue",
+                                   "block_rq_complete",   "block_rq_merge",
+                                   "block_bio_backmerge", "block_bio_frontmerge"};
+
+bool IsWrite(absl::string_view rwbs) { return absl::StrContains(rwbs, "W"); }
+
+absl::Status Write(const std::string& path, absl::string_view value) {
+  return WriteAttribute(path, value);
+}
+
+// tracefs mounted by this process, shared by concurrent traces (runs on several devices):
+// mounted by the first that needs it, unmounted when the last one stops.
+struct MountUsers {
+  absl::Mutex mu;
+  int users ABSL_GUARDED_BY(mu) = 0;
+  bool mounted_by_us ABSL_GUARDED_BY(mu) = false;
+};
+MountUsers& Mounts() {
+  static auto* m = new MountUsers;
+  return *m;
+}
+
+// Mounts tracefs at `path` unless it is mounted; counts a user either way.
+absl::Status AcquireTracefs(const std::string& path) {
+  MountUsers& m = Mounts();
+  absl::MutexLock lock(&m.mu);
+  struct stat st;
+  if (stat(absl::StrCat(path, "/instances").c_str(), &st) != 0) {
+    if (mount("nodev", path.c_str(), "tracefs", 0, nullptr) != 0) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("block trace: cannot mount tracefs at ", path, ": ", strerror(errno)));
+    }
+    m.mounted_by_us = true;
+  }
+  ++m.users;
+  return absl::OkStatus();
+}
+
+// The last user of a tracefs this process mounted unmounts it: the host is left as found.
+absl::Status ReleaseTracefs(const std::string& path) {
+  MountUsers& m = Mounts();
+  absl::MutexLock lock(&m.mu);
+  if (--m.users > 0 || !m.mounted_by_us) return absl::OkStatus();
+  m.mounted_by_us = false;
+  if (umount(path.c_str()) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("block trace: umount ", path));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string BlockTraceJournalEntry(const std::string& instance) {
+  return absl::StrCat("trace-", instance);
+}
+
+bool ParseBlockEvent(absl::string_view line, BlockEvent* out) {
+  const size_t at = line.find(": block_");
+  if (at == absl::string_view::npos) return false;
+  // The timestamp is the token just before ": block_" ("31509.948078").
+  const size_t ts_start = line.rfind(' ', at);
+  if (ts_start == absl::string_view::npos) return false;
+  absl::string_view ts = line.substr(ts_start + 1, at - ts_start - 1);
+  const size_t dot = ts.find('.');
+  uint64_t sec = 0, frac = 0;
+  if (dot == absl::string_view::npos || !absl::SimpleAtoi(ts.substr(0, dot), &sec) ||
+      !absl::SimpleAtoi(ts.substr(dot + 1), &frac)) {
+    return false;
+  }
+  uint64_t scale = 1'000'000'000;
+  for (size_t i = 0; i < ts.size() - dot - 1; ++i) scale /= 10;
+  const size_t name_end = line.find(':', at + 2);
+  if (name_end == absl::string_view::npos) return false;
+  BlockEvent e;
+  e.ts_ns = sec * 1'000'000'000 + frac * scale;
+  e.event = std::string(line.substr(at + 2, name_end - at - 2));
+  std::vector<absl::string_view> t =
+      absl::StrSplit(line.substr(name_end + 1), ' ', absl::SkipEmpty());
+  if (t.size() < 5) return false;
+  std::vector<absl::string_view> dev = absl::StrSplit(t[0], ',');
+  if (dev.size() != 2 || !absl::SimpleAtoi(dev[0], &e.major) ||
+      !absl::SimpleAtoi(dev[1], &e.minor)) {
+    return false;
+  }
+  e.rwbs = std::string(t[1]);
+  for (size_t k = 3; k + 1 < t.size(); ++k) {
+    if (t[k] == "+") {
+      if (!absl::SimpleAtoi(t[k - 1], &e.sector) || !absl::SimpleAtoi(t[k + 1], &e.nr_sectors)) {
+        return false;
+      }
+      *out = std::move(e);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::map<std::string, double> BlockTraceSummary::Internals() const {
+  return {{"seq_ratio", seq_ratio()},
+          {"trace_issued", static_cast<double>(issued)},
+          {"trace_completed", static_cast<double>(completed)},
+          {"trace_merged", static_cast<double>(merged)},
+          {"trace_lost_events", static_cast<double>(lost_events)},
+          {"trace_q2d_p50_ns", static_cast<double>(insert_to_issue.Percentile(50))},
+          {"trace_d2c_p50_ns", static_cast<double>(issue_to_complete.Percentile(50))},
+          {"trace_d2c_p99_ns", static_cast<double>(issue_to_complete.Percentile(99))}};
+}
+
+void BlockTraceAccumulator::Add(const BlockEvent& e) {
+  const std::pair<uint64_t, bool> key{e.sector, IsWrite(e.rwbs)};
+  if (e.event == "block_rq_insert") {
+    ++summary_.inserted;
+    inserted_at_[key] = e.ts_ns;
+  } else if (e.event == "block_rq_issue") {
+    // A data-less flush has no sector range of its own: not a dispatch of data.
+    if (e.nr_sectors == 0) return;
+    ++summary_.issued;
+    if (e.sector == last_issue_end_) ++summary_.sequential_issues;
+    last_issue_end_ = e.sector + e.nr_sectors;
+    if (auto it = inserted_at_.find(key); it != inserted_at_.end()) {
+      if (e.ts_ns >= it->second) summary_.insert_to_issue.Add(e.ts_ns - it->second);
+      inserted_at_.erase(it);
+    }
+    issued_at_[key] = e.ts_ns;
+  } else if (e.event == "block_rq_complete") {
+    if (e.nr_sectors == 0) return;
+    ++summary_.completed;
+    if (auto it = issued_at_.find(key); it != issued_at_.end()) {
+      if (e.ts_ns >= it->second) summary_.issue_to_complete.Add(e.ts_ns - it->second);
+      issued_at_.erase(it);
+    }
+  } else if (e.event == "block_rq_merge" || e.event == "block_bio_backmerge" ||
+             e.event == "block_bio_frontmerge") {
+    ++summary_.merged;
+  }
+}
+
+BlockTrace::BlockTrace(BlockTraceOptions options, SettingsJournal& journal, std::string dir)
+    : options_(std::move(options)), journal_(journal), dir_(std::move(dir)) {}
+
+absl::StatusOr<std::unique_ptr<BlockTrace>> BlockTrace::Start(const BlockTraceOptions& options,
+                                                              SettingsJournal& journal) {
+  const std::string instances = absl::StrCat(options.tracefs, "/instances");
+  if (absl::Status s = AcquireTracefs(options.tracefs); !s.ok()) return s;
+  auto unmount = [&] { ReleaseTracefs(options.tracefs).IgnoreError(); };
+  struct stat st;
+  if (stat(absl::StrCat(options.tracefs, "/events/block/block_rq_issue").c_str(), &st) != 0) {
+    unmount();
+    return absl::FailedPreconditionError(
+        absl::StrCat("block trace: ", options.tracefs, " has no block:block_rq_issue event"));
+  }
+  const std::string dir = absl::StrCat(instances, "/", options.instance);
+  JournalEntry entry;
+  entry.name = BlockTraceJournalEntry(options.instance);
+  entry.configfs_items.push_back({dir, ""});  // rmdir removes an instance whole
+  if (absl::Status s = journal.Record(std::move(entry)); !s.ok()) {
+    unmount();
+    return s;
+  }
+  std::unique_ptr<BlockTrace> t(new BlockTrace(options, journal, dir));
+  auto fail = [&](absl::Status why) -> absl::Status {
+    if (t->pipe_fd_ >= 0) close(t->pipe_fd_);
+    t->pipe_fd_ = -1;
+    t->stopped_ = true;
+    absl::Status undo = journal.Restore(BlockTraceJournalEntry(options.instance));
+    unmount();
+    if (!undo.ok()) {
+      return absl::Status(why.code(),
+                          absl::StrCat(why.message(), "; and undoing: ", undo.message()));
+    }
+    return why;
+  };
+  if (mkdir(dir.c_str(), 0755) != 0) {
+    return fail(absl::ErrnoToStatus(errno, absl::StrCat("block trace: mkdir ", dir)));
+  }
+  const std::string filter =
+      absl::StrCat("dev == ", (static_cast<uint64_t>(options.major) << 20) | options.minor);
+  for (const auto& [file, value] : std::vector<std::pair<std::string, std::string>>{
+           {"tracing_on", "0"},
+           {"trace_clock", "mono"},
+           {"buffer_size_kb", absl::StrCat(options.buffer_kb)}}) {
+    if (absl::Status s = Write(absl::StrCat(dir, "/", file), value); !s.ok()) return fail(s);
+  }
+  for (const char* event : kEvents) {
+    const std::string base = absl::StrCat(dir, "/events/block/", event);
+    if (stat(base.c_str(), &st) != 0) continue;  // an older kernel without this event
+    if (absl::Status s = Write(base + "/filter", filter); !s.ok()) return fail(s);
+    if (absl::Status s = Write(base + "/enable", "1"); !s.ok()) return fail(s);
+  }
+  t->pipe_fd_ = open(absl::StrCat(dir, "/trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (t->pipe_fd_ < 0) {
+    return fail(absl::ErrnoToStatus(errno, absl::StrCat("block trace: open ", dir, "/trace_pipe")));
+  }
+  if (absl::Status s = Write(dir + "/tracing_on", "1"); !s.ok()) return fail(s);
+  t->reader_ = std::thread([p = t.get()] { p->ReadLoop(); });
+  return t;
+}
+
+void BlockTrace::ReadLoop() {
+  std::string pending;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(pipe_fd_, buf, sizeof buf);
+    if (n > 0) {
+      pending.append(buf, static_cast<size_t>(n));
+      size_t start = 0;
+      for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+        absl::string_view line(pending.data() + start, nl - start);
+        BlockEvent e;
+        absl::MutexLock lock(&mu_);
+        if (ParseBlockEvent(line, &e)) {
+          acc_.Add(e);
+        } else if (size_t lost = line.find("[LOST "); lost != absl::string_view::npos) {
+          uint64_t count = 0;
+          absl::string_view rest = line.substr(lost + 6);
+          if (absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &count)) acc_.AddLost(count);
+        }
+      }
+      pending.erase(0, start);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN) return;
+    // Empty: done once Stop has turned tracing off (nothing more can arrive).
+    if (stop_.load()) return;
+    pollfd p{pipe_fd_, POLLIN, 0};
+    poll(&p, 1, 50);  // wakes on data; the timeout only re-checks stop_
+  }
+}
+
+absl::StatusOr<BlockTraceSummary> BlockTrace::Stop() {
+  if (stopped_) return absl::FailedPreconditionError("block trace: stopped already");
+  stopped_ = true;
+  std::vector<std::string> errors;
+  if (absl::Status s = Write(dir_ + "/tracing_on", "0"); !s.ok()) {
+    errors.emplace_back(s.message());
+  }
+  stop_.store(true);
+  if (reader_.joinable()) reader_.join();
+  if (pipe_fd_ >= 0) close(pipe_fd_);
+  pipe_fd_ = -1;
+  if (absl::Status s = journal_.Restore(BlockTraceJournalEntry(options_.instance)); !s.ok()) {
+    errors.emplace_back(s.message());
+  }
+  if (absl::Status s = ReleaseTracefs(options_.tracefs); !s.ok()) errors.emplace_back(s.message());
+  if (!errors.empty()) {
+    return absl::InternalError(absl::StrCat("block trace: ", absl::StrJoin(errors, "; ")));
+  }
+  absl::MutexLock lock(&mu_);
+  return acc_.summary();
+}
+
+// Not stopped by its owner (an early return): stop anyway, so the instance goes now and not
+// only at the next RecoverAll; there is no caller left to hear of an error.
+BlockTrace::~BlockTrace() {
+  if (!stopped_) Stop().IgnoreError();
+}
+
+}  // namespace blkbench

@@ -1,0 +1,121 @@
+// The block layer's own evidence for one run, from its tracepoints: what blktrace would
+// have recorded, summarised as the seeds' authors read their logs — the share of
+// dispatches that continue the previous one (seed 001's "ratio of sequential io
+// calculated from log by blktrace"), requests merged, time in the scheduler (insert →
+// issue) and in the device (issue → complete).
+//
+// A private tracefs instance (<tracefs>/instances/<name>) keeps the host's own tracing
+// untouched; its events are filtered to the run's device (dev == major << 20 | minor) and
+// read from trace_pipe while the run goes, so memory stays bounded however long it is.
+// The instance is journaled (a ConfigfsItem: removed by rmdir) before it is made, so a
+// crash leaves nothing once RecoverAll runs. tracefs is mounted at
+// /sys/kernel/tracing if it is not mounted yet, and unmounted when the process's last
+// trace stops (concurrent runs on several devices share the mount).
+// Kernel: include/trace/events/block.h; Documentation/trace/events.rst.
+#ifndef BLKBENCH_AGENT_DEVICE_BLOCK_TRACE_H_
+#define BLKBENCH_AGENT_DEVICE_BLOCK_TRACE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "agent/device/settings_journal.h"
+#include "common/histogram.h"
+
+namespace blkbench {
+
+// One parsed tracepoint line ("dd-123 [000] ..... 31509.948: block_rq_issue: 7,0 WS 4096 ()
+// 0 + 8 be,0,4 [dd]").
+struct BlockEvent {
+  uint64_t ts_ns = 0;
+  std::string event;  // "block_rq_issue"
+  uint32_t major = 0, minor = 0;
+  std::string rwbs;  // "WS", "R", "FWS", ...
+  uint64_t sector = 0;
+  uint32_t nr_sectors = 0;
+};
+
+// Parses one line of `trace`/`trace_pipe` for the block events; false for anything else
+// (headers, other events, lost-event markers).
+bool ParseBlockEvent(absl::string_view line, BlockEvent* out);
+
+// What the events say about one run.
+struct BlockTraceSummary {
+  uint64_t inserted = 0;               // block_rq_insert: requests handed to the scheduler
+  uint64_t issued = 0;                 // block_rq_issue: dispatched to the driver (blkparse 'D')
+  uint64_t completed = 0;              // block_rq_complete ('C')
+  uint64_t merged = 0;                 // block_rq_merge + block_bio_backmerge/frontmerge
+  uint64_t sequential_issues = 0;      // issue whose sector is the previous issue's end
+  uint64_t lost_events = 0;            // the kernel's ring overran: the summary is partial
+  LatencyHistogram insert_to_issue;    // Q2D-like: time in the scheduler
+  LatencyHistogram issue_to_complete;  // D2C: time in the driver and device
+  double seq_ratio() const {
+    return issued == 0 ? 0.0 : static_cast<double>(sequential_issues) / issued;
+  }
+  // The engine's internals keys for the same quantities (engine/model/engine_runner.cc
+  // "seq_ratio"), so real and simulated runs compare by name.
+  std::map<std::string, double> Internals() const;
+};
+
+// Folds events into a summary in order; requests are matched by (sector, direction).
+class BlockTraceAccumulator {
+ public:
+  void Add(const BlockEvent& e);
+  void AddLost(uint64_t n) { summary_.lost_events += n; }
+  const BlockTraceSummary& summary() const { return summary_; }
+
+ private:
+  BlockTraceSummary summary_;
+  uint64_t last_issue_end_ = UINT64_MAX;
+  std::map<std::pair<uint64_t, bool>, uint64_t> inserted_at_, issued_at_;  // → ts_ns
+};
+
+struct BlockTraceOptions {
+  std::string tracefs = "/sys/kernel/tracing";
+  std::string instance;  // instance name, e.g. "blkbench-run-42"
+  uint32_t major = 0, minor = 0;
+  uint32_t buffer_kb = 4096;  // per CPU
+};
+
+class BlockTrace {
+ public:
+  // Journals and makes the instance, sets the filter and the events, starts the reader.
+  // FailedPrecondition when tracefs cannot be mounted or has no block events.
+  static absl::StatusOr<std::unique_ptr<BlockTrace>> Start(const BlockTraceOptions& options,
+                                                           SettingsJournal& journal);
+  // Stops tracing, drains what is left, removes the instance (and the mount if Start made
+  // it) and returns the summary.
+  absl::StatusOr<BlockTraceSummary> Stop();
+  ~BlockTrace();  // Stop() if not called
+
+  BlockTrace(const BlockTrace&) = delete;
+  BlockTrace& operator=(const BlockTrace&) = delete;
+
+ private:
+  BlockTrace(BlockTraceOptions options, SettingsJournal& journal, std::string dir);
+  void ReadLoop();
+
+  BlockTraceOptions options_;
+  SettingsJournal& journal_;
+  const std::string dir_;  // the instance directory
+  int pipe_fd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread reader_;
+  absl::Mutex mu_;
+  BlockTraceAccumulator acc_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ = false;
+};
+
+// The journal entry name of the trace instance `instance` ("trace-<instance>").
+std::string BlockTraceJournalEntry(const std::string& instance);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_DEVICE_BLOCK_TRACE_H_

@@ -1,0 +1,186 @@
+// Tests for block_trace.h: parsing the kernel's block tracepoint lines as printed on 6.18,
+// the summary's arithmetic, and the real thing — tracefs events for a loop device while
+// the test writes a known pattern, the instance and any mount it made gone afterwards,
+// and a crashed run's instance removed by RecoverAll.
+#include "agent/device/block_trace.h"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "agent/device/testutil.h"
+#include "common/testing/command.h"
+#include "common/testing/loop_device.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(BlockTraceTest, ParsesTheKernelsLines) {
+  BlockEvent e;
+  ASSERT_TRUE(ParseBlockEvent(
+      "              dd-12338   [000] ..... 31509.948078: block_rq_issue: 7,0 WS 4096 () 0 + "
+      "8 be,0,4 [dd]",
+      &e));
+  EXPECT_EQ(e.event, "block_rq_issue");
+  EXPECT_EQ(e.ts_ns, 31509948078000u);
+  EXPECT_EQ(e.major, 7u);
+  EXPECT_EQ(e.minor, 0u);
+  EXPECT_EQ(e.rwbs, "WS");
+  EXPECT_EQ(e.sector, 0u);
+  EXPECT_EQ(e.nr_sectors, 8u);
+  ASSERT_TRUE(ParseBlockEvent(
+      "     ksoftirqd/0-14      [000] ..s.. 31509.956603: block_rq_complete: 7,0 WS () 16 + 8 "
+      "be,0,4 [0]",
+      &e));
+  EXPECT_EQ(e.event, "block_rq_complete");
+  EXPECT_EQ(e.sector, 16u);
+  ASSERT_TRUE(ParseBlockEvent(
+      "fio-7 [001] ..... 10.000000001: block_bio_backmerge: 259,0 R 2048 + 8 [fio]", &e));
+  EXPECT_EQ(e.ts_ns, 10'000'000'001u);
+  EXPECT_EQ(e.major, 259u);
+  EXPECT_FALSE(ParseBlockEvent("# tracer: nop", &e));
+  EXPECT_FALSE(ParseBlockEvent("CPU:1 [LOST 12 EVENTS]", &e));
+}
+
+// Two runs of two adjacent requests (sectors 0, 8, then 100, 108): two of the four
+// dispatches continue the previous one; every request spends 500 ns queued, 2 µs in the
+// device.
+TEST(BlockTraceTest, SummaryCountsSequentialIssuesAndLatencies) {
+  BlockTraceAccumulator acc;
+  auto ev = [](uint64_t ts, const char* name, uint64_t sector) {
+    BlockEvent e;
+    e.ts_ns = ts;
+    e.event = name;
+    e.rwbs = "W";
+    e.sector = sector;
+    e.nr_sectors = 8;
+    return e;
+  };
+  uint64_t ts = 1000;
+  for (uint64_t sector : {0, 8, 100, 108}) {
+    acc.Add(ev(ts, "block_rq_insert", sector));
+    acc.Add(ev(ts + 500, "block_rq_issue", sector));
+    acc.Add(ev(ts + 2500, "block_rq_complete", sector));
+    ts += 10'000;
+  }
+  const BlockTraceSummary& s = acc.summary();
+  EXPECT_EQ(s.issued, 4u);
+  EXPECT_EQ(s.completed, 4u);
+  EXPECT_EQ(s.sequential_issues, 2u);
+  EXPECT_DOUBLE_EQ(s.seq_ratio(), 0.5);
+  EXPECT_EQ(s.insert_to_issue.count(), 4u);
+  EXPECT_EQ(s.issue_to_complete.count(), 4u);
+  EXPECT_NEAR(s.issue_to_complete.mean_ns(), 2000, 1);
+  EXPECT_DOUBLE_EQ(s.Internals().at("seq_ratio"), 0.5);
+}
+
+class BlockTraceRealTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (getuid() != 0) GTEST_SKIP() << "needs root (tracefs)";
+    loop_ = testing::LoopDevice::Create(16);
+    if (loop_ == nullptr) GTEST_SKIP() << "loop devices unavailable";
+    struct stat st;
+    ASSERT_EQ(stat(loop_->path().c_str(), &st), 0);
+    options_.major = major(st.st_rdev);
+    options_.minor = minor(st.st_rdev);
+    options_.instance = absl::StrCat("blkbench-test-", getpid());
+    options_.buffer_kb = 1024;
+    testing::WriteFile(tmp_.path() + "/proc/sys/kernel/random/boot_id", "boot-1\n");
+    auto j =
+        SettingsJournal::Open(tmp_.path() + "/state", {"/sys"}, testing::FakePaths(tmp_.path()));
+    ASSERT_TRUE(j.ok()) << j.status();
+    journal_ = std::move(*j);
+    struct stat inst;
+    was_mounted_ = stat((options_.tracefs + "/instances").c_str(), &inst) == 0;
+  }
+  // Direct 4 KiB writes at the given block numbers, one at a time.
+  void WriteBlocks(const std::vector<uint64_t>& blocks) {
+    const int fd = open(loop_->path().c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    void* buf = nullptr;
+    ASSERT_EQ(posix_memalign(&buf, 4096, 4096), 0);
+    std::fill_n(static_cast<char*>(buf), 4096, 'b');
+    for (uint64_t b : blocks) ASSERT_EQ(pwrite(fd, buf, 4096, b * 4096), 4096);
+    close(fd);
+    free(buf);
+  }
+  // The agent died mid-run: what Start had done by then (the journal entry, the instance
+  // with a filtered event enabled) is undone by the next agent's RecoverAll. In the same
+  // test as the tracing above: both mount and unmount the host's tracefs, so they must not
+  // run at once (ctest runs tests in parallel processes).
+  void CrashAndRecover() {
+    // Mounted as a crashed Start would have left it (and unmounted at the end if we did).
+    const bool mounted_here =
+        !was_mounted_ && mount("nodev", options_.tracefs.c_str(), "tracefs", 0, nullptr) == 0;
+    ASSERT_TRUE(was_mounted_ || mounted_here) << strerror(errno);
+    const std::string dir = options_.tracefs + "/instances/" + options_.instance;
+    JournalEntry entry;
+    entry.name = BlockTraceJournalEntry(options_.instance);
+    entry.configfs_items.push_back({dir, ""});
+    ASSERT_TRUE(journal_->Record(entry).ok());
+    ASSERT_EQ(mkdir(dir.c_str(), 0755), 0) << strerror(errno);
+    testing::WriteFile(dir + "/events/block/block_rq_issue/enable", "1\n");
+    journal_.reset();  // the lock goes with the process
+    auto j =
+        SettingsJournal::Open(tmp_.path() + "/state", {"/sys"}, testing::FakePaths(tmp_.path()));
+    ASSERT_TRUE(j.ok()) << j.status();
+    absl::StatusOr<RecoveryReport> report = (*j)->RecoverAll();
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_THAT(report->restored, ElementsAre(entry.name));
+    EXPECT_FALSE(std::filesystem::exists(dir));
+    if (mounted_here) {
+      EXPECT_EQ(umount(options_.tracefs.c_str()), 0) << strerror(errno);
+    }
+  }
+  bool Mounted() const {
+    struct stat st;
+    return stat((options_.tracefs + "/instances").c_str(), &st) == 0;
+  }
+
+  testing::TempDir tmp_{"block_trace_test"};
+  std::unique_ptr<testing::LoopDevice> loop_;
+  BlockTraceOptions options_;
+  std::unique_ptr<SettingsJournal> journal_;
+  bool was_mounted_ = false;
+};
+
+TEST_F(BlockTraceRealTest, TracesALoopDeviceAndLeavesTheHostAsFound) {
+  std::vector<uint64_t> sequential, strided;
+  for (uint64_t i = 0; i < 256; ++i) {
+    sequential.push_back(i);
+    strided.push_back(1024 + 2 * i);  // never adjacent
+  }
+  for (const auto& [blocks, expected_sequential] :
+       {std::pair{sequential, 255u}, std::pair{strided, 0u}}) {
+    auto trace = BlockTrace::Start(options_, *journal_);
+    ASSERT_TRUE(trace.ok()) << trace.status();
+    WriteBlocks(blocks);
+    absl::StatusOr<BlockTraceSummary> s = (*trace)->Stop();
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(s->lost_events, 0u);
+    EXPECT_EQ(s->issued, 256u);
+    EXPECT_EQ(s->completed, 256u);
+    EXPECT_EQ(s->sequential_issues, expected_sequential);
+    EXPECT_EQ(s->issue_to_complete.count(), 256u);
+    // Left as found: no instance, no journal entry, tracefs mounted only if it was.
+    EXPECT_FALSE(std::filesystem::exists(options_.tracefs + "/instances/" + options_.instance));
+    EXPECT_FALSE(journal_->Contains(BlockTraceJournalEntry(options_.instance)));
+    EXPECT_EQ(Mounted(), was_mounted_);
+  }
+  CrashAndRecover();
+}
+
+}  // namespace
+}  // namespace blkbench
