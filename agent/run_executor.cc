@@ -3,10 +3,10 @@
 #include "agent/run_executor.h"
 
 #include "absl/strings/str_cat.h"
+#include "agent/cell/real_device.h"
 #include "agent/cell/sim_device.h"
 #include "agent/device/device_facts.h"
 #include "agent/device/host_facts.h"
-#include "agent/real_device.h"
 #include "workloads/cell_bounds.h"
 
 namespace blkbench {
@@ -84,8 +84,10 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
           a, v1::RUN_OUTCOME_FAILED,
           absl::StrCat("refused: '", a.device_path(), "' is not on this agent's allowlist"));
     }
-    real = std::make_unique<RealDevicePreparation>(*allowed, config_.devices, identities_, journal_,
-                                                   *cgroups_);
+    std::vector<AllowlistEntry> allowlist;
+    for (const AllowedDevice& d : config_.devices) allowlist.push_back({d.path, d.device_class});
+    real = std::make_unique<RealDevicePreparation>(allowed->device_class, std::move(allowlist),
+                                                   identities_, journal_, *cgroups_);
     device = real.get();
     device_class = allowed->device_class;
   }

@@ -1,9 +1,10 @@
 // RealDevicePreparation: how the agent makes an allowlisted device ready for one run and
 // leaves the host as found after it — wrong-disk checks and the O_EXCL hold, the identity
 // recorded at registration, queue settings journaled and applied, the cell's cgroup layout
-// (journaled too) — as the DevicePreparation of the one cell runner (agent/cell/).
-#ifndef BLKBENCH_AGENT_REAL_DEVICE_H_
-#define BLKBENCH_AGENT_REAL_DEVICE_H_
+// (journaled too) — as the DevicePreparation of the one cell runner. Its own library
+// (blkbench_cell_real): anything that runs a cell on a real device links it, not the agent.
+#ifndef BLKBENCH_AGENT_CELL_REAL_DEVICE_H_
+#define BLKBENCH_AGENT_CELL_REAL_DEVICE_H_
 
 #include <memory>
 #include <optional>
@@ -12,7 +13,6 @@
 
 #include "agent/cell/cell_runner.h"
 #include "agent/cgroup/cgroup_manager.h"
-#include "agent/config.h"
 #include "agent/device/identity.h"
 #include "agent/device/queue_settings.h"
 #include "agent/device/safety.h"
@@ -23,9 +23,9 @@ namespace blkbench {
 // thread-safe, so runs on different devices prepare concurrently.
 class RealDevicePreparation final : public DevicePreparation {
  public:
-  // `device` is run.device's allowlist entry in `allowlist`; `identities` holds what
-  // registration recorded.
-  RealDevicePreparation(const AllowedDevice& device, const std::vector<AllowedDevice>& allowlist,
+  // run.device must be on `allowlist` (PrepareExclusiveWrite checks it again) with class
+  // `device_class`; `identities` holds what registration recorded.
+  RealDevicePreparation(std::string device_class, std::vector<AllowlistEntry> allowlist,
                         const DeviceIdentityRegistry& identities, QueueSettingsJournal& journal,
                         CgroupManager& cgroups);
 
@@ -46,8 +46,8 @@ class RealDevicePreparation final : public DevicePreparation {
  private:
   absl::Status RestoreQueue();
 
-  const AllowedDevice& device_;
-  const std::vector<AllowedDevice>& allowlist_;
+  const std::string device_class_;
+  const std::vector<AllowlistEntry> allowlist_;
   const DeviceIdentityRegistry& identities_;
   QueueSettingsJournal& journal_;
   CgroupManager& cgroups_;
@@ -59,4 +59,4 @@ class RealDevicePreparation final : public DevicePreparation {
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_AGENT_REAL_DEVICE_H_
+#endif  // BLKBENCH_AGENT_CELL_REAL_DEVICE_H_

@@ -1,6 +1,6 @@
 // RealDevicePreparation: a real device made ready for one run and left as found; see
 // real_device.h.
-#include "agent/real_device.h"
+#include "agent/cell/real_device.h"
 
 #include <utility>
 
@@ -16,12 +16,12 @@ absl::Status Refused(absl::string_view why) {
 
 }  // namespace
 
-RealDevicePreparation::RealDevicePreparation(const AllowedDevice& device,
-                                             const std::vector<AllowedDevice>& allowlist,
+RealDevicePreparation::RealDevicePreparation(std::string device_class,
+                                             std::vector<AllowlistEntry> allowlist,
                                              const DeviceIdentityRegistry& identities,
                                              QueueSettingsJournal& journal, CgroupManager& cgroups)
-    : device_(device),
-      allowlist_(allowlist),
+    : device_class_(std::move(device_class)),
+      allowlist_(std::move(allowlist)),
       identities_(identities),
       journal_(journal),
       cgroups_(cgroups) {}
@@ -29,9 +29,7 @@ RealDevicePreparation::RealDevicePreparation(const AllowedDevice& device,
 absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run) {
   // Wrong-disk protection before the first write: resolve (symlinks may have moved),
   // check, hold with O_EXCL, and check again through the held descriptor.
-  std::vector<AllowlistEntry> entries;
-  for (const AllowedDevice& d : allowlist_) entries.push_back({d.path, d.device_class});
-  absl::StatusOr<ExclusiveHold> hold = PrepareExclusiveWrite(entries, run.device);
+  absl::StatusOr<ExclusiveHold> hold = PrepareExclusiveWrite(allowlist_, run.device);
   if (!hold.ok()) return Refused(hold.status().message());
   const std::string resolved = hold->path();
 
@@ -49,7 +47,7 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
     return Refused(same.message());
   }
 
-  absl::StatusOr<v1::DeviceFacts> facts = ReadDeviceFacts(resolved, device_.device_class);
+  absl::StatusOr<v1::DeviceFacts> facts = ReadDeviceFacts(resolved, device_class_);
   if (!facts.ok()) return facts.status();
   facts->set_path(run.device);
 
