@@ -56,7 +56,7 @@ DeviceOffer RunExecutor::OfferDevices() {
 
 v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
                                      const std::function<void(const v1::Sample&)>& on_sample) {
-  // 0. Defense in depth: the cell must be one the matrix parser could have produced,
+  // Defense in depth first: the cell must be one the matrix parser could have produced,
   // whoever the controller is. Nothing is touched otherwise.
   if (absl::Status bounds = workloads::CheckCellBounds(a.cell()); !bounds.ok()) {
     return Failed(a, v1::RUN_OUTCOME_FAILED,
