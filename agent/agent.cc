@@ -5,6 +5,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "agent/cell/sim_device.h"
 #include "agent/device/host_facts.h"
 #include "common/log/log.h"
 #include "common/tls/credentials.h"

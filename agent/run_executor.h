@@ -1,7 +1,8 @@
-// RunExecutor: carries out one run assignment on one allowlisted device — safety
-// checks, exclusive hold, queue settings applied and journaled, the cell's cgroup layout
-// built (journaled too), the Runner, and the host restored — without knowing anything
-// about the controller connection.
+// RunExecutor: carries out one run assignment on one allowlisted or simulated device
+// through the one cell runner (agent/cell/cell_runner.h) — for a real device with
+// RealDevicePreparation (safety checks, exclusive hold, queue settings applied and
+// journaled, the cell's cgroup layout built, the host restored) — without knowing
+// anything about the controller connection.
 #ifndef BLKBENCH_AGENT_RUN_EXECUTOR_H_
 #define BLKBENCH_AGENT_RUN_EXECUTOR_H_
 
@@ -25,10 +26,6 @@ namespace blkbench {
 // scheduler engine for "sim:" classes. Returns null for a class it cannot run.
 using RunnerFactory = std::function<std::unique_ptr<Runner>(const std::string& device_class)>;
 
-// Facts of a simulated device as agents register them: path and class are the same
-// ("sim:ssd"); the engine models the device itself.
-v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class);
-
 // What an agent can offer at registration: the facts of each allowlisted device that may be
 // offered, and for the others why not (path, reason).
 struct DeviceOffer {
@@ -47,7 +44,8 @@ class RunExecutor {
   // Runs the assignment to its end and returns the message to send to the controller:
   // outcome SUCCEEDED with the result (host, device facts and the exact queue settings
   // used attached), FAILED with the reason (nothing is written to a refused device), or
-  // CANCELED. A cell with a cgroup layout other than root has its groups built after the
+  // CANCELED. Repeat r runs CellForRepeat(cell, r), on real and simulated devices alike
+  // (RunCell). A cell with a cgroup layout other than root has its groups built after the
   // queue settings and its jobs placed in them before their first I/O (on a real device;
   // the engine models layouts itself). Groups are removed and queue settings restored
   // before it returns, whatever happened.
@@ -67,10 +65,6 @@ class RunExecutor {
   DeviceOffer OfferDevices();
 
  private:
-  v1::RunFinished ExecuteSimulated(const v1::RunAssignment& assignment,
-                                   const std::atomic<bool>& cancel,
-                                   const std::function<void(const v1::Sample&)>& on_sample);
-
   const AgentConfig& config_;
   QueueSettingsJournal& journal_;
   RunnerFactory factory_;

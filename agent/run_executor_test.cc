@@ -1,5 +1,5 @@
-// Tests for RunExecutor: allowlist refusals, a run on a regular file, and queue settings
-// applied during a run on a real loop device and restored after it.
+// Tests for RunExecutor: allowlist refusals, a run on a regular file, queue settings
+// applied during a run on a real loop device and restored after it, and each repeat's seed.
 #include "agent/run_executor.h"
 
 #include <sys/stat.h>
@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/runners.h"
 #include "common/testing/loop_device.h"
+#include "engine/model/engine_runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -249,6 +250,52 @@ TEST_F(RunExecutorTest, ADeviceMissingAtRegistrationIsNotOfferedAndRefused) {
   EXPECT_EQ(executor_->OfferDevices().offered.size(), 1u);
   f = Run(Assignment(file));
   EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
+}
+
+// Records what each run was given; succeeds without I/O.
+class RecordingRunner final : public Runner {
+ public:
+  explicit RecordingRunner(std::vector<RunContext>& runs) : runs_(runs) {}
+  absl::StatusOr<v1::RunResult> Run(const RunContext& ctx) override {
+    runs_.push_back(ctx);
+    return v1::RunResult();
+  }
+
+ private:
+  std::vector<RunContext>& runs_;
+};
+
+// Through RunCell, a real device and a simulated one run repeat r with randseed + r
+// (CellForRepeat), each on its prepared target.
+TEST(RunExecutorRepeatTest, EveryRepeatRunsWithItsSeedOnRealAndSimulatedDevices) {
+  TempDir dir("run_executor_test"), state("run_executor_state");
+  const std::string file = dir.File("data");
+  std::ofstream(file) << std::string(8 << 20, '\0');
+  AgentConfig config;
+  config.state_dir = state.path();
+  config.devices = {{file, "file"}};
+  config.sim_devices = {"sim:ssd"};
+  auto journal = QueueSettingsJournal::Open(state.path());
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  std::vector<RunContext> runs;
+  RunExecutor executor(config, **journal, [&runs](const std::string&) -> std::unique_ptr<Runner> {
+    return std::make_unique<RecordingRunner>(runs);
+  });
+  ASSERT_EQ(executor.OfferDevices().offered.size(), 1u);
+  std::atomic<bool> cancel{false};
+  for (const std::string& device : {file, std::string("sim:ssd")}) {
+    v1::RunAssignment a = Assignment(device);
+    a.mutable_cell()->mutable_job()->set_randseed(0x89);
+    a.set_repeat(2);
+    v1::RunFinished f = executor.Execute(a, cancel, [](const v1::Sample&) {});
+    EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << device << ": " << f.error();
+  }
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].cell.job().randseed(), 0x89u + 2);
+  EXPECT_EQ(runs[0].target_size, uint64_t{8} << 20);
+  EXPECT_EQ(runs[1].cell.job().randseed(), 0x89u + 2);
+  EXPECT_EQ(runs[1].target_path, "sim:ssd");
+  EXPECT_EQ(runs[1].target_size, engine::kSimulatedDeviceBytes);
 }
 
 }  // namespace

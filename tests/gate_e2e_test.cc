@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/resolved_job.h"
 #include "common/testing/loop_device.h"
 #include "controller/cli/cli.h"
 #include "engine/model/engine_runner.h"
@@ -224,8 +225,7 @@ TEST_F(GateE2eTest, SeedExamplesThroughTheControllerMatchLocalEngineRuns) {
     for (const v1::Run& r : e.runs()) {
       ASSERT_EQ(r.state(), v1::RUN_DONE) << file << ": " << r.error();
       RunContext ctx;
-      ctx.cell = e.cells(static_cast<int>(r.cell_index()));
-      ctx.cell.mutable_job()->set_randseed(ctx.cell.job().randseed() + r.repeat());
+      ctx.cell = CellForRepeat(e.cells(static_cast<int>(r.cell_index())), r.repeat());
       ctx.target_size = engine::kSimulatedDeviceBytes;
       absl::StatusOr<v1::RunResult> local = engine::NewEngineRunner()->Run(ctx);
       ASSERT_TRUE(local.ok()) << local.status();

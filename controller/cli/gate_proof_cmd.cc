@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/cell/sim_device.h"
 #include "controller/gate/gate_proof.h"
 #include "controller/gate/rng.h"
 #include "controller/gate/robust.h"
@@ -72,13 +73,14 @@ class EnginePools {
     (*spec.mutable_device_params())["ssd.read_us"] = absl::StrCat(kSsdReadUs * scale);
     (*spec.mutable_device_params())["ssd.fixed_us"] = absl::StrCat(kSsdFixedUs * scale);
     std::vector<double> iops;
+    spec.mutable_job()->set_randseed(first_seed);
     for (int i = 0; i < pool_; ++i) {
-      RunContext ctx;
-      ctx.cell = spec;
-      ctx.cell.mutable_job()->set_randseed(first_seed + static_cast<uint64_t>(i));
-      ctx.target_path = spec.target().device_class();
-      ctx.target_size = uint64_t{1} << 40;
-      absl::StatusOr<v1::RunResult> r = runner_->Run(ctx);
+      // Repeat i: seed first_seed + i (CellForRepeat), on the agent's sim: device.
+      CellRun run;
+      run.cell = spec;
+      run.repeat = static_cast<uint32_t>(i);
+      run.device = spec.target().device_class();
+      absl::StatusOr<v1::RunResult> r = RunCell(run, sim_device_, *runner_);
       if (!r.ok()) return r.status();
       iops.push_back(r->iops());
       ++runs_;
@@ -93,6 +95,7 @@ class EnginePools {
   int pool_;
   int runs_ = 0;
   std::unique_ptr<Runner> runner_ = engine::NewEngineRunner();
+  SimulatedDevicePreparation sim_device_;
   std::map<std::tuple<int, double, uint64_t>, std::vector<double>> pools_;
 };
 

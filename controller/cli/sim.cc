@@ -8,8 +8,10 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "agent/cell/sim_device.h"
 #include "common/clock.h"
 #include "common/resolved_job.h"
+#include "common/run_order.h"
 #include "controller/cli/format.h"
 #include "controller/store/sqlite_store.h"
 #include "engine/model/engine_runner.h"
@@ -109,15 +111,13 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     auto stored = store->GetExperiment(exp_id, false);
     if (stored.ok()) exp = *stored;
   } else {
-    // Same order as the store: repeat-major, so runs interleave a cell's repeats.
+    // The store's order (RunOrder), numbered as the store numbers a fresh experiment.
     uint64_t id = 1;
-    for (uint32_t r = 0; r < m->repeats; ++r) {
-      for (const v1::CellSpec& c : m->cells) {
-        v1::Run* run = exp.add_runs();
-        run->set_id(id++);
-        run->set_cell_index(c.index());
-        run->set_repeat(r);
-      }
+    for (const RunSlot& slot : RunOrder(static_cast<uint32_t>(m->cells.size()), m->repeats)) {
+      v1::Run* run = exp.add_runs();
+      run->set_id(id++);
+      run->set_cell_index(slot.cell_index);
+      run->set_repeat(slot.repeat);
     }
   }
 
@@ -130,6 +130,7 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     }
   }
   std::unique_ptr<Runner> runner = engine::NewEngineRunner();
+  SimulatedDevicePreparation sim_device;  // the agent's sim: devices, the same facts
   v1::GetResultsResponse results;
   int failures = 0;
   const int total = exp.runs_size();
@@ -143,28 +144,26 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     run.set_started_unix_ms(clock.WallMs());
     if (store) keep(store->UpdateRun(run));
 
-    RunContext ctx;
-    ctx.cell = CellForRepeat(cell, run.repeat());
-    ctx.target_path = cell.target().device_class();
-    ctx.target_size = engine::kSimulatedDeviceBytes;
+    CellRun cell_run;
+    cell_run.cell = cell;
+    cell_run.repeat = run.repeat();
+    cell_run.device = run.device_path();
+    cell_run.name = absl::StrCat("run-", run.id(), "-", run.attempt());
     if (trace.is_open()) {
       trace << "# run " << run.id() << " " << workloads::CellLabel(cell) << " rep " << run.repeat()
             << "\n";
-      ctx.trace = &trace;
+      cell_run.trace = &trace;
     }
-    ctx.on_sample = [&](const v1::Sample& s) {
+    cell_run.on_sample = [&](const v1::Sample& s) {
       if (store) keep(store->AppendSample(run.id(), run.attempt(), s));
     };
     const auto start = std::chrono::steady_clock::now();
-    auto result = runner->Run(ctx);
+    auto result = RunCell(cell_run, sim_device, *runner);
     const double wall_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     progress << "[" << i + 1 << "/" << total << "] " << workloads::CellLabel(cell) << " rep "
              << run.repeat() << ": ";
     if (result.ok()) {
-      result->mutable_device()->set_device_class(cell.target().device_class());
-      result->mutable_device()->set_simulated(true);
-      *result->mutable_applied() = cell.queue();
       progress << FormatIops(result->iops()) << " IOPS, p99 "
                << FormatLatency(result->lat_summary().p99_ns()) << " (" << wall_s << " s)\n";
       run.set_state(v1::RUN_DONE);

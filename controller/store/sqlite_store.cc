@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/run_order.h"
 #include "controller/store/schema.h"
 #include "controller/store/sqlite_rows.h"
 #include "workloads/format.h"
@@ -121,21 +122,19 @@ absl::StatusOr<uint64_t> SqliteStore::CreateExperiment(const v1::Experiment& exp
     }
   }
   {
-    // Repeat-major order (every cell once, then every cell again, ...): runs dispatched
-    // in id order then spread each cell's repeats over the experiment's duration, so a
-    // slow drift of the machine does not masquerade as a difference between cells.
+    // Ids in RunOrder (repeat-major): placement in id order then spreads each cell's
+    // repeats over the experiment, and `blkbench sim` runs them in the same order.
     absl::StatusOr<Statement> insert =
         db_->Prepare("insert run",
                      "INSERT INTO runs (experiment_id, cell_index, repeat, attempt, state, "
                      "created_unix_ms) VALUES (?, ?, ?, 0, ?, ?)");
     if (!insert.ok()) return insert.status();
     const std::string queued = sqlite::RunStateName(v1::RUN_QUEUED);
-    for (uint32_t repeat = 0; repeat < experiment.repeats(); ++repeat) {
-      for (int cell = 0; cell < experiment.cells_size(); ++cell) {
-        insert->BindAll(id, cell, repeat, queued, experiment.created_unix_ms());
-        if (absl::Status s = insert->Run(); !s.ok()) return s;
-        if (absl::Status s = insert->Reset(); !s.ok()) return s;
-      }
+    for (const RunSlot& run :
+         RunOrder(static_cast<uint32_t>(experiment.cells_size()), experiment.repeats())) {
+      insert->BindAll(id, run.cell_index, run.repeat, queued, experiment.created_unix_ms());
+      if (absl::Status s = insert->Run(); !s.ok()) return s;
+      if (absl::Status s = insert->Reset(); !s.ok()) return s;
     }
   }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "common/run_order.h"
 #include "controller/store/sqlite_rows.h"
 #include "controller/store/sqlite_store.h"
 
@@ -71,14 +72,13 @@ absl::StatusOr<std::vector<uint64_t>> SqliteStore::AddRuns(
                      "created_unix_ms) VALUES (?, ?, ?, 0, ?, ?)");
     if (!insert.ok()) return insert.status();
     const std::string queued = sqlite::RunStateName(v1::RUN_QUEUED);
-    for (uint32_t k = 0; k < count; ++k) {
-      for (size_t i = 0; i < cell_indices.size(); ++i) {
-        insert->BindAll(key, static_cast<int64_t>(cell_indices[i]), next[i] + k, queued,
-                        created_unix_ms);
-        if (absl::Status s = insert->Run(); !s.ok()) return s;
-        if (absl::Status s = insert->Reset(); !s.ok()) return s;
-        ids.push_back(static_cast<uint64_t>(db_->LastInsertRowid()));
-      }
+    // The same RunOrder as CreateExperiment, over the chosen cells and the new repeats.
+    for (const RunSlot& run : RunOrder(static_cast<uint32_t>(cell_indices.size()), count)) {
+      insert->BindAll(key, static_cast<int64_t>(cell_indices[run.cell_index]),
+                      next[run.cell_index] + run.repeat, queued, created_unix_ms);
+      if (absl::Status s = insert->Run(); !s.ok()) return s;
+      if (absl::Status s = insert->Reset(); !s.ok()) return s;
+      ids.push_back(static_cast<uint64_t>(db_->LastInsertRowid()));
     }
   }
   if (state == sqlite::ExperimentStateName(v1::EXPERIMENT_DONE) ||

@@ -1,0 +1,44 @@
+// RunCell: prepare, run, release; see cell_runner.h.
+#include "agent/cell/cell_runner.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/resolved_job.h"
+
+namespace blkbench {
+
+absl::StatusOr<v1::RunResult> RunCell(const CellRun& run, DevicePreparation& device,
+                                      Runner& runner) {
+  absl::StatusOr<PreparedDevice> prepared = device.Prepare(run);
+  if (!prepared.ok()) return prepared.status();
+
+  RunContext ctx;
+  ctx.cell = CellForRepeat(run.cell, run.repeat);
+  ctx.target_path = prepared->io_path;
+  ctx.target_size = prepared->facts.size_bytes();
+  ctx.logical_block_size =
+      prepared->facts.logical_block_size() ? prepared->facts.logical_block_size() : 512;
+  ctx.sample_interval = run.sample_interval;
+  ctx.on_sample = run.on_sample;
+  ctx.cancel = run.cancel;
+  ctx.place_job = prepared->place_job;
+  ctx.trace = run.trace;
+  absl::StatusOr<v1::RunResult> result = runner.Run(ctx);
+
+  const absl::Status released = device.Release();
+  if (!result.ok()) {
+    if (released.ok()) return result.status();
+    return absl::Status(result.status().code(),
+                        absl::StrCat(result.status().message(), "; ", released.message()));
+  }
+  if (!released.ok()) {
+    return absl::InternalError(
+        absl::StrCat("run completed but leaving the host as found failed: ", released.message()));
+  }
+  *result->mutable_device() = std::move(prepared->facts);
+  *result->mutable_applied() = std::move(prepared->applied);
+  return result;
+}
+
+}  // namespace blkbench

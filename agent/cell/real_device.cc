@@ -1,0 +1,107 @@
+// RealDevicePreparation: a real device made ready for one run and left as found; see
+// real_device.h.
+#include "agent/cell/real_device.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/device/device_facts.h"
+
+namespace blkbench {
+namespace {
+
+absl::Status Refused(absl::string_view why) {
+  return absl::FailedPreconditionError(absl::StrCat("refused: ", why));
+}
+
+}  // namespace
+
+RealDevicePreparation::RealDevicePreparation(std::string device_class,
+                                             std::vector<AllowlistEntry> allowlist,
+                                             const DeviceIdentityRegistry& identities,
+                                             QueueSettingsJournal& journal, CgroupManager& cgroups)
+    : device_class_(std::move(device_class)),
+      allowlist_(std::move(allowlist)),
+      identities_(identities),
+      journal_(journal),
+      cgroups_(cgroups) {}
+
+absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run) {
+  // Wrong-disk protection before the first write: resolve (symlinks may have moved),
+  // check, hold with O_EXCL, and check again through the held descriptor.
+  absl::StatusOr<ExclusiveHold> hold = PrepareExclusiveWrite(allowlist_, run.device);
+  if (!hold.ok()) return Refused(hold.status().message());
+  const std::string resolved = hold->path();
+
+  // Under the hold, before anything is changed: still the device the agent registered?
+  absl::StatusOr<DeviceIdentity> identity = ReadDeviceIdentity(run.device);
+  if (!identity.ok()) {
+    return Refused(
+        absl::StrCat("reading the identity of ", run.device, ": ", identity.status().message()));
+  }
+  if (identity->resolved != resolved) {
+    return Refused(absl::StrCat(run.device, " resolved to ", identity->resolved, " while ",
+                                resolved, " was held"));
+  }
+  if (absl::Status same = identities_.Check(run.device, *identity); !same.ok()) {
+    return Refused(same.message());
+  }
+
+  absl::StatusOr<v1::DeviceFacts> facts = ReadDeviceFacts(resolved, device_class_);
+  if (!facts.ok()) return facts.status();
+  facts->set_path(run.device);
+
+  // Queue settings: originals journaled durably first, restored by Release.
+  v1::QueueSettings applied;
+  if (absl::Status s = journal_.Apply(*facts, run.cell.queue(), &applied); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("applying queue settings: ", s.message()));
+  }
+  facts_ = *facts;
+
+  // The cell's cgroups, journaled before they are made.
+  if (run.cell.cgroup_layout().kind() != v1::CgroupLayout::ROOT) {
+    auto built = cgroups_.Build(run.name, run.cell.cgroup_layout(), run.cell.job().numjobs(),
+                                run.cell.job().thread());
+    if (!built.ok()) {
+      std::string error =
+          absl::StrCat("cgroup layout '", run.cell.cgroup(), "': ", built.status().message());
+      if (absl::Status s = RestoreQueue(); !s.ok()) {
+        absl::StrAppend(&error, "; restoring queue settings: ", s.message());
+      }
+      return absl::Status(built.status().code(), error);
+    }
+    placement_ = std::move(*built);
+  }
+
+  PreparedDevice d;
+  d.io_path = resolved;
+  d.facts = *std::move(facts);
+  d.applied = std::move(applied);
+  if (placement_ != nullptr) {
+    d.place_job = [p = placement_.get()](uint32_t job, int tid) { return p->Place(job, tid); };
+  }
+  hold_.emplace(*std::move(hold));
+  return d;
+}
+
+absl::Status RealDevicePreparation::RestoreQueue() {
+  // Regular files have no queue settings, so nothing was journaled for them.
+  return facts_.is_block() ? journal_.Restore(facts_.kernel_name()) : absl::OkStatus();
+}
+
+absl::Status RealDevicePreparation::Release() {
+  std::string error;
+  if (placement_ != nullptr) {
+    if (absl::Status s = placement_->Remove(); !s.ok()) {
+      absl::StrAppend(&error, "removing cgroups: ", s.message());
+    }
+    placement_.reset();
+  }
+  if (absl::Status s = RestoreQueue(); !s.ok()) {
+    absl::StrAppend(&error, error.empty() ? "" : "; ", "restoring queue settings: ", s.message());
+  }
+  hold_.reset();
+  return error.empty() ? absl::OkStatus() : absl::InternalError(error);
+}
+
+}  // namespace blkbench

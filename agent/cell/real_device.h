@@ -1,0 +1,62 @@
+// RealDevicePreparation: how the agent makes an allowlisted device ready for one run and
+// leaves the host as found after it — wrong-disk checks and the O_EXCL hold, the identity
+// recorded at registration, queue settings journaled and applied, the cell's cgroup layout
+// (journaled too) — as the DevicePreparation of the one cell runner. Its own library
+// (blkbench_cell_real): anything that runs a cell on a real device links it, not the agent.
+#ifndef BLKBENCH_AGENT_CELL_REAL_DEVICE_H_
+#define BLKBENCH_AGENT_CELL_REAL_DEVICE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/cell/cell_runner.h"
+#include "agent/cgroup/cgroup_manager.h"
+#include "agent/device/identity.h"
+#include "agent/device/queue_settings.h"
+#include "agent/device/safety.h"
+
+namespace blkbench {
+
+// One object per run (see DevicePreparation); the borrowed objects outlive it and are
+// thread-safe, so runs on different devices prepare concurrently.
+class RealDevicePreparation final : public DevicePreparation {
+ public:
+  // run.device must be on `allowlist` (PrepareExclusiveWrite checks it again) with class
+  // `device_class`; `identities` holds what registration recorded.
+  RealDevicePreparation(std::string device_class, std::vector<AllowlistEntry> allowlist,
+                        const DeviceIdentityRegistry& identities, QueueSettingsJournal& journal,
+                        CgroupManager& cgroups);
+
+  // Wrong-disk protection first, before any sysfs write or cgroup: PrepareExclusiveWrite's
+  // checks and O_EXCL hold (kept until Release), then, under the hold, the device's identity
+  // must be the one recorded at registration. Then the queue settings (originals journaled
+  // durably first) and, for a layout other than root, the cell's cgroups named run.name
+  // (after the queue settings: bfq's weight files exist once a device runs bfq). The facts
+  // are read under the hold, with path = run.device; io_path is the resolved node. Errors:
+  // FailedPrecondition "refused: ..." for a device that may not be written (nothing was
+  // touched); the failing step's error otherwise, with whatever was applied undone.
+  absl::StatusOr<PreparedDevice> Prepare(const CellRun& run) override;
+
+  // Removes the groups (the runner has reaped every job, so they are empty), restores the
+  // queue settings, then drops the hold.
+  absl::Status Release() override;
+
+ private:
+  absl::Status RestoreQueue();
+
+  const std::string device_class_;
+  const std::vector<AllowlistEntry> allowlist_;
+  const DeviceIdentityRegistry& identities_;
+  QueueSettingsJournal& journal_;
+  CgroupManager& cgroups_;
+  // Set by a successful Prepare.
+  std::optional<ExclusiveHold> hold_;
+  v1::DeviceFacts facts_;
+  std::unique_ptr<CgroupPlacement> placement_;
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_AGENT_CELL_REAL_DEVICE_H_
