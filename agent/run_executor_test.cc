@@ -137,6 +137,25 @@ TEST_F(RunExecutorTest, QueueSettingsAppliedDuringRunAndRestoredAfter) {
   EXPECT_EQ(loop->SysfsQueue("nr_requests"), nr);
 }
 
+// The device's own counters over the run: a read-only job's 1 MiB reached the device
+// and nothing was written (reads by others, e.g. udev's probe, may add to the reads).
+TEST_F(RunExecutorTest, TheResultCarriesTheDevicesOwnCounters) {
+  auto loop = LoopDevice::Create(16);
+  if (!loop) GTEST_SKIP() << "loop devices unavailable";
+  Init({{loop->path(), "loop"}});
+  v1::RunAssignment a = Assignment(loop->path());
+  a.mutable_cell()->mutable_job()->set_direct(true);
+  a.mutable_cell()->mutable_job()->set_rw(v1::RANDREAD);
+  v1::RunFinished f = Run(a);
+  ASSERT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
+  const v1::DeviceStats& s = f.result().device_stats();
+  EXPECT_GE(s.read_bytes(), 1u << 20);
+  EXPECT_GE(s.reads(), (1u << 20) / a.cell().job().bs());
+  EXPECT_EQ(s.write_bytes(), 0u);
+  EXPECT_GT(s.elapsed_s(), 0);
+  EXPECT_LE(s.util_pct(), 100);
+}
+
 TEST_F(RunExecutorTest, UnknownSchedulerFailsAndChangesNothing) {
   auto loop = LoopDevice::Create(16);
   if (!loop) GTEST_SKIP() << "loop devices unavailable";

@@ -25,6 +25,7 @@ absl::StatusOr<v1::RunResult> RunCell(const CellRun& run, DevicePreparation& dev
   ctx.place_job = prepared->place_job;
   ctx.trace = run.trace;
   absl::StatusOr<v1::RunResult> result = runner.Run(ctx);
+  if (result.ok() && prepared->annotate) prepared->annotate(*result);
 
   const absl::Status released = device.Release();
   if (!result.ok()) {

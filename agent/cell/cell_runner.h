@@ -44,6 +44,9 @@ struct PreparedDevice {
   // Puts a job in its cgroup before its first I/O (RunContext::place_job); empty when
   // the jobs stay where they are (root layout, simulated devices).
   std::function<absl::Status(uint32_t job, int tid)> place_job;
+  // Adds what the device recorded during the run (its own counters) to a successful
+  // result, before Release; empty when there is nothing (simulated devices, files).
+  std::function<void(v1::RunResult& result)> annotate;
 };
 
 // How a device is made ready for a run and left as found after it: nothing for a

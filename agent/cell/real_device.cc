@@ -2,10 +2,15 @@
 // real_device.h.
 #include "agent/cell/real_device.h"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "agent/device/device_facts.h"
+#include "agent/device/diskstats.h"
 
 namespace blkbench {
 namespace {
@@ -74,6 +79,35 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
   }
 
   PreparedDevice d;
+  // The device's own counters from here to the end of the run (iostat over the run).
+  if (facts->is_block()) {
+    struct stat st;
+    if (stat(resolved.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+      const uint32_t ma = major(st.st_rdev), mi = minor(st.st_rdev);
+      if (absl::StatusOr<DiskStats> before = ReadDiskStats(ma, mi); before.ok()) {
+        d.annotate = [ma, mi, before = *before,
+                      start = std::chrono::steady_clock::now()](v1::RunResult& result) {
+          absl::StatusOr<DiskStats> after = ReadDiskStats(ma, mi);
+          if (!after.ok()) return;
+          const double elapsed =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          const DiskStatsDelta delta = Delta(before, *after, elapsed);
+          v1::DeviceStats* s = result.mutable_device_stats();
+          s->set_elapsed_s(delta.elapsed_s);
+          s->set_reads(delta.reads);
+          s->set_writes(delta.writes);
+          s->set_reads_merged(delta.reads_merged);
+          s->set_writes_merged(delta.writes_merged);
+          s->set_read_bytes(delta.read_bytes);
+          s->set_write_bytes(delta.write_bytes);
+          s->set_r_await_ms(delta.r_await_ms);
+          s->set_w_await_ms(delta.w_await_ms);
+          s->set_aqu_sz(delta.aqu_sz);
+          s->set_util_pct(delta.util_pct);
+        };
+      }
+    }
+  }
   d.io_path = resolved;
   d.facts = *std::move(facts);
   d.applied = std::move(applied);
