@@ -251,5 +251,15 @@ TEST_F(RunExecutorTest, ADeviceMissingAtRegistrationIsNotOfferedAndRefused) {
   EXPECT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
 }
 
+// A simulated device offers exactly the schedulers the engine models, and is rotational
+// when its model is (both from common/sim_vocabulary.h).
+TEST(SimulatedDeviceFactsTest, FollowTheEnginesVocabulary) {
+  const v1::DeviceFacts hdd = SimulatedDeviceFacts("sim:hdd-seed003");
+  EXPECT_TRUE(hdd.simulated());
+  EXPECT_TRUE(hdd.rotational());
+  EXPECT_THAT(hdd.schedulers(), ::testing::ElementsAre("none", "mq-deadline", "bfq", "kyber"));
+  EXPECT_FALSE(SimulatedDeviceFacts("sim:ssd-sata").rotational());
+}
+
 }  // namespace
 }  // namespace blkbench

@@ -52,8 +52,9 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
       if (!absl::StartsWith(key, prefix)) continue;
       std::string problem =
           DeviceParamProblem(sim->family, std::string_view(key).substr(prefix.size()), value);
-      if (problem.empty()) continue;
-      issues.push_back({{key, "device_class"},
+      const OptionDef* def = FindOption(key);  // null_blk.*: the parser's own key
+      if (problem.empty() || def == nullptr) continue;
+      issues.push_back({{def->canonical, "device_class"},
                         absl::StrCat(problem, " (the engine's ", ToAbsl(sim->family), " model)")});
     }
   }
