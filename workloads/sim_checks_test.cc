@@ -1,6 +1,7 @@
 // Tests for matrix checks against the engine's vocabulary: unknown sim: device classes,
 // kernel profiles, patch flags, machine profiles and model parameters are errors at
 // FILE:LINE:COL; a patch flag outside its scheduler is a warning.
+#include <algorithm>
 #include <string>
 #include <vector>
 
