@@ -15,6 +15,7 @@
 #include "absl/strings/strip.h"
 #include "agent/cgroup/hierarchy.h"
 #include "common/resolved_job.h"
+#include "common/sim_vocabulary.h"
 #include "yaml-cpp/yaml.h"
 
 namespace blkbench {
@@ -145,9 +146,10 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       cfg.sim_devices.clear();
       for (size_t i = 0; i < v.size(); ++i) {
         const std::string name = v[i].IsScalar() ? v[i].Scalar() : "";
-        if (!IsSimulated(name) || name.size() <= 4) {
+        if (FindSimDevice(name) == nullptr) {
           errors.push_back(absl::StrCat(Where(file_name, v[i]), ": sim_devices[", i,
-                                        "]: expected a simulated device class like sim:ssd"));
+                                        "]: expected a simulated device class (", SimDeviceList(),
+                                        "), got '", name, "'"));
           continue;
         }
         cfg.sim_devices.push_back(name);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/sim_vocabulary.h"
 
 namespace blkbench {
 
@@ -30,7 +31,7 @@ struct AgentConfig {
   std::vector<AllowedDevice> devices;
   // Simulated devices offered to the controller and run by the scheduler engine; they
   // touch no hardware. `sim_devices: []` in the file turns them off.
-  std::vector<std::string> sim_devices = {"sim:null_blk", "sim:hdd", "sim:ssd", "sim:optane"};
+  std::vector<std::string> sim_devices = DefaultSimDevices();  // sim:null_blk, sim:hdd, ...
   // Prometheus /metrics address (host:port); "" = no exporter. Reported to the
   // controller, which lists it for Prometheus service discovery (a wildcard host is
   // replaced there by the address the agent connects from).

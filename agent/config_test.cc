@@ -8,6 +8,7 @@
 namespace blkbench {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 TEST(AgentConfigTest, ParsesAllKeys) {
@@ -115,6 +116,21 @@ TEST(AgentConfigTest, MetricsListenAndGrace) {
   EXPECT_THAT(bad.status().message(),
               HasSubstr("a.yaml:1:17: 'metrics_listen': expected host:port"));
   EXPECT_THAT(bad.status().message(), HasSubstr("a.yaml:2:19: 'metrics_grace_ms'"));
+}
+
+// The simulated devices an agent offers are the engine's (common/sim_vocabulary.h): a
+// typo is refused at startup rather than offered and failed at the first run.
+TEST(AgentConfigTest, SimDevicesAreTheEnginesClasses) {
+  auto cfg = ParseAgentConfig("sim_devices: [sim:hdd-seed003, sim:optane-p5800x]\n", "a.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_THAT(cfg->sim_devices, ElementsAre("sim:hdd-seed003", "sim:optane-p5800x"));
+  EXPECT_THAT(ParseAgentConfig("{}\n", "a.yaml")->sim_devices,
+              ElementsAre("sim:null_blk", "sim:hdd", "sim:ssd", "sim:optane"));
+  auto bad = ParseAgentConfig("sim_devices: [sim:ssd, sim:nvme]\n", "a.yaml");
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("a.yaml:1:24: sim_devices[1]: expected a simulated device class "
+                        "(sim:null_blk, sim:hdd, sim:hdd-seed003, sim:ssd, sim:ssd-sata, "
+                        "sim:ssd-seed004, sim:optane, sim:optane-p5800x), got 'sim:nvme'"));
 }
 
 TEST(AgentConfigTest, MissingFileIsNotFound) {

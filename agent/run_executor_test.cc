@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/cell/sim_device.h"
 #include "agent/runners.h"
 #include "common/testing/loop_device.h"
 #include "engine/model/engine_runner.h"
@@ -315,6 +316,16 @@ TEST(RunExecutorRepeatTest, EveryRepeatRunsWithItsSeedOnRealAndSimulatedDevices)
   EXPECT_EQ(runs[1].cell.job().randseed(), 0x89u + 2);
   EXPECT_EQ(runs[1].target_path, "sim:ssd");
   EXPECT_EQ(runs[1].target_size, engine::kSimulatedDeviceBytes);
+}
+
+// A simulated device offers exactly the schedulers the engine models, and is rotational
+// when its model is (both from common/sim_vocabulary.h).
+TEST(SimulatedDeviceFactsTest, FollowTheEnginesVocabulary) {
+  const v1::DeviceFacts hdd = SimulatedDeviceFacts("sim:hdd-seed003");
+  EXPECT_TRUE(hdd.simulated());
+  EXPECT_TRUE(hdd.rotational());
+  EXPECT_THAT(hdd.schedulers(), ::testing::ElementsAre("none", "mq-deadline", "bfq", "kyber"));
+  EXPECT_FALSE(SimulatedDeviceFacts("sim:ssd-sata").rotational());
 }
 
 }  // namespace

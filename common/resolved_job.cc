@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/sim_vocabulary.h"
 
 namespace blkbench {
 namespace {
@@ -183,7 +184,7 @@ absl::StatusOr<ResolvedJob> ResolveJobOrError(const v1::JobSpec& spec) {
 }
 
 bool IsSimulated(std::string_view device_class_or_kernel) {
-  return device_class_or_kernel.substr(0, 4) == "sim:";
+  return device_class_or_kernel.substr(0, kSimPrefix.size()) == kSimPrefix;
 }
 
 v1::CellSpec CellForRepeat(const v1::CellSpec& cell, uint32_t repeat) {

@@ -12,6 +12,7 @@
 #include "workloads/absl_compat.h"
 #include "workloads/errors.h"
 #include "workloads/job_options.h"
+#include "workloads/sim_checks.h"
 
 namespace blkbench::workloads {
 
@@ -52,6 +53,12 @@ void CheckValues(std::vector<Binding>& bindings, ErrorList& errors) {
       if (!b.def->apply(v.text, cell)) {
         errors.Add(v.pos, absl::StrCat("key '", b.key, "': expected ", ToAbsl(b.def->expected),
                                        ", got '", v.text, "'"));
+        b.valid = false;
+        continue;
+      }
+      // Values the engine would refuse at run time (sim: classes, kernels, machines).
+      if (std::string problem = SimValueProblem(b.def->canonical, v.text); !problem.empty()) {
+        errors.Add(v.pos, std::move(problem));
         b.valid = false;
         continue;
       }

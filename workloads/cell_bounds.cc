@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/sim_vocabulary.h"
 #include "workloads/cell_checks.h"
 #include "workloads/cgroup_layout.h"
 #include "workloads/job_options.h"
@@ -31,10 +32,13 @@ absl::Status CheckCellBounds(const v1::CellSpec& cell) {
     issues.push_back(absl::StrCat("bs ", job.bs(), " (expected a multiple of ", kSectorSize, ")"));
   }
   const std::string& sched = cell.queue().scheduler();
-  if (!sched.empty() && sched != "none" && sched != "mq-deadline" && sched != "bfq" &&
-      sched != "kyber") {
-    issues.push_back(
-        absl::StrCat("scheduler '", sched, "' (expected none, mq-deadline, bfq or kyber)"));
+  if (!sched.empty() && !IsKnownScheduler(sched)) {
+    std::vector<absl::string_view> names;
+    for (std::string_view s : Schedulers()) names.emplace_back(s.data(), s.size());
+    const absl::string_view last = names.back();
+    names.pop_back();
+    issues.push_back(absl::StrCat("scheduler '", sched, "' (expected ", absl::StrJoin(names, ", "),
+                                  " or ", last, ")"));
   }
   if (cell.has_cgroup_layout() && job.numjobs() > 0) {
     if (absl::Status s = ValidateCgroupLayout(cell.cgroup_layout(), job.numjobs()); !s.ok()) {

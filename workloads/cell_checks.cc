@@ -10,9 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/sim_vocabulary.h"
 #include "workloads/absl_compat.h"
 #include "workloads/cgroup_layout.h"
 #include "workloads/job_options.h"
+#include "workloads/sim_checks.h"
 
 namespace blkbench::workloads {
 
@@ -41,6 +43,20 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
          absl::StrCat("kernel '", target.kernel(), "' is a simulator profile; it needs a sim: ",
                       "device_class (e.g. 'sim:", target.device_class(), "'), got device_class '",
                       target.device_class(), "'")});
+  }
+  // A simulated device takes its family's parameters as the engine's model reads them
+  // (null_blk's queue_mode is only 2 there, for example); other families' are ignored.
+  if (const SimDeviceDef* sim = FindSimDevice(target.device_class()); sim != nullptr) {
+    const std::string prefix = absl::StrCat(ToAbsl(sim->family), ".");
+    for (const auto& [key, value] : cell.device_params()) {
+      if (!absl::StartsWith(key, prefix)) continue;
+      std::string problem =
+          DeviceParamProblem(sim->family, std::string_view(key).substr(prefix.size()), value);
+      const OptionDef* def = FindOption(key);  // null_blk.*: the parser's own key
+      if (problem.empty() || def == nullptr) continue;
+      issues.push_back({{def->canonical, "device_class"},
+                        absl::StrCat(problem, " (the engine's ", ToAbsl(sim->family), " model)")});
+    }
   }
   if (!target.machine().empty() && !sim_device) {
     issues.push_back({{"machine", "device_class"},

@@ -11,18 +11,45 @@
 
 namespace blkbench::workloads {
 
-void ErrorList::Add(Position pos, std::string message) {
-  for (const auto& [p, m] : errors_) {
+namespace {
+
+void AddOnce(std::vector<std::pair<Position, std::string>>& list, Position pos,
+             std::string message) {
+  for (const auto& [p, m] : list) {
     if (p == pos && m == message) return;
   }
-  errors_.emplace_back(pos, std::move(message));
+  list.emplace_back(pos, std::move(message));
+}
+
+std::vector<std::pair<Position, std::string>> Sorted(
+    std::vector<std::pair<Position, std::string>> list) {
+  std::stable_sort(list.begin(), list.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return list;
+}
+
+}  // namespace
+
+void ErrorList::Add(Position pos, std::string message) {
+  AddOnce(errors_, pos, std::move(message));
+}
+
+void ErrorList::AddWarning(Position pos, std::string message) {
+  AddOnce(warnings_, pos, std::move(message));
+}
+
+std::vector<std::string> ErrorList::Warnings() const {
+  std::vector<std::string> lines;
+  for (const auto& [pos, message] : Sorted(warnings_)) {
+    lines.push_back(
+        absl::StrCat(file_name_, ":", pos.line, ":", pos.column, ": warning: ", message));
+  }
+  return lines;
 }
 
 absl::Status ErrorList::ToStatus() const {
   if (errors_.empty()) return absl::OkStatus();
-  std::vector<std::pair<Position, std::string>> sorted = errors_;
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::vector<std::pair<Position, std::string>> sorted = Sorted(errors_);
   std::string text;
   for (size_t i = 0; i < sorted.size() && i < kMaxShown; ++i) {
     if (i > 0) text += "\n";

@@ -1,5 +1,6 @@
 // Collects every error found in one matrix file and renders them as
-// "FILE:LINE:COL: message" lines inside one InvalidArgument status.
+// "FILE:LINE:COL: message" lines inside one InvalidArgument status; warnings (which do
+// not fail the parse) render as "FILE:LINE:COL: warning: message".
 #ifndef BLKBENCH_WORKLOADS_ERRORS_H_
 #define BLKBENCH_WORKLOADS_ERRORS_H_
 
@@ -30,6 +31,9 @@ class ErrorList {
   // Records an error at `pos`. An identical (position, message) pair is kept once.
   void Add(Position pos, std::string message);
 
+  // Records a warning at `pos`, kept once like errors. Warnings never make ToStatus fail.
+  void AddWarning(Position pos, std::string message);
+
   bool empty() const { return errors_.empty(); }
   size_t size() const { return errors_.size(); }
 
@@ -37,9 +41,13 @@ class ErrorList {
   // per error, in file order.
   absl::Status ToStatus() const;
 
+  // One "FILE:LINE:COL: warning: message" line per warning, in file order.
+  std::vector<std::string> Warnings() const;
+
  private:
   std::string file_name_;
   std::vector<std::pair<Position, std::string>> errors_;
+  std::vector<std::pair<Position, std::string>> warnings_;
 };
 
 }  // namespace blkbench::workloads

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/sim_vocabulary.h"
 #include "workloads/cgroup_layout.h"
 #include "workloads/labels.h"
 #include "workloads/units.h"
@@ -102,10 +103,7 @@ bool ApplyCpusAllowed(std::string_view s, CellSpec& cell) {
 }
 
 bool ApplyScheduler(std::string_view s, CellSpec& cell) {
-  static constexpr std::string_view kSchedulers[] = {"none", "mq-deadline", "bfq", "kyber"};
-  if (std::find(std::begin(kSchedulers), std::end(kSchedulers), s) == std::end(kSchedulers)) {
-    return false;
-  }
+  if (!IsKnownScheduler(s)) return false;
   cell.mutable_queue()->set_scheduler(std::string(s));
   return true;
 }
@@ -208,6 +206,7 @@ constexpr OptionDef kOptions[] = {
     {"randseed", "randseed", Scope::kJob, "an unsigned integer (decimal or 0x hex)",
      &JobUint<&JobSpec::set_randseed, 0, UINT64_MAX>},
     // Block-layer settings applied through sysfs and cgroupfs.
+    // The text lists common/sim_vocabulary.h's Schedulers() (matrix_test.cc checks).
     {"scheduler", "scheduler", Scope::kJob, "one of none, mq-deadline, bfq, kyber",
      &ApplyScheduler},
     {"nr_requests", "nr_requests", Scope::kJob, "a positive integer",

@@ -19,7 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "engine/device/device_model.h"
+#include "absl/strings/str_join.h"
+#include "common/sim_vocabulary.h"
 #include "workloads/absl_compat.h"
 #include "workloads/bindings.h"
 #include "workloads/errors.h"
@@ -27,6 +28,7 @@
 #include "workloads/fio_import.h"
 #include "workloads/job_options.h"
 #include "workloads/labels.h"
+#include "workloads/sim_checks.h"
 #include "workloads/suggest.h"
 #include "workloads/units.h"
 
@@ -35,7 +37,6 @@ namespace {
 
 constexpr std::string_view kTopLevelKeys[] = {"name",   "description", "repeats", "job",
                                               "matrix", "target",      "device"};
-constexpr std::string_view kDeviceKinds[] = {"null_blk", "hdd", "ssd", "optane", "engine"};
 constexpr std::string_view kNullBlkPrefix = "null_blk.";
 // Matrix files are hand-written; anything bigger is a mistake (or /dev/zero).
 constexpr size_t kMaxFileBytes = 4 << 20;
@@ -289,17 +290,19 @@ void Reader::ReadDevice(const Entry& e) {
                              ToAbsl(Kind(e.value))));
     return;
   }
+  std::vector<std::string_view> families;
+  for (const DeviceFamilyDef& f : DeviceFamilies()) families.push_back(f.name);
   for (const Entry& kind : Entries(e.value, "in device:")) {
-    if (kind.key == "hdd" || kind.key == "ssd" || kind.key == "optane" || kind.key == "engine") {
+    if (kind.key != "null_blk" && FindDeviceFamily(kind.key) != nullptr) {
       ReadModelParams(kind);
       continue;
     }
     if (kind.key != "null_blk") {
-      errors_.Add(
-          PosOf(kind.key_node),
-          absl::StrCat("unknown device '", kind.key, "'",
-                       DidYouMean(kind.key, {std::begin(kDeviceKinds), std::end(kDeviceKinds)}),
-                       "; devices with parameters: null_blk, hdd, ssd, optane, engine"));
+      std::vector<absl::string_view> names;
+      for (std::string_view f : families) names.push_back(ToAbsl(f));
+      errors_.Add(PosOf(kind.key_node),
+                  absl::StrCat("unknown device '", kind.key, "'", DidYouMean(kind.key, families),
+                               "; devices with parameters: ", absl::StrJoin(names, ", ")));
       continue;
     }
     if (kind.value.IsNull()) continue;
@@ -315,33 +318,9 @@ void Reader::ReadDevice(const Entry& e) {
   }
 }
 
-// blk-mq settings of the engine's simulated host (engine/model/config.cc reads them).
-absl::Status CheckEngineParam(std::string_view key, const std::string& value) {
-  struct Limit {
-    std::string_view key;
-    uint64_t lo, hi;
-    std::string_view meaning;
-  };
-  static constexpr Limit kLimits[] = {
-      {"can_queue", 1, 65536, "SCSI host tags (driver tags) of a budgeted device"},
-      {"rq_affinity", 0, 2, "0, 1 or 2 as /sys/block/X/queue/rq_affinity"},
-      {"irq_cpu", 0, 4095, "the CPU that takes the device's interrupt"}};
-  for (const Limit& l : kLimits) {
-    if (l.key != key) continue;
-    absl::StatusOr<uint64_t> v = ParseUint(value);
-    if (!v.ok() || *v < l.lo || *v > l.hi) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("key 'engine.", ToAbsl(key), "': expected an integer from ", l.lo, " to ",
-                       l.hi, " (", ToAbsl(l.meaning), "), got '", value, "'"));
-    }
-    return absl::OkStatus();
-  }
-  return absl::InvalidArgumentError(absl::StrCat("unknown key 'engine.", ToAbsl(key),
-                                                 "' (known: can_queue, rq_affinity, irq_cpu)"));
-}
-
-// Parameters of the engine's hdd/ssd/optane models: scalars only, checked by the model's
-// own parameter table (engine/device) so the two never disagree.
+// Parameters of the engine's hdd/ssd/optane models and its simulated host (engine:):
+// scalars only, checked against the tables the engine builds them from
+// (common/sim_vocabulary.h), so the two never disagree.
 void Reader::ReadModelParams(const Entry& kind) {
   if (kind.value.IsNull()) return;
   if (!kind.value.IsMap()) {
@@ -358,10 +337,8 @@ void Reader::ReadModelParams(const Entry& kind) {
       continue;
     }
     const std::string value = param.value.Scalar();
-    absl::Status s = kind.key == "engine" ? CheckEngineParam(param.key, value)
-                                          : engine::CheckDeviceParam(kind.key, param.key, value);
-    if (!s.ok()) {
-      errors_.Add(PosOf(param.key_node), std::string(s.message()));
+    if (std::string problem = DeviceParamProblem(kind.key, param.key, value); !problem.empty()) {
+      errors_.Add(PosOf(param.key_node), std::move(problem));
       continue;
     }
     model_params_[absl::StrCat(kind.key, ".", param.key)] = value;
@@ -402,8 +379,10 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
   Expansion expansion =
       ExpandCells(bindings, broken, reader.matrix_pos().value_or(Position{}), errors);
   if (!errors.empty()) return errors.ToStatus();
+  WarnPatchesOutsideTheirScheduler(bindings, expansion.cells, errors);
 
   Matrix matrix = std::move(reader.matrix());
+  matrix.warnings = errors.Warnings();
   matrix.axes = std::move(expansion.axes);
   matrix.cells = std::move(expansion.cells);
   for (v1::CellSpec& cell : matrix.cells) {

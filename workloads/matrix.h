@@ -40,6 +40,9 @@ struct Matrix {
   // The cartesian product of the axes: cells[i].index() == i, the first axis varies
   // slowest, and each cell's axes() hold the key and the value as written.
   std::vector<v1::CellSpec> cells;
+  // "FILE:LINE:COL: warning: ..." lines for things that are allowed but likely not meant
+  // (a patch flag that changes none of a cell's scheduler); print them, run anyway.
+  std::vector<std::string> warnings;
 };
 
 // Parses matrix YAML `text`; `file_name` only labels messages. On success returns

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/resolved_job.h"
+#include "common/sim_vocabulary.h"
 #include "engine/model/engine_runner.h"
 
 namespace blkbench {
@@ -15,9 +16,10 @@ v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class) {
   f.set_size_bytes(engine::kSimulatedDeviceBytes);
   f.set_logical_block_size(512);
   f.set_physical_block_size(512);
-  f.set_rotational(device_class == "sim:hdd");
+  const SimDeviceDef* def = FindSimDevice(device_class);
+  f.set_rotational(def != nullptr && def->rotational);
   f.set_model("blkbench engine");
-  for (const char* s : {"none", "mq-deadline", "bfq", "kyber"}) f.add_schedulers(s);
+  for (std::string_view s : Schedulers()) f.add_schedulers(std::string(s));
   f.mutable_queue()->set_scheduler("none");
   return f;
 }

@@ -97,6 +97,7 @@ int CmdValidate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     err << m.status().message() << "\n";
     return 1;
   }
+  for (const std::string& warning : m->warnings) err << warning << "\n";
   out << workloads::FormatCells(*m);
   out << m->cells.size() << " cells x " << m->repeats
       << " repeats = " << m->cells.size() * m->repeats << " runs\n";
@@ -107,6 +108,9 @@ int CmdValidate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
 int CheckMatrix(const Args& a, std::ostream& err) {
   auto m = workloads::ParseMatrixFile(a.positional[1]);
   if (!m.ok()) err << m.status().message() << "\n";
+  if (m.ok()) {
+    for (const std::string& warning : m->warnings) err << warning << "\n";
+  }
   return m.ok() ? 0 : 1;
 }
 

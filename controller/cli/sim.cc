@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/resolved_job.h"
 #include "common/run_order.h"
+#include "common/sim_vocabulary.h"
 #include "controller/cli/format.h"
 #include "controller/store/sqlite_store.h"
 #include "engine/model/engine_runner.h"
@@ -78,11 +79,11 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     if (!IsSimulated(cell.target().device_class())) {
       err << path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
           << ") has device_class '" << cell.target().device_class()
-          << "'; blkbench sim runs only simulated classes (sim:null_blk, sim:hdd, sim:ssd, "
-             "sim:optane)\n";
+          << "'; blkbench sim runs only simulated classes (" << SimDeviceList() << ")\n";
       return 1;
     }
   }
+  for (const std::string& warning : m->warnings) err << warning << "\n";
   SystemClock clock;
   v1::Experiment exp;
   exp.set_name(m->name);

@@ -1,15 +1,13 @@
 // MakeDeviceModel: builds a preset by kind and applies "<family>.<name>" parameter overrides.
-#include <cmath>
+#include <algorithm>
 #include <functional>
-#include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/sim_vocabulary.h"
 #include "engine/device/device_model.h"
 #include "engine/device/device_presets.h"
 #include "engine/device/hdd.h"
@@ -19,66 +17,32 @@
 namespace blkbench::engine {
 namespace {
 
-// One settable parameter: its name after the family prefix, what a valid value looks like
-// (for the error message) and a parser that stores it, returning false on a bad value.
+// Binds one parameter of common/sim_vocabulary's tables (which give its name, type and
+// valid values) to the field of a model config it sets.
 struct Param {
   std::string name;
-  std::string want;
-  std::function<bool(absl::string_view)> set;
+  std::function<void(const ParsedParam&)> set;
 };
 
 template <typename T>
 Param Uint(std::string name, T* out) {
-  return {std::move(name), "an unsigned integer", [out](absl::string_view v) {
-            uint64_t x;
-            if (!absl::SimpleAtoi(v, &x) || x > std::numeric_limits<T>::max()) return false;
-            *out = static_cast<T>(x);
-            return true;
-          }};
+  return {std::move(name), [out](const ParsedParam& v) { *out = static_cast<T>(v.integer); }};
 }
 
 Param Micros(std::string name, SimTime* out) {
-  return {std::move(name), "microseconds (>= 0, fractions allowed)", [out](absl::string_view v) {
-            double x;
-            if (!absl::SimpleAtod(v, &x) || !(x >= 0) || x > 1e9) return false;
-            *out = static_cast<SimTime>(std::llround(x * 1e3));
-            return true;
-          }};
+  return {std::move(name), [out](const ParsedParam& v) { *out = static_cast<SimTime>(v.integer); }};
 }
 
 Param Double(std::string name, double* out) {
-  return {std::move(name), "a number", [out](absl::string_view v) {
-            double x;
-            if (!absl::SimpleAtod(v, &x) || !std::isfinite(x)) return false;
-            *out = x;
-            return true;
-          }};
+  return {std::move(name), [out](const ParsedParam& v) { *out = v.number; }};
 }
 
 Param Bool(std::string name, bool* out) {
-  return {std::move(name), "0, 1, true or false",
-          [out](absl::string_view v) { return absl::SimpleAtob(v, out); }};
+  return {std::move(name), [out](const ParsedParam& v) { *out = v.flag; }};
 }
 
-// Bytes with an optional binary suffix: 4096, 8K, 64MiB, 1T.
 Param Bytes(std::string name, uint64_t* out) {
-  return {std::move(name), "a size such as 4096, 8K, 64M or 1T", [out](absl::string_view v) {
-            std::string s = absl::AsciiStrToUpper(v);
-            if (absl::EndsWith(s, "IB")) s.resize(s.size() - 2);
-            uint64_t mult = 1;
-            if (!s.empty()) {
-              const size_t shift = absl::string_view("KMGT").find(s.back());
-              if (shift != absl::string_view::npos) {
-                mult = uint64_t{1} << (10 * (shift + 1));
-                s.pop_back();
-              }
-            }
-            uint64_t x;
-            if (!absl::SimpleAtoi(s, &x)) return false;
-            if (x != 0 && mult > std::numeric_limits<uint64_t>::max() / x) return false;
-            *out = x * mult;
-            return true;
-          }};
+  return {std::move(name), [out](const ParsedParam& v) { *out = v.integer; }};
 }
 
 std::vector<Param> NullBlkParams(NullBlkConfig* c) {
@@ -89,7 +53,7 @@ std::vector<Param> NullBlkParams(NullBlkConfig* c) {
           Uint("blocksize", &c->blocksize),
           Bool("memory_backed", &c->memory_backed),
           // Only blk-mq remains: the bio mode (queue_mode 0/1) was removed in 6.9.
-          {"queue_mode", "2 (blk-mq)", [](absl::string_view v) { return v == "2"; }}};
+          {"queue_mode", [](const ParsedParam&) {}}};
 }
 
 std::vector<Param> HddParams(HddConfig* c) {
@@ -120,57 +84,45 @@ std::vector<Param> SsdParams(SsdConfig* c) {
           Uint("hw_queues", &c->hw_queues)};
 }
 
-// Applies every entry of `params` to `table`; each key must be "<family>.<known name>".
+// Applies every entry of `params` to `table`; each key must be "<family>.<name>" of a
+// parameter in the vocabulary's table for `family`, with a valid value.
 absl::Status Apply(absl::string_view kind, absl::string_view family,
                    const std::map<std::string, std::string>& params,
                    const std::vector<Param>& table) {
+  const DeviceFamilyDef* def = FindDeviceFamily(std::string_view(family.data(), family.size()));
+  if (def == nullptr) return absl::InternalError(absl::StrCat("no parameter table for ", family));
+  const std::string prefix = absl::StrCat(family, ".");
   for (const auto& [key, value] : params) {
-    const std::string prefix = absl::StrCat(family, ".");
-    const Param* param = nullptr;
+    const DeviceParamDef* param = nullptr;
     if (absl::StartsWith(key, prefix)) {
-      const absl::string_view name = absl::string_view(key).substr(prefix.size());
-      for (const Param& p : table) {
-        if (p.name == name) param = &p;
-      }
+      param = FindDeviceParam(*def, std::string_view(key).substr(prefix.size()));
     }
     if (param == nullptr) {
       std::vector<std::string> known;
-      for (const Param& p : table) known.push_back(absl::StrCat(prefix, p.name));
+      for (const DeviceParamDef& p : def->params) {
+        known.push_back(absl::StrCat(prefix, absl::string_view(p.name.data(), p.name.size())));
+      }
       return absl::InvalidArgumentError(absl::StrCat("unknown parameter \"", key,
                                                      "\" for device \"", kind,
                                                      "\"; known: ", absl::StrJoin(known, ", ")));
     }
-    if (!param->set(value)) {
+    ParsedParam parsed;
+    if (!ParseDeviceParam(*param, value, &parsed)) {
       return absl::InvalidArgumentError(absl::StrCat("device parameter ", key, ": expected ",
-                                                     param->want, ", got \"", value, "\""));
+                                                     DeviceParamExpected(*param), ", got \"", value,
+                                                     "\""));
     }
+    const auto bound = std::find_if(table.begin(), table.end(),
+                                    [&](const Param& p) { return p.name == param->name; });
+    if (bound == table.end()) {
+      return absl::InternalError(absl::StrCat("device parameter ", key, " is not bound"));
+    }
+    bound->set(parsed);
   }
   return absl::OkStatus();
 }
 
 }  // namespace
-
-absl::Status CheckDeviceParam(std::string_view family_in, std::string_view name_in,
-                              std::string_view value_in) {
-  const absl::string_view family(family_in.data(), family_in.size());
-  const std::map<std::string, std::string> one = {
-      {absl::StrCat(family, ".", absl::string_view(name_in.data(), name_in.size())),
-       std::string(value_in)}};
-  if (family == "null_blk") {
-    NullBlkConfig c;
-    return Apply(family, family, one, NullBlkParams(&c));
-  }
-  if (family == "hdd") {
-    HddConfig c = HddPreset();
-    return Apply(family, family, one, HddParams(&c));
-  }
-  if (family == "ssd" || family == "optane") {
-    SsdConfig c = SsdNvmePreset();
-    return Apply(family, family, one, SsdParams(&c));
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown device family \"", family, "\"; known: null_blk, hdd, ssd, optane"));
-}
 
 absl::StatusOr<std::unique_ptr<DeviceModel>> MakeDeviceModel(
     std::string_view kind_in, const std::map<std::string, std::string>& params, uint64_t seed) {
@@ -202,10 +154,10 @@ absl::StatusOr<std::unique_ptr<DeviceModel>> MakeDeviceModel(
     if (absl::Status s = c.Validate(); !s.ok()) return s;
     return std::make_unique<SsdModel>(c, seed);
   }
+  std::vector<absl::string_view> kinds;
+  for (const SimDeviceDef& d : SimDevices()) kinds.emplace_back(d.name.data(), d.name.size());
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown device kind \"", kind,
-                   "\"; known: null_blk, hdd, hdd-seed003, ssd, ssd-sata, ssd-seed004, optane, "
-                   "optane-p5800x"));
+      absl::StrCat("unknown device kind \"", kind, "\"; known: ", absl::StrJoin(kinds, ", ")));
 }
 
 }  // namespace blkbench::engine

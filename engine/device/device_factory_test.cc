@@ -2,6 +2,7 @@
 #include <map>
 #include <string>
 
+#include "common/sim_vocabulary.h"
 #include "engine/device/closed_loop_harness.h"
 #include "engine/device/device_model.h"
 #include "engine/device/hdd.h"
@@ -127,6 +128,30 @@ TEST(DeviceFactoryTest, EveryKindIsDeterministicAndObeysLittlesLaw) {
     EXPECT_NEAR(ra.iops * ra.mean_latency_ns * 1e-9, qd, 0.02 * qd) << "Little's law " << kind;
     EXPECT_EQ((*a)->in_flight(), qd) << kind;
   }
+}
+
+// The vocabulary the matrix parser validates against is what the factory builds: every
+// sim: class, its rotational flag, and every parameter of its family bound to a field.
+TEST(DeviceFactoryTest, VocabularyMatchesTheFactory) {
+  for (const SimDeviceDef& d : SimDevices()) {
+    const std::string kind(d.name);
+    auto dev = MakeDeviceModel(kind, {}, 1);
+    ASSERT_TRUE(dev.ok()) << kind << ": " << dev.status();
+    EXPECT_EQ((*dev)->rotational(), d.rotational) << kind;
+    const DeviceFamilyDef* family = FindDeviceFamily(d.family);
+    ASSERT_NE(family, nullptr) << kind;
+    for (const DeviceParamDef& p : family->params) {
+      const std::string key = std::string(d.family) + "." + std::string(p.name);
+      const char* value = p.type == ParamType::kBool        ? "true"
+                          : p.type == ParamType::kQueueMode ? "2"
+                                                            : "1";
+      auto built = MakeDeviceModel(kind, Params{{key, value}}, 1);
+      // A value the model's own Validate() refuses is fine; an unbound name is not.
+      EXPECT_NE(built.status().code(), absl::StatusCode::kInternal) << built.status();
+    }
+  }
+  EXPECT_FALSE(MakeDeviceModel("floppy", {}, 1).ok());
+  EXPECT_EQ(FindSimDevice("sim:floppy"), nullptr);
 }
 
 }  // namespace

@@ -57,16 +57,12 @@ class DeviceModel {
 // Builds a device model. `kind` is one of "null_blk", "hdd", "hdd-seed003", "ssd" (NVMe TLC),
 // "ssd-sata", "ssd-seed004", "optane" (P4800X), "optane-p5800x". `params` override the
 // preset; keys are "<family>.<name>" with family null_blk, hdd, ssd or optane (e.g.
-// "null_blk.submit_queues" -> "128"). `seed` drives every random choice of the model.
+// "null_blk.submit_queues" -> "128"); the names, types and valid values are the tables of
+// common/sim_vocabulary.h, which the matrix parser checks too. `seed` drives every random
+// choice of the model.
 // Returns InvalidArgument for an unknown kind, an unknown or foreign key, or a bad value.
 absl::StatusOr<std::unique_ptr<DeviceModel>> MakeDeviceModel(
     std::string_view kind, const std::map<std::string, std::string>& params, uint64_t seed);
-
-// Checks one parameter "<family>.<name>" = value as MakeDeviceModel would (family null_blk,
-// hdd, ssd or optane), without building a model: for matrix validation. InvalidArgument
-// naming the key and what was expected.
-absl::Status CheckDeviceParam(std::string_view family, std::string_view name,
-                              std::string_view value);
 
 }  // namespace blkbench::engine
 

@@ -2,6 +2,11 @@
 // the errors for cells the engine cannot model.
 #include "engine/model/config.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/sim_vocabulary.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -43,6 +48,31 @@ TEST(ParseKernelTest, BadInputs) {
   EXPECT_THAT(k.status().message(), HasSubstr("\"bogus\""));
   EXPECT_THAT(k.status().message(), HasSubstr("plug-batch-retry"));
   EXPECT_FALSE(ParseKernel("sim:6.10+").ok());
+}
+
+// The vocabulary the matrix parser checks kernels against is exactly what the model
+// switches on: every flag parses and sets one KernelSpec field, and no other flag exists.
+TEST(ParseKernelTest, PatchFlagsAreTheVocabularys) {
+  std::vector<std::string> names;
+  for (const PatchFlagDef& f : PatchFlags()) names.emplace_back(f.name);
+  EXPECT_EQ(KnownPatches(), names);
+  const KernelSpec base;
+  auto fields = [](const KernelSpec& k) {
+    return std::vector<bool>{k.plug_batch_retry,      k.dd_batch_dispatch, k.bfq_batch_dispatch,
+                             k.dd_serialize_dispatch, k.dd_insert_lists,   k.split_whole_bio,
+                             k.wake_by_tags,          k.tag_no_preempt,    k.bfq_one_group_no_idle};
+  };
+  std::vector<bool> seen(fields(base).size(), false);
+  for (const std::string& name : names) {
+    absl::StatusOr<KernelSpec> k = ParseKernel("sim:6.16+" + name);
+    ASSERT_TRUE(k.ok()) << k.status();
+    const std::vector<bool> set = fields(*k);
+    EXPECT_EQ(std::count(set.begin(), set.end(), true), 1) << name;
+    for (size_t i = 0; i < set.size(); ++i) seen[i] = seen[i] || set[i];
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), false), 0) << "a KernelSpec flag has no name";
+  EXPECT_EQ(ParseKernel("sim:6.16+wake-by-tags+wake-by-tags").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ParseCpuListTest, RangesAndErrors) {

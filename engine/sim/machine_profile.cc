@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/sim_vocabulary.h"
 #include "yaml-cpp/yaml.h"
 
 namespace blkbench::engine {
@@ -288,7 +289,7 @@ absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path)
   // (absl::string_view is not std::string_view in Debian's abseil: go through string.)
   const std::string name(name_or_path);
   std::string path = name;
-  if (!absl::StrContains(name, '/') && !absl::EndsWith(name, ".yaml")) {
+  if (!IsMachineProfilePath(name)) {  // the rule the matrix parser applies too
     path = absl::StrCat(MachineProfilesDir(), "/", name, ".yaml");
   }
   std::ifstream in(path);

@@ -1,11 +1,14 @@
 // Tests for machine profile loading, validation errors and topology distances.
 #include "engine/sim/machine_profile.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_replace.h"
+#include "common/sim_vocabulary.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,6 +26,29 @@ TEST(MachineProfileTest, ShippedProfilesLoad) {
     EXPECT_GT(p->deadline_lock.missed_lines, 0);
     EXPECT_GT(p->bfq_lock.missed_lines, p->deadline_lock.missed_lines);
   }
+}
+
+// The matrix parser checks machine names against common/sim_vocabulary's list: it must be
+// exactly the shipped profiles (the directory installed binaries read), each loading under
+// its own name with the description the docs show.
+TEST(MachineProfileTest, VocabularyListsExactlyTheShippedProfiles) {
+  std::vector<std::string> shipped;
+  for (const auto& entry : std::filesystem::directory_iterator(MachineProfilesDir())) {
+    if (entry.path().extension() == ".yaml") shipped.push_back(entry.path().stem().string());
+  }
+  std::sort(shipped.begin(), shipped.end());
+  std::vector<std::string> listed;
+  for (const MachineProfileDef& m : MachineProfiles()) {
+    listed.emplace_back(m.name);
+    absl::StatusOr<MachineProfile> p = LoadMachineProfile(std::string(m.name));
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->description, m.description) << m.name;
+  }
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, shipped);
+  EXPECT_TRUE(IsMachineProfilePath("./my.yaml"));
+  EXPECT_TRUE(IsMachineProfilePath("lab.yaml"));
+  EXPECT_FALSE(IsMachineProfilePath("desktop-16"));
 }
 
 TEST(MachineProfileTest, DesktopTopologyAndDistances) {
