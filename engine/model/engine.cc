@@ -12,14 +12,15 @@
 namespace blkbench::engine {
 
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
-                                                       uint64_t target_size) {
+                                                       uint64_t target_size,
+                                                       const ElevatorRegistry& elevators) {
   absl::StatusOr<MachineProfile> profile = LoadMachineProfile(config.machine);
   if (!profile.ok()) return profile.status();
   absl::StatusOr<std::unique_ptr<DeviceModel>> device = MakeDeviceModel(
       config.device_kind, config.device_params, Mix64(config.job.randseed ^ 0xd1ce));
   if (!device.ok()) return device.status();
   std::unique_ptr<Engine> engine(new Engine(config, *std::move(profile), *std::move(device)));
-  if (absl::Status s = engine->Init(target_size); !s.ok()) return s;
+  if (absl::Status s = engine->Init(target_size, elevators); !s.ok()) return s;
   return engine;
 }
 
@@ -33,7 +34,7 @@ Engine::Engine(const EngineConfig& config, MachineProfile profile,
 
 Engine::~Engine() = default;
 
-absl::Status Engine::Init(uint64_t target_size) {
+absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevators) {
   const JobOptions& job = config_.job;
   const int nr_cpus = profile_.cpus();
   std::vector<int> allowed;
@@ -94,7 +95,7 @@ absl::Status Engine::Init(uint64_t target_size) {
   }
   requests_.resize(static_cast<size_t>(nr_hw) * depth_);
   if (elevator) {
-    if (absl::Status s = InitElevator(); !s.ok()) return s;
+    if (absl::Status s = InitElevator(elevators); !s.ok()) return s;
   }
 
   uint64_t capacity = target_size;

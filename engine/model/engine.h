@@ -18,6 +18,7 @@
 #include "engine/device/device_model.h"
 #include "engine/model/config.h"
 #include "engine/sched/elevator.h"
+#include "engine/sched/elevator_registry.h"
 #include "engine/sim/cpu.h"
 #include "engine/sim/machine_profile.h"
 #include "engine/sim/rng.h"
@@ -31,9 +32,6 @@ inline constexpr uint64_t kBlkPlugFlushSize = 128 * 1024;          // BLK_PLUG_F
 inline constexpr int kIoPlugThreshold = 2;                         // io_uring IO_PLUG_THRESHOLD
 inline constexpr uint64_t kDefaultCapacity = uint64_t{256} << 30;  // non-HDD devices
 inline constexpr uint32_t kBlkdevDefaultRq = 128;                  // BLKDEV_DEFAULT_RQ
-// Requests one lock hold hands out with dd-batch-dispatch / bfq-batch-dispatch (the
-// early versions of Yu Kuai's series; v4 used the budgets obtained or nr_requests).
-inline constexpr int kBatchDispatchMax = 8;
 
 // Counters behind RunResult.internals. Reset at the end of the ramp.
 struct EngineCounters {
@@ -71,8 +69,11 @@ class Engine final : public EventHandler {
   // Loads the machine profile, builds the device and tags. InvalidArgument/NotFound for
   // a bad device, profile or CPU list. `target_size` (bytes, 0 = device default) bounds
   // the jobs' regions.
-  static absl::StatusOr<std::unique_ptr<Engine>> Create(const EngineConfig& config,
-                                                        uint64_t target_size);
+  // The scheduler comes from `elevators` (the built-in ones unless a test adds its own);
+  // the registry must outlive the call only.
+  static absl::StatusOr<std::unique_ptr<Engine>> Create(
+      const EngineConfig& config, uint64_t target_size,
+      const ElevatorRegistry& elevators = ElevatorRegistry::Builtin());
   ~Engine() override;
 
   // Simulated time at which measurement starts (the ramp end) and the time limit
@@ -252,7 +253,7 @@ class Engine final : public EventHandler {
   };
 
   Engine(const EngineConfig& config, MachineProfile profile, std::unique_ptr<DeviceModel> device);
-  absl::Status Init(uint64_t target_size);
+  absl::Status Init(uint64_t target_size, const ElevatorRegistry& elevators);
   void OnEvent(uint32_t kind, uint64_t arg) override;
 
   // Task scheduling (engine.cc).
@@ -281,7 +282,7 @@ class Engine final : public EventHandler {
 
   // The elevator path (sched.cc): creation, bio_merge, insert, the dispatch loop,
   // driver tags, completion hooks and the elevator timer.
-  absl::Status InitElevator();
+  absl::Status InitElevator(const ElevatorRegistry& elevators);
   std::optional<uint32_t> ShallowDepth(const Task& task) const;
   int GetSchedTag(Task& task, std::optional<uint32_t> shallow);
   bool ElvBioMerge(Task& task);
@@ -355,7 +356,7 @@ class Engine final : public EventHandler {
   std::vector<uint32_t> run_requests_;
   SimTime elv_dispatch_cost_ = 0;
   bool elv_lock_on_completion_ = false;
-  bool batch_dispatch_ = false;
+  int batch_dispatch_ = 1;  // dispatch_request calls per lock hold (Elevator::DispatchBatch)
   int inline_completion_cpu_ = -1;  // >= 0 while completing inline in queue_rq
   std::vector<Request> requests_;
   std::vector<std::unique_ptr<Task>> tasks_;

@@ -11,8 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/model/engine.h"
-#include "engine/sched/bfq.h"
-#include "engine/sched/kyber.h"
 #include "engine/sched/mq_deadline.h"
 
 namespace blkbench::engine {
@@ -23,36 +21,22 @@ constexpr double kInsertListLines = 1;     // dd-insert-lists: a list_add under 
 
 }  // namespace
 
-absl::Status Engine::InitElevator() {
-  const std::string& name = config_.queue.scheduler;
-  const KernelSpec& k = config_.kernel;
-  if (name == "mq-deadline") {
-    elv_ = std::make_unique<MqDeadline>(DeadlineProfile::ForKernel(k.major, k.minor));
-    elv_lock_ = std::make_unique<Spinlock>(profile_, profile_.deadline_lock, "dd->lock");
-    elv_dispatch_cost_ = profile_.stage.deadline_dispatch;
-    batch_dispatch_ = k.dd_batch_dispatch;
-    if (k.dd_insert_lists) {
-      insert_lock_ = std::make_unique<Spinlock>(profile_, profile_.generic_lock, "dd->insert_lock");
-    }
-  } else if (name == "bfq") {
-    BfqProfile bp = BfqProfile::ForKernel(k.major, k.minor);
-    bp.one_group_no_idle = k.bfq_one_group_no_idle;
-    BfqTunables bt;
-    bt.group_weights.push_back(0);  // [0] is the root
-    for (const uint32_t w : config_.cgroups.weights) bt.group_weights.push_back(w);
-    elv_ = std::make_unique<Bfq>(bp, bt);
-    elv_lock_ = std::make_unique<Spinlock>(profile_, profile_.bfq_lock, "bfqd->lock");
-    elv_dispatch_cost_ = profile_.stage.bfq_dispatch;
-    batch_dispatch_ = k.bfq_batch_dispatch;
-  } else if (name == "kyber") {
-    // No global lock: per-ctx lists (kcq->lock, CPU-local) and per-hctx khd->lock; the
-    // bodies are charged as CPU work.
-    elv_ = std::make_unique<Kyber>();
-    elv_dispatch_cost_ = profile_.stage.deadline_dispatch;
-  } else {
+absl::Status Engine::InitElevator(const ElevatorRegistry& elevators) {
+  const ElevatorType* type = elevators.Find(config_.queue.scheduler);
+  if (type == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("scheduler \"", name, "\" is not modelled by the engine"));
+        absl::StrCat("scheduler \"", config_.queue.scheduler, "\" is not modelled by the engine"));
   }
+  elv_ = type->create(config_);
+  if (type->lock != nullptr) {
+    elv_lock_ = std::make_unique<Spinlock>(profile_, profile_.*(type->lock), type->lock_name);
+  }
+  if (type->insert_lock != nullptr && config_.kernel.dd_insert_lists) {
+    insert_lock_ =
+        std::make_unique<Spinlock>(profile_, profile_.*(type->insert_lock), type->insert_lock_name);
+  }
+  elv_dispatch_cost_ = profile_.stage.*(type->dispatch_cost);
+  batch_dispatch_ = elv_->DispatchBatch();
   elv_lock_on_completion_ = elv_->LockOnCompletion();
   ElevatorQueueLimits limits;
   limits.nr_requests = depth_;
@@ -65,7 +49,7 @@ absl::Status Engine::InitElevator() {
   // (wake_batch stays 8 for 64 tags); 6.10+ pass 1, so wake_batch becomes 1.
   if (const auto* dd = dynamic_cast<const MqDeadline*>(elv_.get());
       dd != nullptr && dd->async_depth() > 0) {
-    const unsigned min_shallow = k.version() >= 610 ? 1u : dd->async_depth();
+    const unsigned min_shallow = config_.kernel.version() >= 610 ? 1u : dd->async_depth();
     for (Hctx& h : hctxs_) h.tags->SetMinShallowDepth(min_shallow);
   } else {
     // bfq_depth_updated() / kyber_depth_updated(): the smallest depth limit_depth sets.
@@ -312,8 +296,7 @@ void Engine::CollectStep(Dispatcher& d) {
     EndCollect(d);
     return;
   }
-  const int want =
-      batch_dispatch_ && !hctx.dispatch_busy ? std::min(kBatchDispatchMax, d.max_dispatch) : 1;
+  const int want = !hctx.dispatch_busy ? std::min(batch_dispatch_, d.max_dispatch) : 1;
   const int got = ElvDispatch(d, want);
   d.max_dispatch -= got;
   if (got == 0) d.stop = true;

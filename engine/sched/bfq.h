@@ -52,6 +52,8 @@ struct BfqProfile {
   // Patch flag "bfq-one-group-no-idle" (Yu Kuai 2021): the 6.2 rule on an older profile.
   bool one_group_no_idle = false;
   bool injection = true;  // 5.2+: I/O injection while dispatching is plugged
+  // Patch flag "bfq-batch-dispatch" (seed 000): several dispatch_request per lock hold.
+  bool batch_dispatch = false;
 
   static BfqProfile ForKernel(int major, int minor);
   bool OneGroupRule() const { return one_group_no_idle || groups_with_pending_threshold >= 1; }
@@ -109,6 +111,7 @@ class Bfq final : public Elevator {
   void CompletedRequest(SchedRequest& rq, uint64_t now_ns) override;
   void RequeueRequest(SchedRequest& rq) override;
   bool LockOnCompletion() const override { return true; }
+  int DispatchBatch() const override { return profile_.batch_dispatch ? kBatchDispatchMax : 1; }
   uint64_t TimerDeadline() const override { return idle_timer_ns_; }
   void TimerExpired(uint64_t now_ns) override;
   void TakeRunRequests(std::vector<uint32_t>& hctxs) override;

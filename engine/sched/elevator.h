@@ -27,6 +27,9 @@ inline constexpr uint64_t kNsPerMs = 1'000'000;  // simulated time is in ns
 inline constexpr uint64_t kNoTimer = UINT64_MAX;
 // TakeRunRequests(): "run every hardware queue" (blk_mq_run_hw_queues()).
 inline constexpr uint32_t kAllHwQueues = UINT32_MAX;
+// Requests one lock hold hands out with dd-batch-dispatch / bfq-batch-dispatch (the
+// early versions of Yu Kuai's series; v4 used the budgets obtained or nr_requests).
+inline constexpr int kBatchDispatchMax = 8;
 
 // A request as the scheduler sees it. Owned by the caller (the engine's request pool);
 // elevators keep borrowed pointers between insert and dispatch/merge.
@@ -193,6 +196,12 @@ class Elevator {
   // requeue_request: the driver gave a started request back (bfq: counts as completed;
   // kyber: returns its token); it comes back via InsertRequests.
   virtual void RequeueRequest(SchedRequest& /*rq*/) {}
+
+  // --- Dispatch batching (a patch flag the elevator was created with) ---
+  // dispatch_request calls per hold of the elevator lock while the hardware queue is not
+  // dispatch_busy: 1 in every released kernel, kBatchDispatchMax with
+  // dd-batch-dispatch / bfq-batch-dispatch.
+  virtual int DispatchBatch() const { return 1; }
 
   // --- Completion locking ---
   // true if the kernel takes the elevator's global lock on every completion (bfq:

@@ -37,6 +37,10 @@ struct DeadlineProfile {
   bool prio_aging = true;         // ~6.0+: dd_dispatch_prio_aged_requests()
   bool latest_pos_cursor = true;  // 6.5+: latest_pos; before: per-direction next_rq
   DdAsyncDepthRule async_depth = DdAsyncDepthRule::kNrRequests;
+  // Patch flags (off in every released kernel; KernelSpec):
+  bool batch_dispatch = false;      // dd-batch-dispatch (seed 000, Yu Kuai 2025)
+  bool serialize_dispatch = false;  // dd-serialize-dispatch: DD_DISPATCHING (seed 002)
+  bool insert_lists = false;        // dd-insert-lists: staged insertion lists (seed 002)
 
   // The behaviours of kernel major.minor.
   static DeadlineProfile ForKernel(int major, int minor);
@@ -77,6 +81,7 @@ class MqDeadline final : public Elevator {
   SchedRequest* DispatchRequest(uint64_t now_ns) override;
   bool HasWork() const override;
   void FinishRequest(SchedRequest& rq) override;
+  int DispatchBatch() const override { return profile_.batch_dispatch ? kBatchDispatchMax : 1; }
   const ElevatorCounters& counters() const override { return counters_; }
 
   // dd->async_depth as computed by dd_depth_updated() (0 if the era has none).
