@@ -147,8 +147,8 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
 std::string Engine::DebugState() const {
   std::string out = absl::StrCat("device in flight ", device_->in_flight());
   if (elv_) {
-    absl::StrAppend(&out, "; elevator has_work ", elv_->HasWorkFor(0), ", pending inserts ",
-                    pending_inserts_.size());
+    absl::StrAppend(&out, "; elevator has_work ", elv_->HasWorkFor(0), ", staged inserts ",
+                    elv_->staged());
   }
   for (size_t h = 0; h < hctxs_.size() && h < 4; ++h) {
     const Hctx& x = hctxs_[h];

@@ -341,11 +341,9 @@ class Engine final : public EventHandler {
   std::unique_ptr<Spinlock> elv_lock_;     // dd->lock / bfqd->lock (kyber: none)
   std::unique_ptr<Spinlock> insert_lock_;  // dd-insert-lists: the insertion lists' lock
   std::vector<SchedRequest> sched_rqs_;    // parallel to requests_
-  std::vector<uint32_t> pending_inserts_;  // dd-insert-lists: inserted, not yet sorted
   std::vector<SchedRequest*> elv_scratch_;
   std::vector<SchedRequest*> elv_freed_;
   SimTime lock_last_arrival_ = 0;
-  SimTime dd_dispatching_until_ = 0;  // dd-serialize-dispatch: DD_DISPATCHING is set
   // Lock grant times of requests taken out of the elevator by dispatchers still queued
   // for the lock: until then a lockless has_work still sees them (ascending; FIFO lock).
   std::deque<SimTime> dispatch_visible_until_;

@@ -11,7 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/model/engine.h"
-#include "engine/sched/mq_deadline.h"
 
 namespace blkbench::engine {
 namespace {
@@ -31,7 +30,7 @@ absl::Status Engine::InitElevator(const ElevatorRegistry& elevators) {
   if (type->lock != nullptr) {
     elv_lock_ = std::make_unique<Spinlock>(profile_, profile_.*(type->lock), type->lock_name);
   }
-  if (type->insert_lock != nullptr && config_.kernel.dd_insert_lists) {
+  if (type->insert_lock != nullptr && elv_->StagesInserts()) {
     insert_lock_ =
         std::make_unique<Spinlock>(profile_, profile_.*(type->insert_lock), type->insert_lock_name);
   }
@@ -45,25 +44,9 @@ absl::Status Engine::InitElevator(const ElevatorRegistry& elevators) {
   limits.hw_tags = device_->queue_depth() > 1;
   limits.nr_hw_queues = static_cast<uint32_t>(hctxs_.size());
   if (absl::Status s = elv_->Init(limits); !s.ok()) return s;
-  // dd_depth_updated() -> sbitmap_queue_min_shallow_depth(): 5.14-6.9 pass async_depth
-  // (wake_batch stays 8 for 64 tags); 6.10+ pass 1, so wake_batch becomes 1.
-  if (const auto* dd = dynamic_cast<const MqDeadline*>(elv_.get());
-      dd != nullptr && dd->async_depth() > 0) {
-    const unsigned min_shallow = config_.kernel.version() >= 610 ? 1u : dd->async_depth();
-    for (Hctx& h : hctxs_) h.tags->SetMinShallowDepth(min_shallow);
-  } else {
-    // bfq_depth_updated() / kyber_depth_updated(): the smallest depth limit_depth sets.
-    unsigned min_shallow = ~0u;
-    for (const bool write : {false, true}) {
-      for (const bool sync : {false, true}) {
-        if (const std::optional<uint32_t> d = elv_->LimitDepth(write, sync)) {
-          min_shallow = std::min<unsigned>(min_shallow, std::max<uint32_t>(1, *d));
-        }
-      }
-    }
-    if (min_shallow != ~0u) {
-      for (Hctx& h : hctxs_) h.tags->SetMinShallowDepth(min_shallow);
-    }
+  // depth_updated -> sbitmap_queue_min_shallow_depth() (sizes wake_batch).
+  if (const std::optional<uint32_t> min_shallow = elv_->MinShallowDepth()) {
+    for (Hctx& h : hctxs_) h.tags->SetMinShallowDepth(*min_shallow);
   }
   sched_rqs_.resize(requests_.size());
   for (size_t i = 0; i < sched_rqs_.size(); ++i) sched_rqs_[i].id = i;
@@ -73,16 +56,15 @@ absl::Status Engine::InitElevator(const ElevatorRegistry& elevators) {
 }
 
 // The shallow depth of blk_mq_alloc_data for the task's current bio (the elevator's
-// limit_depth), in the units the sbitmap applies: 6.10+ converts the queue-wide
-// async_depth to a per-word depth (dd_to_word_depth); whole-bitmap (6.17+) maps and
-// older eras apply the value as is.
+// limit_depth), in the units the sbitmap applies: a queue-wide depth (6.10+
+// mq-deadline's async_depth) becomes a per-word one (dd_to_word_depth); whole-bitmap
+// (6.17+) maps and other elevators apply the value as is.
 std::optional<uint32_t> Engine::ShallowDepth(const Task& task) const {
   if (!elv_) return std::nullopt;
   std::optional<uint32_t> d = elv_->LimitDepth(task.bio_write, /*sync=*/true);
   if (!d) return d;
   const SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
-  if (config_.kernel.version() >= 610 && mechanisms_.shallow_mode == ShallowMode::kPerWord &&
-      config_.queue.scheduler == "mq-deadline") {
+  if (elv_->LimitDepthIsQueueWide() && mechanisms_.shallow_mode == ShallowMode::kPerWord) {
     const uint64_t word = uint64_t{1} << sbq.sbitmap().shift();
     d = static_cast<uint32_t>(
         std::max<uint64_t>(1, (uint64_t{*d} * word + depth_ - 1) / std::max(1u, depth_)));
@@ -203,16 +185,18 @@ void Engine::PrepareSchedRequest(Task& task, uint32_t index) {
 void Engine::InsertStep(Task& task) {
   const SimTime per = profile_.stage.elevator_insert;
   const SimTime n = static_cast<SimTime>(task.insert.size());
-  if (insert_lock_) {
+  elv_scratch_.clear();
+  for (const uint32_t index : task.insert) elv_scratch_.push_back(&Srq(index));
+  if (elv_->StagesInserts()) {
     // dd-insert-lists: a list_add per request under the insertion lock; sorting into
     // the elevator happens at dispatch under dd->lock.
-    TakeLock(*insert_lock_, task.cpu, profile_.coherence.lock_uncontended * n, Stage::kInsert,
-             kInsertListLines);
-    pending_inserts_.insert(pending_inserts_.end(), task.insert.begin(), task.insert.end());
+    if (insert_lock_) {
+      TakeLock(*insert_lock_, task.cpu, profile_.coherence.lock_uncontended * n, Stage::kInsert,
+               kInsertListLines);
+    }
+    elv_->StageRequests(elv_scratch_);
   } else {
     if (elv_lock_) TakeLock(*elv_lock_, task.cpu, per * n, Stage::kInsert);
-    elv_scratch_.clear();
-    for (const uint32_t index : task.insert) elv_scratch_.push_back(&Srq(index));
     elv_freed_.clear();
     elv_->InsertRequests(elv_scratch_, InsertFlags{}, sim_.now(), elv_freed_);
     for (SchedRequest* f : elv_freed_) {
@@ -228,9 +212,7 @@ void Engine::InsertStep(Task& task) {
   }
 }
 
-bool Engine::ElvHasWork(uint32_t hctx) const {
-  return !pending_inserts_.empty() || elv_->HasWorkFor(hctx);
-}
+bool Engine::ElvHasWork(uint32_t hctx) const { return elv_->HasWorkFor(hctx); }
 
 // dd_has_work() and friends read the lists without the lock. The model removes a
 // request from the elevator when its dispatcher arrives at the lock (arrival order is
@@ -326,27 +308,22 @@ void Engine::EndCollect(Dispatcher& d) {
 // lock; the base kernel calls once per hold). Returns the requests added to d.list.
 int Engine::ElvDispatch(Dispatcher& d, int want) {
   const SimTime now = sim_.now();
-  const bool serialize = config_.kernel.dd_serialize_dispatch && elv_lock_ != nullptr;
-  if (serialize && now < dd_dispatching_until_) {
+  const std::optional<uint64_t> dispatching =
+      elv_lock_ ? elv_->DispatchingUntil(now) : std::nullopt;
+  if (dispatching) {
     // test_bit(DD_DISPATCHING): someone is dispatching; return NULL without the lock.
     // The next completion re-runs the queue (SCHED_RESTART) so nothing is stranded.
     cpus_[d.cpu].Run(now, Stage::kDispatch, profile_.coherence.same_node);
     ++counters_.elv_dispatch_skipped;
     Hctx& hctx = hctxs_[d.hctx];
     hctx.restart = true;
-    if (device_->in_flight() == 0) ScheduleRun(d.hctx, d.cpu, dd_dispatching_until_);
+    if (device_->in_flight() == 0) ScheduleRun(d.hctx, d.cpu, *dispatching);
     return 0;
   }
   // dd-insert-lists: the insertion lists are sorted in first, under dd->lock.
-  const SimTime drained = static_cast<SimTime>(pending_inserts_.size());
-  if (!pending_inserts_.empty()) {
-    elv_scratch_.clear();
-    for (const uint32_t index : pending_inserts_) elv_scratch_.push_back(&Srq(index));
-    pending_inserts_.clear();
-    elv_freed_.clear();
-    elv_->InsertRequests(elv_scratch_, InsertFlags{}, now, elv_freed_);
-    for (SchedRequest* f : elv_freed_) FreeMergedRequest(IndexOf(*f), d.cpu, now);
-  }
+  elv_freed_.clear();
+  const SimTime drained = static_cast<SimTime>(elv_->SortStaged(now, elv_freed_));
+  for (SchedRequest* f : elv_freed_) FreeMergedRequest(IndexOf(*f), d.cpu, now);
   // blk_mq_dispatch_rq_list() hands other hctxs' requests to their own queues; the
   // per-hctx elevators (kyber) are asked for this hctx only.
   int got = 0;
@@ -385,7 +362,7 @@ int Engine::ElvDispatch(Dispatcher& d, int want) {
     const LockGrant g = got == 0 && drained == 0
                             ? TakeLock(*elv_lock_, d.cpu, cs, Stage::kDispatch, kEmptyDispatchLines)
                             : TakeLock(*elv_lock_, d.cpu, cs, Stage::kDispatch);
-    if (serialize) dd_dispatching_until_ = g.released;
+    elv_->DispatchLockReleased(g.released);
     if (g.granted > now) {
       for (int i = 0; i < got; ++i) dispatch_visible_until_.push_back(g.granted);
     }
