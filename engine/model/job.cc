@@ -3,76 +3,81 @@
 // between iodepth_batch_complete_min and _max completions.
 #include <algorithm>
 
-#include "engine/model/engine.h"
+#include "engine/model/completion.h"
+#include "engine/model/hw_queues.h"
+#include "engine/model/measurements.h"
+#include "engine/model/sched_path.h"
+#include "engine/model/submission.h"
+#include "engine/model/tracer.h"
 
 namespace blkbench::engine {
 
-// One unit of a task's work at sim_.now(); it charges CPU time and, unless the task
+// One unit of a task's work at q_.sim.now(); it charges CPU time and, unless the task
 // goes to sleep (tag wait, waiting for completions, finished), resumes itself when its
 // CPU is free again.
-void Engine::Step(Task& task) {
+void Submission::Step(Task& task) {
   // Elevator path: a pending insertion, then the queue run it triggers, come first.
   if (!task.insert.empty()) {
-    InsertStep(task);
-    Wake(task, cpus_[task.cpu].busy_until());
+    q_.sched->InsertStep(task);
+    q_.Wake(task, q_.cpus[task.cpu].busy_until());
     return;
   }
   if (task.disp.active()) {
-    DispatchStep(task.disp);
-    Wake(task, cpus_[task.cpu].busy_until());
+    q_.sched->DispatchStep(task.disp);
+    q_.Wake(task, q_.cpus[task.cpu].busy_until());
     return;
   }
   if (task.dispatch_pos < task.dispatch.size()) {
-    IssueOne(task);
-    Wake(task, cpus_[task.cpu].busy_until());
+    q_.completion->IssueOne(task);
+    q_.Wake(task, q_.cpus[task.cpu].busy_until());
     return;
   }
   switch (task.phase) {
-    case Phase::kSubmit:
+    case TaskPhase::kSubmit:
       if (!task.has_bio) {
         if (task.batch_left == 0 || task.done_issuing) {
           // blk_finish_plug() at the end of io_submit_sqes().
           FinishPlug(task);
-          task.phase = Phase::kReap;
-          if (!task.done_issuing && task.inflight < config_.job.iodepth) StartBatch(task);
-          Wake(task, cpus_[task.cpu].busy_until());
+          task.phase = TaskPhase::kReap;
+          if (!task.done_issuing && task.inflight < q_.config.job.iodepth) StartBatch(task);
+          q_.Wake(task, q_.cpus[task.cpu].busy_until());
           return;
         }
         BeginBio(task);
       }
       SubmitPiece(task);
-      if (task.phase == Phase::kTagSleep && task.dispatch_pos >= task.dispatch.size() &&
+      if (task.phase == TaskPhase::kTagSleep && task.dispatch_pos >= task.dispatch.size() &&
           task.insert.empty() && !task.disp.active() && !task.woken) {
         return;  // io_schedule(): asleep until a tag free wakes us
       }
-      Wake(task, cpus_[task.cpu].busy_until());
+      q_.Wake(task, q_.cpus[task.cpu].busy_until());
       return;
-    case Phase::kTagSleep: {
+    case TaskPhase::kTagSleep: {
       if (!task.woken) return;  // still asleep (ran only to flush the plug)
       task.woken = false;
       const int tag = RetryTagAfterWake(task);
       if (tag < 0) return;  // lost the race; back on a waitqueue
-      task.phase = Phase::kSubmit;
+      task.phase = TaskPhase::kSubmit;
       QueueRequest(task, tag);
-      Wake(task, cpus_[task.cpu].busy_until());
+      q_.Wake(task, q_.cpus[task.cpu].busy_until());
       return;
     }
-    case Phase::kReap:
+    case TaskPhase::kReap:
       ReapStep(task);
       return;
-    case Phase::kFinished:
+    case TaskPhase::kFinished:
       return;
   }
 }
 
 // io_uring_enter(to_submit = n): io_submit_state_start() plugs with nr_ios =
 // min(n, BLK_MAX_REQUEST_COUNT) when more than IO_PLUG_THRESHOLD I/Os are submitted.
-void Engine::StartBatch(Task& task) {
-  const JobOptions& job = config_.job;
+void Submission::StartBatch(Task& task) {
+  const JobOptions& job = q_.config.job;
   const int room = job.iodepth - task.inflight;
   const int n = std::min(job.batch_submit, room);
   if (n <= 0 || task.done_issuing) return;
-  task.phase = Phase::kSubmit;
+  task.phase = TaskPhase::kSubmit;
   task.batch_left = n;
   task.plug.active = n > kIoPlugThreshold;
   task.plug.nr_ios = std::min(n, kBlkMaxRequestCount);
@@ -80,16 +85,16 @@ void Engine::StartBatch(Task& task) {
 
 // io_uring_enter(min_complete) + fio's io_u_queued_complete(): wait for at least
 // iodepth_batch_complete_min completions, reap up to _max, then refill the queue.
-void Engine::ReapStep(Task& task) {
-  const JobOptions& job = config_.job;
+void Submission::ReapStep(Task& task) {
+  const JobOptions& job = q_.config.job;
   if (task.inflight == 0) {
     if (task.done_issuing) {
-      task.phase = Phase::kFinished;
-      ++finished_tasks_;
+      task.phase = TaskPhase::kFinished;
+      ++q_.finished_tasks;
       return;
     }
     StartBatch(task);
-    Wake(task, sim_.now());
+    q_.Wake(task, q_.sim.now());
     return;
   }
   const int need = std::min(job.batch_complete_min, task.inflight);
@@ -98,18 +103,18 @@ void Engine::ReapStep(Task& task) {
   task.cqes -= reaped;
   task.inflight -= reaped;
   if (task.done_issuing && task.inflight == 0) {
-    task.phase = Phase::kFinished;
-    ++finished_tasks_;
+    task.phase = TaskPhase::kFinished;
+    ++q_.finished_tasks;
     return;
   }
   if (!task.done_issuing) StartBatch(task);
-  Wake(task, sim_.now());
+  q_.Wake(task, q_.sim.now());
 }
 
 // fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
 // and direction for a new bio.
-void Engine::BeginBio(Task& task) {
-  const JobOptions& job = config_.job;
+void Submission::BeginBio(Task& task) {
+  const JobOptions& job = q_.config.job;
   uint64_t offset;
   if (job.random) {
     offset = task.rng.Uniform(task.region_len / job.bs) * job.bs;
@@ -125,8 +130,8 @@ void Engine::BeginBio(Task& task) {
   task.free_ios.pop_back();
   IoSlot& io = task.ios[slot];
   const uint64_t sectors = job.bs / 512;
-  const uint64_t max = config_.queue.max_sectors;
-  io.start = sim_.now();
+  const uint64_t max = q_.config.queue.max_sectors;
+  io.start = q_.sim.now();
   io.pieces_left = static_cast<uint32_t>((sectors + max - 1) / max);
   io.bytes = static_cast<uint32_t>(job.bs);
   io.write = write;
@@ -138,7 +143,7 @@ void Engine::BeginBio(Task& task) {
   task.bio_split = io.pieces_left > 1;
   --task.batch_left;
   ++task.inflight;
-  UpdateInflight(+1);
+  q_.measurements->UpdateInflight(+1);
   task.bytes_issued += job.bs;
   if (job.bytes_per_job != 0 && task.bytes_issued >= job.bytes_per_job) task.done_issuing = true;
 }

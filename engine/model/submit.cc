@@ -4,7 +4,12 @@
 #include <algorithm>
 #include <optional>
 
-#include "engine/model/engine.h"
+#include "engine/model/completion.h"
+#include "engine/model/hw_queues.h"
+#include "engine/model/measurements.h"
+#include "engine/model/sched_path.h"
+#include "engine/model/submission.h"
+#include "engine/model/tracer.h"
 
 namespace blkbench::engine {
 
@@ -14,17 +19,17 @@ namespace blkbench::engine {
 //
 // With an elevator, its bio_merge takes the elevator lock: that happens at the start of
 // the next step, so the lock sees the arrival at the simulator's time.
-void Engine::SubmitPiece(Task& task) {
+void Submission::SubmitPiece(Task& task) {
   if (!task.elv_merge_pending) {
-    Charge(task, Stage::kSubmit, profile_.stage.submit);
+    q_.Charge(task, Stage::kSubmit, q_.profile.stage.submit);
     if (TryPlugMerge(task)) return;
-    if (elv_ && task.bio_sectors_left <= config_.queue.max_sectors) {
+    if (q_.sched->enabled() && task.bio_sectors_left <= q_.config.queue.max_sectors) {
       task.elv_merge_pending = true;
       return;
     }
   } else {
     task.elv_merge_pending = false;
-    if (ElvBioMerge(task)) return;
+    if (q_.sched->BioMerge(task)) return;
   }
   int tag = AllocTag(task);
   if (tag < 0) tag = SleepForTag(task);
@@ -35,18 +40,18 @@ void Engine::SubmitPiece(Task& task) {
 // added to the plug, if both are mergeable (neither is the REQ_NOMERGE front of a split),
 // the piece starts where the request ends, the direction matches and the result stays
 // within max_sectors (ll_back_merge_fn). The bio then ends with that request.
-bool Engine::TryPlugMerge(Task& task) {
+bool Submission::TryPlugMerge(Task& task) {
   Plug& plug = task.plug;
   if (!plug.active || plug.rqs.empty()) return false;
-  const uint64_t max = config_.queue.max_sectors;
+  const uint64_t max = q_.config.queue.max_sectors;
   if (task.bio_sectors_left > max) return false;  // a split front: REQ_NOMERGE
-  Request& rq = requests_[plug.rqs.back()];
+  Request& rq = q_.requests[plug.rqs.back()];
   if (rq.nomerge || rq.write != task.bio_write || rq.sector + rq.sectors != task.bio_sector ||
       rq.sectors + task.bio_sectors_left > max) {
     return false;
   }
-  const uint64_t bio = BioId(task.index, task.bio_io);
-  Bio(rq.last_io).next = bio;
+  const uint64_t bio = BlkMq::BioId(task.index, task.bio_io);
+  q_.Bio(rq.last_io).next = bio;
   rq.last_io = bio;
   ++rq.nr_bios;
   rq.sectors += static_cast<uint32_t>(task.bio_sectors_left);
@@ -54,7 +59,7 @@ bool Engine::TryPlugMerge(Task& task) {
   task.bio_sectors_left = 0;
   task.has_bio = false;
   plug.last_bytes = uint64_t{rq.sectors} * 512;
-  ++counters_.plug_merges;
+  ++q_.counters.plug_merges;
   return true;
 }
 
@@ -62,32 +67,32 @@ bool Engine::TryPlugMerge(Task& task) {
 // (blk_mq_peek_cached_request), else a batch of plug->nr_ios driver tags
 // (__blk_mq_alloc_requests_batch; the extras go to plug->cached_rqs), else one tag
 // (blk_mq_get_tag's first __blk_mq_get_tag). -1 if no tag was free.
-int Engine::AllocTag(Task& task) {
+int Submission::AllocTag(Task& task) {
   Plug& plug = task.plug;
   if (!plug.cached_tags.empty()) {
     const int tag = plug.cached_tags.back();
     plug.cached_tags.pop_back();
     return tag;
   }
-  SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
-  const StageCosts& cost = profile_.stage;
+  SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
+  const StageCosts& cost = q_.profile.stage;
   const int nr_tags = plug.active ? plug.nr_ios : 1;
   // The elevator's limit_depth (mq-deadline: everything but sync reads) sets a shallow
   // depth, and blk_mq_get_tags() refuses batches then (CanBatchAllocate).
-  const std::optional<uint32_t> shallow = ShallowDepth(task);
+  const std::optional<uint32_t> shallow = q_.sched->ShallowDepth(task);
   if (NoPreempt(task)) return -1;
-  if (nr_tags > 1 && mechanisms_.batch_alloc &&
+  if (nr_tags > 1 && q_.mechanisms.batch_alloc &&
       CanBatchAllocate(shallow.value_or(0), false, false)) {
     const BatchTags got = sbq.GetBatchTags(task.cpu, nr_tags);
-    ++counters_.batch_allocs;
-    counters_.batch_requested += static_cast<uint64_t>(nr_tags);
-    counters_.batch_obtained += static_cast<uint64_t>(got.size);
-    plug.nr_ios = PlugNrIosAfterAlloc(mechanisms_.batch_mode, nr_tags, got.size);
-    Charge(
+    ++q_.counters.batch_allocs;
+    q_.counters.batch_requested += static_cast<uint64_t>(nr_tags);
+    q_.counters.batch_obtained += static_cast<uint64_t>(got.size);
+    plug.nr_ios = PlugNrIosAfterAlloc(q_.mechanisms.batch_mode, nr_tags, got.size);
+    q_.Charge(
         task, Stage::kTagAlloc,
         cost.tag_get_batch_base + cost.tag_get_batch_per_request * static_cast<SimTime>(got.size));
     if (got.size > 0) {
-      Charge(task, Stage::kRequestAlloc, cost.request_alloc * static_cast<SimTime>(got.size));
+      q_.Charge(task, Stage::kRequestAlloc, cost.request_alloc * static_cast<SimTime>(got.size));
       // Cached in reverse so that pop_back() hands them out in ascending order.
       for (int i = got.size - 1; i >= 1; --i) plug.cached_tags.push_back(got.tags[i]);
       return got.tags[0];
@@ -95,11 +100,11 @@ int Engine::AllocTag(Task& task) {
   } else if (plug.active) {
     plug.nr_ios = 1;  // data.nr_tags = plug->nr_ios; plug->nr_ios = 1
   }
-  Charge(task, Stage::kTagAlloc, cost.tag_get_single);
-  const int tag = GetSchedTag(task, shallow);
+  q_.Charge(task, Stage::kTagAlloc, cost.tag_get_single);
+  const int tag = q_.sched->GetSchedTag(task, shallow);
   if (tag >= 0) {
-    ++counters_.single_allocs;
-    Charge(task, Stage::kRequestAlloc, cost.request_alloc);
+    ++q_.counters.single_allocs;
+    q_.Charge(task, Stage::kRequestAlloc, cost.request_alloc);
   }
   return tag;
 }
@@ -107,44 +112,44 @@ int Engine::AllocTag(Task& task) {
 // blk_mq_get_tag()'s slow path: prepare_to_wait on the next waitqueue (sbq_wait_ptr),
 // try once more, else io_schedule(), which flushes the plug with from_schedule = true.
 // Returns the tag if the last try got one, else -1 (asleep).
-int Engine::SleepForTag(Task& task) {
-  Hctx& hctx = hctxs_[task.hctx];
+int Submission::SleepForTag(Task& task) {
+  Hctx& hctx = q_.hctxs[task.hctx];
   SbitmapQueue& sbq = *hctx.tags;
   const int ws = SbitmapQueue::WaitPtr(hctx.wait_index);
   // split-whole-bio: the waiter records how many tags its bio still needs (all its
   // remaining pieces), which wake-by-tags counts when waking.
-  const int need = config_.kernel.split_whole_bio ? PiecesLeft(task) : 1;
+  const int need = q_.config.kernel.split_whole_bio ? PiecesLeft(task) : 1;
   (void)sbq.Wait(ws, task.index, need);
   task.waiting = true;
-  Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
-  const int tag = GetSchedTag(task, ShallowDepth(task));
+  q_.Charge(task, Stage::kTagAlloc, q_.profile.stage.tag_get_single);
+  const int tag = q_.sched->GetSchedTag(task, q_.sched->ShallowDepth(task));
   if (tag >= 0) {
     sbq.FinishWait(task.index);
     task.waiting = false;
-    ++counters_.single_allocs;
-    Charge(task, Stage::kRequestAlloc, profile_.stage.request_alloc);
+    ++q_.counters.single_allocs;
+    q_.Charge(task, Stage::kRequestAlloc, q_.profile.stage.request_alloc);
     return tag;
   }
-  ++counters_.tag_waits;
+  ++q_.counters.tag_waits;
   FlushPlug(task, /*from_schedule=*/true);
-  task.phase = Phase::kTagSleep;
+  task.phase = TaskPhase::kTagSleep;
   return -1;
 }
 
 // Split pieces of the current bio not yet submitted, this one included.
-int Engine::PiecesLeft(const Task& task) const {
-  const uint64_t max = config_.queue.max_sectors;
+int Submission::PiecesLeft(const Task& task) const {
+  const uint64_t max = q_.config.queue.max_sectors;
   return static_cast<int>(std::max<uint64_t>(1, (task.bio_sectors_left + max - 1) / max));
 }
 
 // tag-no-preempt (seed 001, Yu Kuai 2022): while others wait for tags, a new bio does
 // not take one — split continuations still may, and so may anyone when the free tags
 // cover every waiter's need ("force tag preemption if free tags are sufficient").
-bool Engine::NoPreempt(const Task& task) const {
-  if (!config_.kernel.tag_no_preempt) return false;
-  const bool continuation = task.bio_sectors_left < config_.job.bs / 512;
+bool Submission::NoPreempt(const Task& task) const {
+  if (!q_.config.kernel.tag_no_preempt) return false;
+  const bool continuation = task.bio_sectors_left < q_.config.job.bs / 512;
   if (continuation) return false;
-  const SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
+  const SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
   if (!sbq.has_waiters()) return false;
   const int free_tags =
       static_cast<int>(sbq.sbitmap().depth()) - static_cast<int>(sbq.sbitmap().Weight());
@@ -153,17 +158,17 @@ bool Engine::NoPreempt(const Task& task) const {
 
 // After a wake-up: sbitmap_finish_wait, a new waitqueue (bt_wait_ptr), and the loop of
 // blk_mq_get_tag again. Woken waiters race new I/O for the bits: no FIFO. -1 if asleep.
-int Engine::RetryTagAfterWake(Task& task) {
-  SbitmapQueue& sbq = *hctxs_[task.hctx].tags;
+int Submission::RetryTagAfterWake(Task& task) {
+  SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
   if (task.waiting) {
     sbq.FinishWait(task.index);
     task.waiting = false;
   }
-  Charge(task, Stage::kTagAlloc, profile_.stage.tag_get_single);
-  const int tag = GetSchedTag(task, ShallowDepth(task));
+  q_.Charge(task, Stage::kTagAlloc, q_.profile.stage.tag_get_single);
+  const int tag = q_.sched->GetSchedTag(task, q_.sched->ShallowDepth(task));
   if (tag >= 0) {
-    ++counters_.single_allocs;
-    Charge(task, Stage::kRequestAlloc, profile_.stage.request_alloc);
+    ++q_.counters.single_allocs;
+    q_.Charge(task, Stage::kRequestAlloc, q_.profile.stage.request_alloc);
     return tag;
   }
   return SleepForTag(task);
@@ -172,27 +177,27 @@ int Engine::RetryTagAfterWake(Task& task) {
 // blk_mq_bio_to_request() for the current piece, then blk_add_rq_to_plug() (flushing
 // first at BLK_MAX_REQUEST_COUNT requests or after a request of BLK_PLUG_FLUSH_SIZE) or,
 // unplugged, blk_mq_try_issue_directly().
-void Engine::QueueRequest(Task& task, int tag) {
-  const uint32_t index = task.hctx * depth_ + static_cast<uint32_t>(tag);
-  const uint64_t sectors = std::min<uint64_t>(task.bio_sectors_left, config_.queue.max_sectors);
-  Request& rq = requests_[index];
+void Submission::QueueRequest(Task& task, int tag) {
+  const uint32_t index = task.hctx * q_.depth + static_cast<uint32_t>(tag);
+  const uint64_t sectors = std::min<uint64_t>(task.bio_sectors_left, q_.config.queue.max_sectors);
+  Request& rq = q_.requests[index];
   rq.task = task.index;
-  rq.io = BioId(task.index, task.bio_io);
+  rq.io = BlkMq::BioId(task.index, task.bio_io);
   rq.last_io = rq.io;
   rq.nr_bios = 1;
   rq.sector = task.bio_sector;
   rq.sectors = static_cast<uint32_t>(sectors);
   rq.write = task.bio_write;
   rq.nomerge = task.bio_sectors_left > sectors;  // the front of a split
-  if (task.bio_split) ++counters_.split_pieces;
+  if (task.bio_split) ++q_.counters.split_pieces;
   task.bio_sector += sectors;
   task.bio_sectors_left -= sectors;
   if (task.bio_sectors_left == 0) task.has_bio = false;
-  if (elv_) PrepareSchedRequest(task, index);
+  if (q_.sched->enabled()) q_.sched->PrepareRequest(task, index);
 
   Plug& plug = task.plug;
   if (!plug.active) {
-    if (elv_) {
+    if (q_.sched->enabled()) {
       // blk_mq_insert_request() + blk_mq_run_hw_queue(hctx, async = true).
       task.insert.push_back(index);
       task.insert_run_sync = false;
@@ -217,12 +222,12 @@ void Engine::QueueRequest(Task& task, int tag) {
 // With an elevator (blk_mq_dispatch_list): insert_requests for the batch under one lock
 // hold at the next step, then the hardware queue is run by this task — or by kblockd
 // when the flush comes from schedule() (the task is going to sleep).
-void Engine::FlushPlug(Task& task, bool from_schedule) {
+void Submission::FlushPlug(Task& task, bool from_schedule) {
   Plug& plug = task.plug;
   if (plug.rqs.empty()) return;
-  ++counters_.plug_flushes;
-  Charge(task, Stage::kPlugFlush, profile_.stage.plug_flush);
-  if (elv_) {
+  ++q_.counters.plug_flushes;
+  q_.Charge(task, Stage::kPlugFlush, q_.profile.stage.plug_flush);
+  if (q_.sched->enabled()) {
     task.insert.insert(task.insert.end(), plug.rqs.begin(), plug.rqs.end());
     task.insert_run_sync = !from_schedule;
     plug.rqs.clear();
@@ -239,11 +244,11 @@ void Engine::FlushPlug(Task& task, bool from_schedule) {
 }
 
 // blk_finish_plug(): flush, then blk_mq_free_plug_rqs() returns unused cached tags.
-void Engine::FinishPlug(Task& task) {
+void Submission::FinishPlug(Task& task) {
   FlushPlug(task, /*from_schedule=*/false);
   Plug& plug = task.plug;
   for (const int tag : plug.cached_tags)
-    FreeTag(task.hctx, tag, task.cpu, cpus_[task.cpu].busy_until());
+    q_.completion->FreeTag(task.hctx, tag, task.cpu, q_.cpus[task.cpu].busy_until());
   plug.cached_tags.clear();
   plug.active = false;
   plug.nr_ios = 1;

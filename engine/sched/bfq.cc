@@ -42,6 +42,7 @@ absl::Status Bfq::Init(const ElevatorQueueLimits& limits) {
     }
   }
   limits_ = limits;
+  rq_data_.Reserve(size_t{limits.nr_requests} * std::max<uint32_t>(1, limits.nr_hw_queues));
   // sbitmap_calculate_shift(): words of 1 << shift bits, at least 4 words when possible.
   uint32_t shift = 6;
   if (limits.nr_requests >= 4) {
@@ -126,7 +127,7 @@ Bfq::Queue& Bfq::QueueFor(const SchedRequest& rq, uint64_t now_ns) {
 }
 
 Bfq::Queue* Bfq::QueueOf(const SchedRequest& rq) const {
-  return rq.elv.queue == 0 ? nullptr : queues_[rq.elv.queue - 1].get();
+  return Priv(rq).queue == 0 ? nullptr : queues_[Priv(rq).queue - 1].get();
 }
 
 uint32_t Bfq::BusyTotal() const {
@@ -150,23 +151,23 @@ void Bfq::InsertRequests(std::span<SchedRequest* const> rqs, InsertFlags flags, 
 
 void Bfq::InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now_ns,
                         std::vector<SchedRequest*>& freed) {
-  assert(!rq.elv.queued);
-  if (!rq.elv.counted) {
-    rq.elv.counted = true;
+  assert(!Priv(rq).queued);
+  if (!Priv(rq).counted) {
+    Priv(rq).counted = true;
     ++counters_.inserted;
   } else {
     ++counters_.reinserted;
   }
-  if (rq.elv.queue == 0) {  // bfq_init_rq(): attach to its queue, count it on the bic
-    rq.elv.queue = QueueFor(rq, now_ns).index + 1;
+  if (Priv(rq).queue == 0) {  // bfq_init_rq(): attach to its queue, count it on the bic
+    Priv(rq).queue = QueueFor(rq, now_ns).index + 1;
     ++ioc_requests_[rq.ioc];
   }
   Queue& q = *QueueOf(rq);
-  rq.elv.seq = next_seq_++;
+  Priv(rq).seq = next_seq_++;
   if (flags.at_head) {  // list_add(&rq->queuelist, &bfqd->dispatch)
     dispatch_.push_front(&rq);
-    rq.elv.queued = true;
-    rq.elv.on_dispatch_list = true;
+    Priv(rq).queued = true;
+    Priv(rq).on_dispatch_list = true;
     return;
   }
   if (TryInsertMerge(q, rq, freed)) return;  // blk_mq_sched_try_insert_merge()
@@ -177,8 +178,8 @@ void Bfq::InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now_ns,
   AddRequest(q, rq, now_ns);
   rq.fifo_time_ns =
       now_ns + (IsSync(rq) ? tunables_.fifo_expire_sync_ns : tunables_.fifo_expire_async_ns);
-  rq.elv.fifo_seq = rq.elv.seq;
-  q.fifo.emplace(Key{rq.fifo_time_ns, rq.elv.fifo_seq}, &rq);
+  Priv(rq).fifo_seq = Priv(rq).seq;
+  q.fifo.emplace(Key{rq.fifo_time_ns, Priv(rq).fifo_seq}, &rq);
   RqEnqueued(q, rq, now_ns);
 }
 
@@ -200,9 +201,9 @@ void Bfq::AddRequest(Queue& q, SchedRequest& rq, uint64_t now_ns) {
     }
   }
   if (q.sync) UpdateIoIntensity(q, now_ns);
-  rq.elv.sort_sector = rq.sector;
-  q.sort_list.emplace(Key{rq.sector, rq.elv.seq}, &rq);
-  rq.elv.queued = true;
+  Priv(rq).sort_sector = rq.sector;
+  q.sort_list.emplace(Key{rq.sector, Priv(rq).seq}, &rq);
+  Priv(rq).queued = true;
 
   SchedRequest* prev = q.next_rq;
   q.next_rq = ChooseReq(q.next_rq, &rq, last_position_);
@@ -256,7 +257,7 @@ SchedRequest* Bfq::FindNextRq(Queue& q, SchedRequest& last, uint64_t now_ns) {
     SchedRequest* head = q.fifo.begin()->second;
     if (head != &last && now_ns >= head->fifo_time_ns) return head;
   }
-  auto it = q.sort_list.find(Key{last.elv.sort_sector, last.elv.seq});
+  auto it = q.sort_list.find(Key{Priv(last).sort_sector, Priv(last).seq});
   assert(it != q.sort_list.end());
   SchedRequest* prev = it == q.sort_list.begin() ? nullptr : std::prev(it)->second;
   SchedRequest* next = nullptr;
@@ -286,14 +287,14 @@ void Bfq::RemoveRequest(SchedRequest& rq) {
     q.next_rq = FindNextRq(q, rq, last_now_ns_);
     UpdatedNextReq(q);
   }
-  if (auto f = q.fifo.find(Key{rq.fifo_time_ns, rq.elv.fifo_seq});
+  if (auto f = q.fifo.find(Key{rq.fifo_time_ns, Priv(rq).fifo_seq});
       f != q.fifo.end() && f->second == &rq) {
     q.fifo.erase(f);
   }
-  q.sort_list.erase(Key{rq.elv.sort_sector, rq.elv.seq});
+  q.sort_list.erase(Key{Priv(rq).sort_sector, Priv(rq).seq});
   --q.queued[IsSync(rq) ? 1 : 0];
   --queued_;
-  rq.elv.queued = false;
+  Priv(rq).queued = false;
   if (q.Empty()) {
     q.next_rq = nullptr;
     if (q.busy && &q != in_service_) {
@@ -467,8 +468,8 @@ SchedRequest* Bfq::DispatchRequest(uint64_t now_ns) {
   if (!dispatch_.empty()) {
     rq = dispatch_.front();
     dispatch_.pop_front();
-    rq->elv.queued = false;
-    rq->elv.on_dispatch_list = false;
+    Priv(*rq).queued = false;
+    Priv(*rq).on_dispatch_list = false;
     ++QueueOf(*rq)->dispatched;
   } else if (BusyTotal() != 0) {
     if (Queue* q = SelectQueue(now_ns)) {
@@ -479,7 +480,7 @@ SchedRequest* Bfq::DispatchRequest(uint64_t now_ns) {
   }
   if (rq == nullptr) return nullptr;
   ++tot_rq_in_driver_;
-  rq->elv.started = true;
+  Priv(*rq).started = true;
   ++counters_.dispatched;
   stats_.group_sectors[QueueOf(*rq)->group] += rq->sectors;
   return rq;

@@ -52,6 +52,8 @@ struct BfqProfile {
   // Patch flag "bfq-one-group-no-idle" (Yu Kuai 2021): the 6.2 rule on an older profile.
   bool one_group_no_idle = false;
   bool injection = true;  // 5.2+: I/O injection while dispatching is plugged
+  // Patch flag "bfq-batch-dispatch" (seed 000): several dispatch_request per lock hold.
+  bool batch_dispatch = false;
 
   static BfqProfile ForKernel(int major, int minor);
   bool OneGroupRule() const { return one_group_no_idle || groups_with_pending_threshold >= 1; }
@@ -109,6 +111,8 @@ class Bfq final : public Elevator {
   void CompletedRequest(SchedRequest& rq, uint64_t now_ns) override;
   void RequeueRequest(SchedRequest& rq) override;
   bool LockOnCompletion() const override { return true; }
+  void PrepareRequest(SchedRequest& rq) override { rq_data_.Reset(rq); }
+  int DispatchBatch() const override { return profile_.batch_dispatch ? kBatchDispatchMax : 1; }
   uint64_t TimerDeadline() const override { return idle_timer_ns_; }
   void TimerExpired(uint64_t now_ns) override;
   void TakeRunRequests(std::vector<uint32_t>& hctxs) override;
@@ -126,6 +130,19 @@ class Bfq final : public Elevator {
   struct Queue;
   struct Group;
   using Key = std::pair<uint64_t, uint64_t>;  // (sector or fifo time, seq)
+  // rq->elv.priv[] (RQ_BFQQ) and the request's place in its queue's lists.
+  struct BfqRq {
+    bool counted = false;  // counted in counters_.inserted
+    bool queued = false;   // in its queue's sort list / FIFO, or on dispatch_
+    bool on_dispatch_list = false;
+    bool started = false;      // handed to the driver by DispatchRequest (RQF_STARTED)
+    uint32_t queue = 0;        // index + 1 of its bfq_queue (RQ_BFQQ), 0 = none
+    uint64_t seq = 0;          // insertion sequence: tie-break in the sort list
+    uint64_t fifo_seq = 0;     // position in the FIFO (list_move on merge copies it)
+    uint64_t sort_sector = 0;  // the sector it is filed under in the sort list
+  };
+  BfqRq& Priv(const SchedRequest& rq) { return rq_data_[rq]; }
+  const BfqRq& Priv(const SchedRequest& rq) const { return rq_data_[rq]; }
 
   // bfq.cc: queues, groups, insertion, merging, dispatch, expiration.
   Group& GroupAt(uint32_t index);
@@ -191,7 +208,7 @@ class Bfq final : public Elevator {
   uint32_t word_depth_ = 64;  // 1 << sched_tags sbitmap shift
 
   std::vector<std::unique_ptr<Group>> groups_;  // [0] is the root group
-  std::vector<std::unique_ptr<Queue>> queues_;  // rq.elv.queue = index + 1
+  std::vector<std::unique_ptr<Queue>> queues_;  // BfqRq::queue = index + 1
   std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> queue_index_;
   std::unordered_map<uint32_t, uint32_t> ioc_requests_;  // RQ_BIC(rq)->requests
   std::map<uint32_t, uint32_t> weight_counts_;           // queue_weights_tree
@@ -215,6 +232,7 @@ class Bfq final : public Elevator {
   uint64_t last_now_ns_ = 0;
   uint64_t next_seq_ = 1;
   uint64_t tree_clock_ = 0;  // bfq::ServiceTree::clock for every tree
+  RequestData<BfqRq> rq_data_;
   ElevatorCounters counters_;
   BfqStats stats_;
 };

@@ -237,8 +237,8 @@ void Bfq::CompletedBody(Queue& q, uint64_t now_ns) {
 
 void Bfq::CompletedRequest(SchedRequest& rq, uint64_t now_ns) {
   last_now_ns_ = now_ns;
-  if (!rq.elv.started) return;
-  rq.elv.started = false;
+  if (!Priv(rq).started) return;
+  Priv(rq).started = false;
   Queue& q = *QueueOf(rq);
   if (&rq == waited_rq_) UpdateInjectLimit(q, now_ns);
   CompletedBody(q, now_ns);

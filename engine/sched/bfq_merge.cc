@@ -25,26 +25,26 @@ Bfq::Queue* Bfq::BioQueue(const SchedBio& bio) const {
 bool Bfq::MergeOk(const SchedRequest& rq, const SchedBio& bio) const {
   const bool bio_sync = !bio.write || bio.sync;
   const bool rq_sync = !rq.write || rq.sync;
-  return rq.elv.queued && !rq.elv.on_dispatch_list && rq.write == bio.write &&
+  return Priv(rq).queued && !Priv(rq).on_dispatch_list && rq.write == bio.write &&
          rq.ioprio == bio.ioprio && (!bio_sync || rq_sync) &&
          rq.sectors + bio.sectors <= limits_.max_sectors;
 }
 
 // attempt_merge()'s checks for request + request, within one queue.
 bool Bfq::RqMergeOk(const SchedRequest& rq, const SchedRequest& next) const {
-  return rq.elv.queue == next.elv.queue && rq.write == next.write && rq.ioprio == next.ioprio &&
+  return Priv(rq).queue == Priv(next).queue && rq.write == next.write && rq.ioprio == next.ioprio &&
          rq.End() == next.sector && rq.sectors + next.sectors <= limits_.max_sectors;
 }
 
 SchedRequest* Bfq::LatterRequest(const SchedRequest& rq) const {  // elv_rb_latter_request()
   const Queue& q = *QueueOf(rq);
-  auto it = q.sort_list.upper_bound(Key{rq.elv.sort_sector, rq.elv.seq});
+  auto it = q.sort_list.upper_bound(Key{Priv(rq).sort_sector, Priv(rq).seq});
   return it == q.sort_list.end() ? nullptr : it->second;
 }
 
 SchedRequest* Bfq::FormerRequest(const SchedRequest& rq) const {  // elv_rb_former_request()
   const Queue& q = *QueueOf(rq);
-  auto it = q.sort_list.lower_bound(Key{rq.elv.sort_sector, rq.elv.seq});
+  auto it = q.sort_list.lower_bound(Key{Priv(rq).sort_sector, Priv(rq).seq});
   return it == q.sort_list.begin() ? nullptr : std::prev(it)->second;
 }
 
@@ -60,26 +60,26 @@ void Bfq::RequestsMerged(SchedRequest& rq, SchedRequest& next) {
   ++counters_.merged;
   Queue* q = QueueOf(rq);
   if (q == nullptr) return;
-  if (q == QueueOf(next) && rq.elv.queued && next.elv.queued &&
+  if (q == QueueOf(next) && Priv(rq).queued && Priv(next).queued &&
       next.fifo_time_ns < rq.fifo_time_ns) {
     // list_replace_init(): rq takes next's FIFO slot (RemoveRequest(next) then leaves
     // the slot alone because it no longer points at next).
-    q->fifo.erase(Key{rq.fifo_time_ns, rq.elv.fifo_seq});
+    q->fifo.erase(Key{rq.fifo_time_ns, Priv(rq).fifo_seq});
     rq.fifo_time_ns = next.fifo_time_ns;
-    rq.elv.fifo_seq = next.elv.fifo_seq;
-    q->fifo[Key{rq.fifo_time_ns, rq.elv.fifo_seq}] = &rq;
+    Priv(rq).fifo_seq = Priv(next).fifo_seq;
+    q->fifo[Key{rq.fifo_time_ns, Priv(rq).fifo_seq}] = &rq;
   }
   if (q->next_rq == &next) q->next_rq = &rq;
-  if (next.elv.queued) RemoveRequest(next);
+  if (Priv(next).queued) RemoveRequest(next);
 }
 
 // bfq_request_merged(): a front merge moved the start sector; re-sort and re-choose.
 void Bfq::RequestMerged(SchedRequest& rq, MergeType type) {
-  if (type != MergeType::kFront || !rq.elv.queued || rq.elv.on_dispatch_list) return;
+  if (type != MergeType::kFront || !Priv(rq).queued || Priv(rq).on_dispatch_list) return;
   Queue& q = *QueueOf(rq);
-  q.sort_list.erase(Key{rq.elv.sort_sector, rq.elv.seq});
-  rq.elv.sort_sector = rq.sector;
-  q.sort_list.emplace(Key{rq.sector, rq.elv.seq}, &rq);
+  q.sort_list.erase(Key{Priv(rq).sort_sector, Priv(rq).seq});
+  Priv(rq).sort_sector = rq.sector;
+  q.sort_list.emplace(Key{rq.sector, Priv(rq).seq}, &rq);
   SchedRequest* prev = q.next_rq;
   q.next_rq = ChooseReq(q.next_rq, &rq, last_position_);
   if (prev != q.next_rq) UpdatedNextReq(q);
@@ -128,14 +128,14 @@ BioMergeResult Bfq::BioMerge(const SchedBio& bio) {
 
 // bfq_finish_requeue_request() for a request being freed: drop it from its bic.
 void Bfq::FinishRequest(SchedRequest& rq) {
-  if (rq.elv.queue != 0) {
+  if (Priv(rq).queue != 0) {
     if (auto it = ioc_requests_.find(rq.ioc); it != ioc_requests_.end() && it->second > 0) {
       --it->second;
     }
-    rq.elv.queue = 0;
+    Priv(rq).queue = 0;
   }
-  if (rq.elv.counted) {
-    rq.elv.counted = false;
+  if (Priv(rq).counted) {
+    Priv(rq).counted = false;
     ++counters_.completed;
   }
 }
@@ -143,12 +143,12 @@ void Bfq::FinishRequest(SchedRequest& rq) {
 // bfq_finish_requeue_request() for a requeue: a started request counts as completed
 // for bfq (at the last time bfq saw), and is re-attached when it is inserted again.
 void Bfq::RequeueRequest(SchedRequest& rq) {
-  if (rq.elv.started) CompletedRequest(rq, last_now_ns_);
-  if (rq.elv.queue != 0) {
+  if (Priv(rq).started) CompletedRequest(rq, last_now_ns_);
+  if (Priv(rq).queue != 0) {
     if (auto it = ioc_requests_.find(rq.ioc); it != ioc_requests_.end() && it->second > 0) {
       --it->second;
     }
-    rq.elv.queue = 0;
+    Priv(rq).queue = 0;
   }
 }
 

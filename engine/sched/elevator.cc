@@ -1,7 +1,9 @@
 // Elevator helpers shared by every scheduler: the teardown balance check of the
-// inserted / dispatched / merged / completed counters, and the merge tail of
-// blk_mq_sched_try_merge().
+// inserted / dispatched / merged / completed counters, the default depth_updated, and
+// the merge tail of blk_mq_sched_try_merge().
 #include "engine/sched/elevator.h"
+
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 
@@ -22,6 +24,19 @@ absl::Status ElevatorCounters::CheckBalanced(uint64_t still_queued) const {
         absl::StrCat("unbalanced: completed ", completed, " != inserted ", inserted));
   }
   return absl::OkStatus();
+}
+
+std::optional<uint32_t> Elevator::MinShallowDepth() const {
+  std::optional<uint32_t> min;
+  for (const bool write : {false, true}) {
+    for (const bool sync : {false, true}) {
+      if (const std::optional<uint32_t> d = LimitDepth(write, sync)) {
+        const uint32_t depth = std::max<uint32_t>(1, *d);
+        min = min ? std::min(*min, depth) : depth;
+      }
+    }
+  }
+  return min;
 }
 
 BioMergeResult Elevator::ApplyBioMerge(BioMergeResult found, const SchedBio& bio) {

@@ -27,9 +27,13 @@ inline constexpr uint64_t kNsPerMs = 1'000'000;  // simulated time is in ns
 inline constexpr uint64_t kNoTimer = UINT64_MAX;
 // TakeRunRequests(): "run every hardware queue" (blk_mq_run_hw_queues()).
 inline constexpr uint32_t kAllHwQueues = UINT32_MAX;
+// Requests one lock hold hands out with dd-batch-dispatch / bfq-batch-dispatch (the
+// early versions of Yu Kuai's series; v4 used the budgets obtained or nr_requests).
+inline constexpr int kBatchDispatchMax = 8;
 
 // A request as the scheduler sees it. Owned by the caller (the engine's request pool);
-// elevators keep borrowed pointers between insert and dispatch/merge.
+// elevators keep borrowed pointers between insert and dispatch/merge. `id` names the
+// request: an elevator keys its private per-request state by it (RequestData).
 struct SchedRequest {
   uint64_t id = 0;
   uint64_t sector = 0;   // blk_rq_pos()
@@ -51,26 +55,35 @@ struct SchedRequest {
   uint32_t cpu = 0;          // rq->mq_ctx->cpu: the software queue it was submitted on
   uint32_t hctx = 0;         // the hardware queue it maps to (rq->mq_hctx)
 
-  // Elevator-private state (rq->elv.priv[], typed). Reset by PrepareRequest().
-  struct ElvPriv {
-    bool counted = false;  // mq-deadline's priv[0]: counted in stats.inserted
-    bool queued = false;   // in a sort tree / FIFO / dispatch list
-    bool on_dispatch_list = false;
-    uint64_t seq = 0;          // insertion sequence: tie-break in the sort tree
-    uint64_t fifo_seq = 0;     // position in the FIFO (list_move on merge copies it)
-    uint64_t sort_sector = 0;  // the sector the request is filed under in the sort tree
-    uint64_t hash_end = 0;     // the end sector it is filed under in the merge hash
-    bool hashed = false;       // ELV_ON_HASH()
-    uint32_t queue = 0;        // bfq: index + 1 of its bfq_queue (RQ_BFQQ), 0 = none
-    int32_t token = -1;        // kyber: domain token (rq->elv.priv[0]), -1 = none
-    bool started = false;      // handed to the driver by DispatchRequest (RQF_STARTED)
-  } elv;
-
   // Set by the elevator when this request is merged away into another (attempt_merge):
   // the survivor, whose bios the core must end this request's bios with.
   SchedRequest* merged_into = nullptr;
 
   uint64_t End() const { return sector + sectors; }  // rq_end_sector()
+};
+
+// rq->elv.priv[], typed: an elevator's private per-request state, one T per request
+// id, owned by the elevator (the core never sees T). A request's entry is reset to T{}
+// by Reset() in prepare_request; ids beyond the reserved pool grow the table.
+template <class T>
+class RequestData {
+ public:
+  void Reserve(size_t n) {
+    if (v_.size() < n) v_.resize(n);
+  }
+  T& operator[](const SchedRequest& rq) {
+    if (rq.id >= v_.size()) v_.resize(rq.id + 1);
+    return v_[rq.id];
+  }
+  // A request the elevator never prepared reads as T{}.
+  const T& operator[](const SchedRequest& rq) const {
+    static const T kFresh{};
+    return rq.id < v_.size() ? v_[rq.id] : kFresh;
+  }
+  void Reset(const SchedRequest& rq) { (*this)[rq] = T{}; }
+
+ private:
+  std::vector<T> v_;
 };
 
 // A bio offered for merging (blk_mq_sched_bio_merge()).
@@ -156,6 +169,15 @@ class Elevator {
   virtual std::optional<uint32_t> LimitDepth(bool /*write*/, bool /*sync*/) const {
     return std::nullopt;
   }
+  // depth_updated: the smallest shallow depth limit_depth will ask for, which the core
+  // gives sbitmap_queue_min_shallow_depth() (it sizes wake_batch); nullopt for none.
+  // Called after Init(). The default is the smallest LimitDepth() over every kind of
+  // allocation (bfq_depth_updated(), kyber_depth_updated()).
+  virtual std::optional<uint32_t> MinShallowDepth() const;
+  // true if LimitDepth() is a depth for the whole bitmap that the core converts to a
+  // per-word one where the sbitmap applies shallow depths per word (6.10+ mq-deadline's
+  // dd_to_word_depth()); false if it is already in the sbitmap's units.
+  virtual bool LimitDepthIsQueueWide() const { return false; }
 
   // --- Request flow ---
   // insert_requests: the whole batch under one lock hold. Requests absorbed by an
@@ -181,8 +203,9 @@ class Elevator {
   virtual bool MayDispatch(uint32_t hctx, uint64_t /*now_ns*/) const { return HasWorkFor(hctx); }
   // QUEUE_FLAG_SQ_SCHED: one scheduler instance serves all hctxs (mq-deadline, bfq).
   virtual bool SingleQueue() const { return true; }
-  // prepare_request: a fresh request was allocated with a sched tag.
-  virtual void PrepareRequest(SchedRequest& rq) { rq.elv = {}; }
+  // prepare_request: a fresh request was allocated with a sched tag; the elevator
+  // resets its private state for it.
+  virtual void PrepareRequest(SchedRequest& /*rq*/) {}
   // finish_request: the request is being freed (completed or merged away).
   virtual void FinishRequest(SchedRequest& /*rq*/) {}
   // completed_request: device completion of a request this elevator dispatched, called
@@ -193,6 +216,37 @@ class Elevator {
   // requeue_request: the driver gave a started request back (bfq: counts as completed;
   // kyber: returns its token); it comes back via InsertRequests.
   virtual void RequeueRequest(SchedRequest& /*rq*/) {}
+
+  // --- Dispatch batching (a patch flag the elevator was created with) ---
+  // dispatch_request calls per hold of the elevator lock while the hardware queue is not
+  // dispatch_busy: 1 in every released kernel, kBatchDispatchMax with
+  // dd-batch-dispatch / bfq-batch-dispatch.
+  virtual int DispatchBatch() const { return 1; }
+
+  // --- Dispatch serialization (dd-serialize-dispatch: DD_DISPATCHING) ---
+  // If a dispatch that another context started is still holding the elevator lock at
+  // now_ns, the time its hold ends: the caller then returns no request without taking
+  // the lock, and relies on a later run. nullopt: go ahead (every released kernel).
+  virtual std::optional<uint64_t> DispatchingUntil(uint64_t /*now_ns*/) const {
+    return std::nullopt;
+  }
+  // The caller's dispatch (under the elevator lock) releases the lock at release_ns.
+  virtual void DispatchLockReleased(uint64_t /*release_ns*/) {}
+
+  // --- Staged insertion (dd-insert-lists) ---
+  // true if insert_requests only appends to insertion lists under their own lock
+  // (ElevatorType::insert_lock, not the global one): the core then calls
+  // StageRequests() instead of InsertRequests(), and SortStaged() under the global lock
+  // before dispatching. HasWork() counts staged requests.
+  virtual bool StagesInserts() const { return false; }
+  virtual void StageRequests(std::span<SchedRequest* const> /*rqs*/) {}
+  // Requests staged and not yet sorted in.
+  virtual size_t staged() const { return 0; }
+  // Sorts every staged request in, in staging order (as InsertRequests, appending
+  // insert-merged requests to `freed`). Returns how many.
+  virtual size_t SortStaged(uint64_t /*now_ns*/, std::vector<SchedRequest*>& /*freed*/) {
+    return 0;
+  }
 
   // --- Completion locking ---
   // true if the kernel takes the elevator's global lock on every completion (bfq:

@@ -38,6 +38,7 @@ absl::Status Kyber::Init(const ElevatorQueueLimits& limits) {
   if (limits.nr_requests == 0) return absl::InvalidArgumentError("nr_requests must be > 0");
   if (limits.nr_hw_queues == 0) return absl::InvalidArgumentError("nr_hw_queues must be > 0");
   limits_ = limits;
+  rq_data_.Reserve(size_t{limits.nr_requests} * std::max<uint32_t>(1, limits.nr_hw_queues));
   async_depth_ = limits.nr_requests * kKyberAsyncPercent / 100;
   hctxs_.assign(limits.nr_hw_queues, Hctx{});
   for (int d = 0; d < kKyberNumDomains; ++d) {
@@ -110,9 +111,9 @@ BioMergeResult Kyber::BioMerge(const SchedBio& bio) {
 void Kyber::InsertRequests(std::span<SchedRequest* const> rqs, InsertFlags flags,
                            uint64_t /*now_ns*/, std::vector<SchedRequest*>& /*freed*/) {
   for (SchedRequest* rq : rqs) {
-    assert(!rq->elv.queued);
-    if (!rq->elv.counted) {
-      rq->elv.counted = true;
+    assert(!Priv(*rq).queued);
+    if (!Priv(*rq).counted) {
+      Priv(*rq).counted = true;
       ++counters_.inserted;
     } else {
       ++counters_.reinserted;
@@ -126,7 +127,7 @@ void Kyber::InsertRequests(std::span<SchedRequest* const> rqs, InsertFlags flags
     } else {
       head.push_back(rq);
     }
-    rq->elv.queued = true;
+    Priv(*rq).queued = true;
     ++queued_;
   }
 }
@@ -153,8 +154,8 @@ bool Kyber::GetToken(Hctx& khd, uint32_t hctx, int domain) {
 // rq_clear_domain_token() → sbitmap_queue_clear(): every wake_batch-th free wakes up to
 // wake_batch waiting hctxs, which kyber_domain_wake() turns into async queue runs.
 void Kyber::ClearToken(SchedRequest& rq) {
-  if (rq.elv.token < 0) return;
-  rq.elv.token = -1;
+  if (Priv(rq).token < 0) return;
+  Priv(rq).token = -1;
   Tokens& t = tokens_[Dom(rq)];
   assert(t.in_use > 0);
   --t.in_use;
@@ -187,7 +188,7 @@ SchedRequest* Kyber::DispatchCurDomain(Hctx& khd, uint32_t hctx) {
   SchedRequest* rq = rqs.front();
   rqs.pop_front();
   ++khd.batching;
-  rq->elv.token = static_cast<int32_t>(tokens_[d].in_use - 1);
+  Priv(*rq).token = static_cast<int32_t>(tokens_[d].in_use - 1);
   return rq;
 }
 
@@ -204,8 +205,8 @@ SchedRequest* Kyber::DispatchRequestFor(uint32_t hctx, uint64_t /*now_ns*/) {
     }
   }
   if (rq == nullptr) return nullptr;
-  rq->elv.queued = false;
-  rq->elv.started = true;
+  Priv(*rq).queued = false;
+  Priv(*rq).started = true;
   --queued_;
   ++counters_.dispatched;
   return rq;
@@ -243,9 +244,9 @@ bool Kyber::HasWork() const {
 // kyber_finish_request(): give the token back.
 void Kyber::FinishRequest(SchedRequest& rq) {
   ClearToken(rq);
-  rq.elv.started = false;
-  if (rq.elv.counted) {
-    rq.elv.counted = false;
+  Priv(rq).started = false;
+  if (Priv(rq).counted) {
+    Priv(rq).counted = false;
     ++counters_.completed;
   }
 }

@@ -62,9 +62,10 @@ class Kyber final : public Elevator {
   // kyber_finish_request() serves requeue_request too: the token goes back.
   void RequeueRequest(SchedRequest& rq) override {
     ClearToken(rq);
-    rq.elv.started = false;
+    Priv(rq).started = false;
   }
   void CompletedRequest(SchedRequest& rq, uint64_t now_ns) override;
+  void PrepareRequest(SchedRequest& rq) override { rq_data_.Reset(rq); }
   uint64_t TimerDeadline() const override { return timer_ns_; }
   void TimerExpired(uint64_t now_ns) override;
   void TakeRunRequests(std::vector<uint32_t>& hctxs) override;
@@ -77,6 +78,16 @@ class Kyber final : public Elevator {
   uint64_t throttled() const { return throttled_; }  // trace_kyber_throttled events
 
  private:
+  // rq->elv.priv[]: the domain token, and the request's state.
+  struct KyberRq {
+    bool counted = false;  // counted in counters_.inserted
+    bool queued = false;   // on a kcq list
+    bool started = false;  // handed to the driver (RQF_STARTED)
+    int32_t token = -1;    // the domain token (rq->elv.priv[0]), -1 = none
+  };
+  KyberRq& Priv(const SchedRequest& rq) { return rq_data_[rq]; }
+  const KyberRq& Priv(const SchedRequest& rq) const { return rq_data_[rq]; }
+
   using List = std::deque<SchedRequest*>;
   // struct kyber_ctx_queue.
   struct Kcq {
@@ -126,6 +137,7 @@ class Kyber final : public Elevator {
   std::vector<uint32_t> run_requests_;
   uint64_t queued_ = 0;
   uint64_t throttled_ = 0;
+  RequestData<KyberRq> rq_data_;
   ElevatorCounters counters_;
 };
 

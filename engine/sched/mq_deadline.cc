@@ -28,6 +28,7 @@ absl::Status MqDeadline::Init(const ElevatorQueueLimits& limits) {
   if (limits.nr_requests == 0) return absl::InvalidArgumentError("nr_requests must be > 0");
   if (tunables_.fifo_batch <= 0) return absl::InvalidArgumentError("fifo_batch must be > 0");
   limits_ = limits;
+  rq_data_.Reserve(size_t{limits.nr_requests} * std::max<uint32_t>(1, limits.nr_hw_queues));
   last_dir_ = kWrite;  // dd->last_dir = DD_WRITE
   switch (profile_.async_depth) {
     case DdAsyncDepthRule::kNone:
@@ -44,7 +45,39 @@ absl::Status MqDeadline::Init(const ElevatorQueueLimits& limits) {
 }
 
 // dd_exit_sched(): WARN if anything is still queued, then the stats must balance.
-absl::Status MqDeadline::Exit() { return counters_.CheckBalanced(queued_); }
+absl::Status MqDeadline::Exit() { return counters_.CheckBalanced(queued_ + staged_.size()); }
+
+// dd_depth_updated() -> sbitmap_queue_min_shallow_depth(): 5.14-6.9 pass async_depth
+// (wake_batch stays 8 for 64 tags); 6.10+ pass 1, so wake_batch becomes 1.
+std::optional<uint32_t> MqDeadline::MinShallowDepth() const {
+  if (async_depth_ == 0) return Elevator::MinShallowDepth();
+  return profile_.async_depth == DdAsyncDepthRule::kNrRequests ? 1u : async_depth_;
+}
+
+// dd-serialize-dispatch (Axboe 2024): test_bit(DD_DISPATCHING) in dd_dispatch_request().
+std::optional<uint64_t> MqDeadline::DispatchingUntil(uint64_t now_ns) const {
+  if (!profile_.serialize_dispatch || now_ns >= dispatching_until_) return std::nullopt;
+  return dispatching_until_;
+}
+
+void MqDeadline::DispatchLockReleased(uint64_t release_ns) {
+  if (profile_.serialize_dispatch) dispatching_until_ = release_ns;
+}
+
+// dd-insert-lists: dd_insert_requests() only adds to the insertion list (its own lock);
+// dd_dispatch_request() splices it into the trees under dd->lock.
+void MqDeadline::StageRequests(std::span<SchedRequest* const> rqs) {
+  staged_.insert(staged_.end(), rqs.begin(), rqs.end());
+}
+
+size_t MqDeadline::SortStaged(uint64_t now_ns, std::vector<SchedRequest*>& freed) {
+  if (staged_.empty()) return 0;
+  sorting_.swap(staged_);
+  InsertRequests(sorting_, InsertFlags{}, now_ns, freed);
+  const size_t n = sorting_.size();
+  sorting_.clear();
+  return n;
+}
 
 // ioprio_class_to_prio[]; before 5.14 there is a single level.
 int MqDeadline::PrioOf(IoprioClass c) const {
@@ -62,27 +95,27 @@ std::optional<uint32_t> MqDeadline::LimitDepth(bool write, bool sync) const {
 // ---- sort tree, FIFO and hash (deadline_add_rq_rb, deadline_del_rq_rb, elv_rqhash_*) ----
 
 void MqDeadline::AddRqRb(PerPrio& pp, SchedRequest& rq) {
-  rq.elv.sort_sector = rq.sector;
-  pp.sort_list[Dir(rq)].emplace(SortKey{rq.sector, rq.elv.seq}, &rq);
+  Priv(rq).sort_sector = rq.sector;
+  pp.sort_list[Dir(rq)].emplace(SortKey{rq.sector, Priv(rq).seq}, &rq);
 }
 
 void MqDeadline::DelRqRb(PerPrio& pp, SchedRequest& rq) {
   const int dir = Dir(rq);
   // < 6.5: deadline_del_rq_rb() advances next_rq past the removed request.
   if (pp.next_rq[dir] == &rq) pp.next_rq[dir] = LatterRequest(rq);
-  pp.sort_list[dir].erase(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  pp.sort_list[dir].erase(SortKey{Priv(rq).sort_sector, Priv(rq).seq});
 }
 
 void MqDeadline::HashAdd(SchedRequest& rq) {
-  rq.elv.hash_end = rq.End();
-  rq.elv.hashed = true;
-  hash_.emplace(std::pair{rq.elv.hash_end, rq.elv.seq}, &rq);
+  Priv(rq).hash_end = rq.End();
+  Priv(rq).hashed = true;
+  hash_.emplace(std::pair{Priv(rq).hash_end, Priv(rq).seq}, &rq);
 }
 
 void MqDeadline::HashDel(SchedRequest& rq) {
-  if (!rq.elv.hashed) return;
-  hash_.erase(std::pair{rq.elv.hash_end, rq.elv.seq});
-  rq.elv.hashed = false;
+  if (!Priv(rq).hashed) return;
+  hash_.erase(std::pair{Priv(rq).hash_end, Priv(rq).seq});
+  Priv(rq).hashed = false;
 }
 
 // elv_rqhash_find(): the kernel's bucket lists the newest request first.
@@ -96,29 +129,29 @@ SchedRequest* MqDeadline::HashFind(uint64_t end_sector) const {
 // elv_rb_latter_request() / elv_rb_former_request() within the request's own tree.
 SchedRequest* MqDeadline::LatterRequest(const SchedRequest& rq) const {
   const auto& tree = per_prio_[PrioOf(rq.ioprio)].sort_list[Dir(rq)];
-  auto it = tree.upper_bound(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  auto it = tree.upper_bound(SortKey{Priv(rq).sort_sector, Priv(rq).seq});
   return it == tree.end() ? nullptr : it->second;
 }
 
 SchedRequest* MqDeadline::FormerRequest(const SchedRequest& rq) const {
   const auto& tree = per_prio_[PrioOf(rq.ioprio)].sort_list[Dir(rq)];
-  auto it = tree.lower_bound(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  auto it = tree.lower_bound(SortKey{Priv(rq).sort_sector, Priv(rq).seq});
   return it == tree.begin() ? nullptr : std::prev(it)->second;
 }
 
 // deadline_remove_request(): off the FIFO (or dispatch list), the tree and the hash.
 void MqDeadline::RemoveRequest(PerPrio& pp, SchedRequest& rq) {
-  if (!rq.elv.queued) return;
-  if (rq.elv.on_dispatch_list) {
+  if (!Priv(rq).queued) return;
+  if (Priv(rq).on_dispatch_list) {
     pp.dispatch.erase(std::find(pp.dispatch.begin(), pp.dispatch.end(), &rq));
-    rq.elv.on_dispatch_list = false;
+    Priv(rq).on_dispatch_list = false;
   } else {
-    pp.fifo_list[Dir(rq)].erase(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq});
+    pp.fifo_list[Dir(rq)].erase(FifoKey{rq.fifo_time_ns, Priv(rq).fifo_seq});
     DelRqRb(pp, rq);
   }
   HashDel(rq);
   if (last_merge_ == &rq) last_merge_ = nullptr;
-  rq.elv.queued = false;
+  Priv(rq).queued = false;
   --queued_;
 }
 
@@ -156,8 +189,8 @@ bool MqDeadline::HasWorkForPrio(const PerPrio& pp) const {  // dd_has_work_for_p
 }
 
 bool MqDeadline::HasWork() const {  // dd_has_work()
-  return std::any_of(per_prio_.begin(), per_prio_.end(),
-                     [this](const PerPrio& pp) { return HasWorkForPrio(pp); });
+  return !staged_.empty() || std::any_of(per_prio_.begin(), per_prio_.end(),
+                                         [this](const PerPrio& pp) { return HasWorkForPrio(pp); });
 }
 
 // ---- dispatch ----
@@ -251,10 +284,10 @@ void MqDeadline::InsertRequests(std::span<SchedRequest* const> rqs, InsertFlags 
 // dd_insert_request().
 void MqDeadline::InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now_ns,
                                std::vector<SchedRequest*>& freed) {
-  assert(!rq.elv.queued);
+  assert(!Priv(rq).queued);
   PerPrio& pp = PrioFor(rq);
-  if (!rq.elv.counted) {  // rq->elv.priv[0]: count each request once
-    rq.elv.counted = true;
+  if (!Priv(rq).counted) {  // Priv(*rq).priv[0]: count each request once
+    Priv(rq).counted = true;
     ++pp.stats.inserted;
     ++counters_.inserted;
   } else {
@@ -262,12 +295,12 @@ void MqDeadline::InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now
   }
   if (TryInsertMerge(rq, freed)) return;
 
-  rq.elv.seq = next_seq_++;
-  rq.elv.queued = true;
+  Priv(rq).seq = next_seq_++;
+  Priv(rq).queued = true;
   ++queued_;
   if (flags.at_head) {
     pp.dispatch.push_front(&rq);
-    rq.elv.on_dispatch_list = true;
+    Priv(rq).on_dispatch_list = true;
     rq.fifo_time_ns = now_ns;
     return;
   }
@@ -275,8 +308,8 @@ void MqDeadline::InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now
   HashAdd(rq);
   if (last_merge_ == nullptr) last_merge_ = &rq;
   rq.fifo_time_ns = now_ns + (rq.write ? tunables_.write_expire_ns : tunables_.read_expire_ns);
-  rq.elv.fifo_seq = rq.elv.seq;
-  pp.fifo_list[Dir(rq)].emplace(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq}, &rq);
+  Priv(rq).fifo_seq = Priv(rq).seq;
+  pp.fifo_list[Dir(rq)].emplace(FifoKey{rq.fifo_time_ns, Priv(rq).fifo_seq}, &rq);
 }
 
 // elv_attempt_insert_merge(): append `rq` to a queued request that ends where it
@@ -299,7 +332,7 @@ bool MqDeadline::TryInsertMerge(SchedRequest& rq, std::vector<SchedRequest*>& fr
 
 // blk_rq_merge_ok() reduced to what the model carries: direction, ioprio, size.
 bool MqDeadline::BioMergeOk(const SchedRequest& rq, const SchedBio& bio) const {
-  return rq.elv.queued && !rq.elv.on_dispatch_list && rq.write == bio.write &&
+  return Priv(rq).queued && !Priv(rq).on_dispatch_list && rq.write == bio.write &&
          rq.ioprio == bio.ioprio && rq.sectors + bio.sectors <= limits_.max_sectors;
 }
 
@@ -318,7 +351,7 @@ void MqDeadline::GrowBack(SchedRequest& rq, uint32_t sectors) {
 
 // attempt_merge() → elv_merge_requests(): `next` is appended to `rq` and goes away.
 void MqDeadline::MergeRequests(SchedRequest& rq, SchedRequest& next) {
-  const bool rq_queued = rq.elv.queued;
+  const bool rq_queued = Priv(rq).queued;
   if (rq_queued) HashDel(rq);
   RequestsMerged(rq, next);
   next.merged_into = &rq;
@@ -332,15 +365,15 @@ void MqDeadline::RequestsMerged(SchedRequest& rq, SchedRequest& next) {
   PerPrio& pp = PrioFor(next);
   ++pp.stats.merged;
   ++counters_.merged;
-  const bool both_on_fifo =
-      rq.elv.queued && !rq.elv.on_dispatch_list && next.elv.queued && !next.elv.on_dispatch_list;
+  const bool both_on_fifo = Priv(rq).queued && !Priv(rq).on_dispatch_list && Priv(next).queued &&
+                            !Priv(next).on_dispatch_list;
   if (both_on_fifo && next.fifo_time_ns < rq.fifo_time_ns) {
     PerPrio& rq_pp = PrioFor(rq);
-    rq_pp.fifo_list[Dir(rq)].erase(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq});
+    rq_pp.fifo_list[Dir(rq)].erase(FifoKey{rq.fifo_time_ns, Priv(rq).fifo_seq});
     rq.fifo_time_ns = next.fifo_time_ns;
-    rq.elv.fifo_seq = next.elv.fifo_seq;
+    Priv(rq).fifo_seq = Priv(next).fifo_seq;
     RemoveRequest(pp, next);
-    rq_pp.fifo_list[Dir(rq)].emplace(FifoKey{rq.fifo_time_ns, rq.elv.fifo_seq}, &rq);
+    rq_pp.fifo_list[Dir(rq)].emplace(FifoKey{rq.fifo_time_ns, Priv(rq).fifo_seq}, &rq);
     return;
   }
   RemoveRequest(pp, next);
@@ -348,9 +381,9 @@ void MqDeadline::RequestsMerged(SchedRequest& rq, SchedRequest& next) {
 
 // dd_request_merged(): a front merge moved the start sector, so re-sort the request.
 void MqDeadline::RequestMerged(SchedRequest& rq, MergeType type) {
-  if (type != MergeType::kFront || !rq.elv.queued || rq.elv.on_dispatch_list) return;
+  if (type != MergeType::kFront || !Priv(rq).queued || Priv(rq).on_dispatch_list) return;
   PerPrio& pp = PrioFor(rq);
-  pp.sort_list[Dir(rq)].erase(SortKey{rq.elv.sort_sector, rq.elv.seq});
+  pp.sort_list[Dir(rq)].erase(SortKey{Priv(rq).sort_sector, Priv(rq).seq});
   AddRqRb(pp, rq);
 }
 
@@ -387,8 +420,8 @@ BioMergeResult MqDeadline::BioMerge(const SchedBio& bio) {
 
 // dd_finish_request(): count completion of requests dd inserted.
 void MqDeadline::FinishRequest(SchedRequest& rq) {
-  if (!rq.elv.counted) return;
-  rq.elv.counted = false;
+  if (!Priv(rq).counted) return;
+  Priv(rq).counted = false;
   ++PrioFor(rq).stats.completed;
   ++counters_.completed;
 }

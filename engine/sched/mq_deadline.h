@@ -37,6 +37,10 @@ struct DeadlineProfile {
   bool prio_aging = true;         // ~6.0+: dd_dispatch_prio_aged_requests()
   bool latest_pos_cursor = true;  // 6.5+: latest_pos; before: per-direction next_rq
   DdAsyncDepthRule async_depth = DdAsyncDepthRule::kNrRequests;
+  // Patch flags (off in every released kernel; KernelSpec):
+  bool batch_dispatch = false;      // dd-batch-dispatch (seed 000, Yu Kuai 2025)
+  bool serialize_dispatch = false;  // dd-serialize-dispatch: DD_DISPATCHING (seed 002)
+  bool insert_lists = false;        // dd-insert-lists: staged insertion lists (seed 002)
 
   // The behaviours of kernel major.minor.
   static DeadlineProfile ForKernel(int major, int minor);
@@ -77,6 +81,18 @@ class MqDeadline final : public Elevator {
   SchedRequest* DispatchRequest(uint64_t now_ns) override;
   bool HasWork() const override;
   void FinishRequest(SchedRequest& rq) override;
+  void PrepareRequest(SchedRequest& rq) override { rq_data_.Reset(rq); }
+  std::optional<uint32_t> MinShallowDepth() const override;
+  bool LimitDepthIsQueueWide() const override {
+    return profile_.async_depth == DdAsyncDepthRule::kNrRequests;  // dd_to_word_depth()
+  }
+  int DispatchBatch() const override { return profile_.batch_dispatch ? kBatchDispatchMax : 1; }
+  std::optional<uint64_t> DispatchingUntil(uint64_t now_ns) const override;
+  void DispatchLockReleased(uint64_t release_ns) override;
+  bool StagesInserts() const override { return profile_.insert_lists; }
+  void StageRequests(std::span<SchedRequest* const> rqs) override;
+  size_t staged() const override { return staged_.size(); }
+  size_t SortStaged(uint64_t now_ns, std::vector<SchedRequest*>& freed) override;
   const ElevatorCounters& counters() const override { return counters_; }
 
   // dd->async_depth as computed by dd_depth_updated() (0 if the era has none).
@@ -87,6 +103,20 @@ class MqDeadline final : public Elevator {
   const DeadlineTunables& tunables() const { return tunables_; }
 
  private:
+  // rq->elv.priv[] and the request's place in the lists.
+  struct DdRq {
+    bool counted = false;  // priv[0]: counted in stats.inserted
+    bool queued = false;   // in a sort tree / FIFO / dispatch list
+    bool on_dispatch_list = false;
+    bool hashed = false;       // ELV_ON_HASH()
+    uint64_t seq = 0;          // insertion sequence: tie-break in the sort tree
+    uint64_t fifo_seq = 0;     // position in the FIFO (list_move on merge copies it)
+    uint64_t sort_sector = 0;  // the sector the request is filed under in the sort tree
+    uint64_t hash_end = 0;     // the end sector it is filed under in the merge hash
+  };
+  DdRq& Priv(const SchedRequest& rq) { return rq_data_[rq]; }
+  const DdRq& Priv(const SchedRequest& rq) const { return rq_data_[rq]; }
+
   static constexpr int kRead = 0;                 // DD_READ
   static constexpr int kWrite = 1;                // DD_WRITE
   using SortKey = std::pair<uint64_t, uint64_t>;  // (sector, seq): the rb-tree order
@@ -144,6 +174,11 @@ class MqDeadline final : public Elevator {
   int starved_ = 0;                     // dd->starved
   uint64_t next_seq_ = 1;
   uint64_t queued_ = 0;
+  RequestData<DdRq> rq_data_;
+  // dd-insert-lists: inserted under dd->insert_lock, sorted in at dispatch.
+  std::vector<SchedRequest*> staged_, sorting_;
+  // dd-serialize-dispatch: DD_DISPATCHING is set until this time (simulated ns).
+  uint64_t dispatching_until_ = 0;
   ElevatorCounters counters_;
 };
 

@@ -1,0 +1,91 @@
+// The registered elevators (the kernel's elv_list) and the factory of each: how it is
+// built from the cell's kernel profile, patch flags and configuration. Adding an
+// elevator = its files in engine/sched/ and one line in kBuiltin.
+#include "engine/sched/elevator_registry.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "engine/model/config.h"
+#include "engine/sched/bfq.h"
+#include "engine/sched/kyber.h"
+#include "engine/sched/mq_deadline.h"
+
+namespace blkbench::engine {
+namespace {
+
+// mq-deadline (block/mq-deadline.c) of the kernel's era, with seed 000's and 002's patches.
+std::unique_ptr<Elevator> CreateMqDeadline(const EngineConfig& config) {
+  const KernelSpec& k = config.kernel;
+  DeadlineProfile p = DeadlineProfile::ForKernel(k.major, k.minor);
+  p.batch_dispatch = k.dd_batch_dispatch;
+  p.serialize_dispatch = k.dd_serialize_dispatch;
+  p.insert_lists = k.dd_insert_lists;
+  return std::make_unique<MqDeadline>(p);
+}
+
+// bfq (block/bfq-iosched.c) with the cell's cgroup weights.
+std::unique_ptr<Elevator> CreateBfq(const EngineConfig& config) {
+  const KernelSpec& k = config.kernel;
+  BfqProfile p = BfqProfile::ForKernel(k.major, k.minor);
+  p.one_group_no_idle = k.bfq_one_group_no_idle;
+  p.batch_dispatch = k.bfq_batch_dispatch;
+  BfqTunables t;
+  t.group_weights.push_back(0);  // [0] is the root
+  for (const uint32_t w : config.cgroups.weights) t.group_weights.push_back(w);
+  return std::make_unique<Bfq>(p, t);
+}
+
+std::unique_ptr<Elevator> CreateKyber(const EngineConfig& /*config*/) {
+  return std::make_unique<Kyber>();
+}
+
+ElevatorRegistry MakeBuiltin() {
+  // name, factory, global lock, its name, insert lock, its name, dispatch cost.
+  const ElevatorType kBuiltin[] = {
+      {"mq-deadline", &CreateMqDeadline, &MachineProfile::deadline_lock, "dd->lock",
+       &MachineProfile::generic_lock, "dd->insert_lock", &StageCosts::deadline_dispatch},
+      {"bfq", &CreateBfq, &MachineProfile::bfq_lock, "bfqd->lock", nullptr, "",
+       &StageCosts::bfq_dispatch},
+      // No global lock: per-ctx lists (kcq->lock, CPU-local) and per-hctx khd->lock.
+      {"kyber", &CreateKyber, nullptr, "", nullptr, "", &StageCosts::deadline_dispatch},
+  };
+  ElevatorRegistry r;
+  for (const ElevatorType& t : kBuiltin) {
+    [[maybe_unused]] const absl::Status s = r.Register(t);
+    assert(s.ok());  // the table above has distinct, complete entries
+  }
+  return r;
+}
+
+}  // namespace
+
+const ElevatorRegistry& ElevatorRegistry::Builtin() {
+  static const ElevatorRegistry* const kRegistry = new ElevatorRegistry(MakeBuiltin());
+  return *kRegistry;
+}
+
+absl::Status ElevatorRegistry::Register(ElevatorType type) {
+  if (type.name.empty() || type.create == nullptr || type.dispatch_cost == nullptr) {
+    return absl::InvalidArgumentError("an elevator type needs a name, a factory and a cost");
+  }
+  if (type.insert_lock != nullptr && type.lock == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("elevator \"", type.name, "\": an insert lock needs a global lock"));
+  }
+  if (Find(type.name) != nullptr) {
+    return absl::AlreadyExistsError(absl::StrCat("elevator \"", type.name, "\" is registered"));
+  }
+  types_.push_back(std::move(type));
+  return absl::OkStatus();
+}
+
+const ElevatorType* ElevatorRegistry::Find(std::string_view name) const {
+  const auto it = std::find_if(types_.begin(), types_.end(),
+                               [name](const ElevatorType& t) { return t.name == name; });
+  return it == types_.end() ? nullptr : &*it;
+}
+
+}  // namespace blkbench::engine
