@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -130,6 +131,7 @@ struct Totals {
   uint64_t acked ABSL_GUARDED_BY(mu) = 0;
   uint64_t retries ABSL_GUARDED_BY(mu) = 0;  // acks with retry_after_ms (store failed)
   uint64_t rejected ABSL_GUARDED_BY(mu) = 0;
+  std::atomic<int> registered{0};
   std::atomic<int> assigned{0};
   std::atomic<int> finished{0};
   std::atomic<int> ended{0};  // streams that ended (error or done)
@@ -285,6 +287,10 @@ class FakeAgent final : public grpc::ClientBidiReactor<v1::AgentMessage, v1::Con
     EnqueueLocked(std::move(m));
   }
   void Handle(const v1::ControllerMessage& msg) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (msg.has_registered()) {
+      totals_.registered.fetch_add(1);
+      return;
+    }
     if (msg.has_assign() && !assigned_) {
       assign_ = msg.assign();
       assigned_ = true;
@@ -361,6 +367,7 @@ pid_t StartController(const std::string& bin, const std::string& db, int port, i
   }
   const pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the bench
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -408,6 +415,14 @@ int main(int argc, char** argv) {
     agents.push_back(std::make_unique<FakeAgent>(i, target, totals));
     agents.back()->Start();
   }
+  // Every agent registered before the experiment is submitted: one placement pass places
+  // all runs (as when a lab's agents are up and an experiment arrives).
+  while (totals.registered.load() + totals.ended.load() < n &&
+         Clock::now() < t_connect + std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::fprintf(stderr, "%d of %d agents registered after %.1f s; submitting\n",
+               totals.registered.load(), n, SecondsSince(t_connect));
   const ProcUsage idle = ReadProc(pid);
   v1::SubmitExperimentRequest req;
   req.set_file_name("load.yaml");
@@ -433,6 +448,7 @@ int main(int argc, char** argv) {
   std::vector<int> waiting;  // not assigned yet
   for (int i = 0; i < n; ++i) waiting.push_back(i);
   Clock::time_point next_scan = Clock::now();
+  Clock::time_point next_progress = Clock::now();
   const int timeout_s = absl::GetFlag(FLAGS_timeout_s) > 0 ? absl::GetFlag(FLAGS_timeout_s)
                                                            : absl::GetFlag(FLAGS_run_s) + 60;
   const auto deadline = t_submit + std::chrono::seconds(timeout_s);
@@ -460,6 +476,14 @@ int main(int argc, char** argv) {
       due.pop();
       Clock::time_point next;
       if (agents[static_cast<size_t>(i)]->Due(Clock::now(), &next)) due.emplace(next, i);
+    }
+    if (now >= next_progress) {
+      next_progress = now + std::chrono::seconds(5);
+      absl::MutexLock lock(&totals.mu);
+      std::fprintf(stderr, "%.0f s: assigned %d acked %llu finished %d ended %d\n",
+                   SecondsSince(t_submit), totals.assigned.load(),
+                   static_cast<unsigned long long>(totals.acked), totals.finished.load(),
+                   totals.ended.load());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the driver's tick
   }
