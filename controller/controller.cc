@@ -15,7 +15,14 @@ namespace {}  // namespace
 
 Controller::Controller(Store& store, Clock& clock, ControllerOptions options,
                        ControllerObserver* observer)
-    : store_(store), clock_(clock), options_(options), observer_(observer) {}
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      observer_(observer),
+      batcher_(ReportBatcherOptions{.window_ms = options.commit_window_ms,
+                                    .max_reports = options.commit_max_reports,
+                                    .max_pending = 20'000},
+               [this](std::vector<PendingReport>& batch) { CommitReports(batch); }) {}
 
 absl::Status Controller::Start() {
   absl::MutexLock lock(&mu_);
