@@ -189,8 +189,6 @@ class Controller {
 
   absl::StatusOr<const std::vector<v1::CellSpec>*> CellsOf(uint64_t experiment_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool DeviceBusy(const std::string& agent_id, const std::string& path) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A run stops being active: requeue it (lease lost) or fail it after max_attempts.
   // The store write comes first; if it fails the lease is kept, marked with `why`, and

@@ -257,13 +257,6 @@ absl::StatusOr<const std::vector<v1::CellSpec>*> Controller::CellsOf(uint64_t ex
   return &cells;
 }
 
-bool Controller::DeviceBusy(const std::string& agent_id, const std::string& path) const {
-  for (const auto& [run_id, lease] : leases_) {
-    if (lease.agent_id == agent_id && lease.device_path == path) return true;
-  }
-  return false;
-}
-
 void Controller::PlaceQueuedRuns(Outbox& out) {
   // Metrics: how long a pass takes (store reads and writes under the lock) and what it
   // placed. A steady clock, not clock_: this measures real latency, never a timeout.
@@ -284,6 +277,11 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
     Warn("list_queued_failed").Field("error", queued.status().ToString());
     return;
   }
+  if (queued->empty()) return;
+  // Devices holding a lease, by (agent, path): one pass over leases_ instead of one per
+  // device considered (that made placing N runs on N agents O(N^3)).
+  std::set<std::pair<std::string, std::string>> busy;
+  for (const auto& [run_id, lease] : leases_) busy.emplace(lease.agent_id, lease.device_path);
   for (v1::Run& run : *queued) {
     auto cells = CellsOf(run.experiment_id());
     if (!cells.ok() || run.cell_index() >= (*cells)->size()) continue;
@@ -294,7 +292,7 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       if (agent.link == nullptr) continue;
       const v1::DeviceFacts* chosen = nullptr;
       for (const v1::DeviceFacts& dev : agent.info.devices()) {
-        if (DeviceMatches(cell, agent.info, dev) && !DeviceBusy(agent_id, dev.path())) {
+        if (DeviceMatches(cell, agent.info, dev) && !busy.count({agent_id, dev.path()})) {
           chosen = &dev;
           break;
         }
@@ -335,6 +333,7 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       lease.run = run;
       lease.assignment = msg;
       lease.sent_ms = now;
+      busy.emplace(agent_id, chosen->path());
       Info("run_assigned")
           .Field("run", run.id())
           .Field("attempt", run.attempt())

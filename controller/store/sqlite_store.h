@@ -64,6 +64,7 @@ class SqliteStore final : public Store {
   // SAVEPOINT so a report refused for its content rolls back alone.
   absl::StatusOr<std::vector<absl::Status>> CommitReports(
       const std::vector<AgentReport>& reports) override;
+  absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id) override;
   absl::Status UpsertAgent(const v1::AgentInfo& agent) override;
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() override;
 

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/states.h"
+#include "controller/store/sqlite_rows.h"
 #include "controller/store/sqlite_store.h"
 
 namespace blkbench {
@@ -81,6 +82,40 @@ absl::StatusOr<std::vector<absl::Status>> SqliteStore::CommitReports(
   }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;
   return out;
+}
+
+absl::StatusOr<ExperimentProgress> SqliteStore::GetExperimentProgress(uint64_t id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kRead);
+  if (!txn.ok()) return txn.status();
+  absl::StatusOr<Statement> exp =
+      db_->Prepare("get experiment state", "SELECT state FROM experiments WHERE id = ?");
+  if (!exp.ok()) return exp.status();
+  absl::StatusOr<bool> row = exp->BindAll(static_cast<int64_t>(id)).Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return absl::NotFoundError(absl::StrCat("experiment ", id, " not found"));
+  ExperimentProgress p;
+  absl::StatusOr<v1::ExperimentState> state = sqlite::ParseExperimentState(exp->Text(0));
+  if (!state.ok()) return state.status();
+  p.state = *state;
+  // (experiment_id, cell_index, repeat) is UNIQUE: an index this count uses.
+  absl::StatusOr<Statement> counts =
+      db_->Prepare("count runs by state",
+                   "SELECT state, COUNT(*) FROM runs WHERE experiment_id = ? GROUP BY state");
+  if (!counts.ok()) return counts.status();
+  counts->BindAll(static_cast<int64_t>(id));
+  absl::Status s = counts->ForEachRow([&](Statement& r) -> absl::Status {
+    absl::StatusOr<v1::RunState> run_state = sqlite::ParseRunState(r.Text(0));
+    if (!run_state.ok()) return run_state.status();
+    const uint64_t n = r.U64(1);
+    p.runs += n;
+    if (*run_state == v1::RUN_QUEUED) p.queued += n;
+    if (IsFinalRunState(*run_state)) p.final_runs += n;
+    if (*run_state == v1::RUN_FAILED) p.failed += n;
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  return p;
 }
 
 }  // namespace blkbench

@@ -55,6 +55,20 @@ absl::StatusOr<std::vector<absl::Status>> Store::CommitReports(
   return out;
 }
 
+absl::StatusOr<ExperimentProgress> Store::GetExperimentProgress(uint64_t id) {
+  absl::StatusOr<v1::Experiment> exp = GetExperiment(id, false);
+  if (!exp.ok()) return exp.status();
+  ExperimentProgress p;
+  p.state = exp->state();
+  for (const v1::Run& run : exp->runs()) {
+    ++p.runs;
+    if (run.state() == v1::RUN_QUEUED) ++p.queued;
+    if (IsFinalRunState(run.state())) ++p.final_runs;
+    if (run.state() == v1::RUN_FAILED) ++p.failed;
+  }
+  return p;
+}
+
 absl::Status CheckReportLease(const AgentReport& report, const v1::Run& run) {
   if (run.attempt() != report.attempt || run.lease_id() != report.lease_id) {
     return absl::FailedPreconditionError(

@@ -37,6 +37,16 @@ struct AgentReport {
   uint64_t samples_through = 0;
 };
 
+// How far an experiment's runs got: what the controller needs to keep the experiment's
+// state in line with its runs, without reading every run.
+struct ExperimentProgress {
+  v1::ExperimentState state = v1::EXPERIMENT_STATE_UNSPECIFIED;  // as stored
+  uint64_t runs = 0;
+  uint64_t queued = 0;      // RUN_QUEUED
+  uint64_t final_runs = 0;  // RUN_DONE, RUN_FAILED or RUN_CANCELED
+  uint64_t failed = 0;      // RUN_FAILED
+};
+
 // CommitReports' refusals, shared by the implementations: FailedPrecondition unless
 // `run` (as stored) is at the report's attempt and lease; FailedPrecondition naming the
 // samples first_missing..samples_through that a kFinish report is missing.
@@ -137,6 +147,11 @@ class Store {
   // (its outer status is always OK). SqliteStore overrides it with one transaction.
   virtual absl::StatusOr<std::vector<absl::Status>> CommitReports(
       const std::vector<AgentReport>& reports);
+
+  // The experiment's stored state and its runs counted by state. NotFound if there is no
+  // such id. The default implementation reads the whole experiment (GetExperiment);
+  // SqliteStore counts with one indexed query.
+  virtual absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id);
 
   // Inserts or replaces an agent and its devices (keyed by agent_id; devices by path).
   // The device list is replaced as a whole. running_run_ids is not stored (see
