@@ -426,11 +426,20 @@ int main(int argc, char** argv) {
   const ProcUsage idle = ReadProc(pid);
   v1::SubmitExperimentRequest req;
   req.set_file_name("load.yaml");
+  // Exactly n runs: c cells (block sizes) x n/c repeats, repeats being at most 1,000.
+  int cells = (n + 999) / 1000;
+  while (cells <= 8 && n % cells != 0) ++cells;
+  if (cells > 8) {
+    std::fprintf(stderr, "--agents=%d: use a multiple of 1..8 up to 8,000\n", n);
+    kill(pid, SIGKILL);
+    return 2;
+  }
+  std::string sizes;
+  for (int c = 0; c < cells; ++c) absl::StrAppend(&sizes, c ? ", " : "", 4 << c, "k");
   req.set_matrix_text(absl::StrCat(
-      "name: load\nrepeats: ", n,
-      "\njob: {rw: randread, bs: 4k, iodepth: 4, ioengine: io_uring, runtime: ",
-      absl::GetFlag(FLAGS_run_s),
-      "s, time_based: 1}\nmatrix:\n  scheduler: [none]\ntarget: {device_class: loadbench}\n"));
+      "name: load\nrepeats: ", n / cells,
+      "\njob: {rw: randread, iodepth: 4, ioengine: io_uring, runtime: ", absl::GetFlag(FLAGS_run_s),
+      "s, time_based: 1}\nmatrix:\n  bs: [", sizes, "]\ntarget: {device_class: loadbench}\n"));
   grpc::ClientContext sctx;
   v1::Experiment exp;
   const auto t_submit = Clock::now();

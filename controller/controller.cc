@@ -285,6 +285,9 @@ void Controller::SyncExperimentState(uint64_t experiment_id) {
     if (state != exp->state) {
       s = store_.UpdateExperimentState(experiment_id, state, error, finished);
     }
+    // An ended experiment's cells leave the cache (CellsOf reloads them should repeats be
+    // added): the cache holds only experiments with runs to place or running.
+    if (s.ok() && all_final) cells_.erase(experiment_id);
   }
   if (s.ok()) {
     unsynced_experiments_.erase(experiment_id);

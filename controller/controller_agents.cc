@@ -2,6 +2,7 @@
 // placement of queued runs on free devices.
 #include <sys/random.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -278,73 +279,111 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
     return;
   }
   if (queued->empty()) return;
-  // Devices holding a lease, by (agent, path): one pass over leases_ instead of one per
-  // device considered (that made placing N runs on N agents O(N^3)).
+  // Free devices in placement order — agents in name order, devices in registration
+  // order: deterministic; one run per device at a time spreads an experiment over every
+  // matching device. Built once per pass (a scan of leases_ per device considered made
+  // placing N runs on N agents O(N^3)).
   std::set<std::pair<std::string, std::string>> busy;
   for (const auto& [run_id, lease] : leases_) busy.emplace(lease.agent_id, lease.device_path);
+  struct Candidate {
+    const std::string* agent_id;
+    AgentState* agent;
+    const v1::DeviceFacts* device;
+    bool taken = false;
+  };
+  std::vector<Candidate> free;
+  for (auto& [agent_id, agent] : agents_) {
+    if (agent.link == nullptr) continue;
+    for (const v1::DeviceFacts& dev : agent.info.devices()) {
+      if (!busy.count({agent_id, dev.path()})) free.push_back({&agent_id, &agent, &dev, false});
+    }
+  }
+  struct Choice {
+    v1::Run* run;
+    const v1::CellSpec* cell;
+    const Candidate* where;
+  };
+  std::vector<Choice> chosen;
+  std::vector<v1::Run> assigned;
+  std::set<std::pair<uint64_t, uint32_t>> unplaceable;  // (experiment, cell) with no match
+  size_t first_free = 0;                                // free[0..first_free) are all taken
   for (v1::Run& run : *queued) {
+    while (first_free < free.size() && free[first_free].taken) ++first_free;
+    if (first_free == free.size()) break;  // every free device is taken
+    if (unplaceable.count({run.experiment_id(), run.cell_index()})) continue;
     auto cells = CellsOf(run.experiment_id());
     if (!cells.ok() || run.cell_index() >= (*cells)->size()) continue;
     const v1::CellSpec& cell = (**cells)[run.cell_index()];
-    // Agents in name order, devices in registration order: deterministic placement;
-    // one run per device at a time spreads an experiment over every matching device.
-    for (auto& [agent_id, agent] : agents_) {
-      if (agent.link == nullptr) continue;
-      const v1::DeviceFacts* chosen = nullptr;
-      for (const v1::DeviceFacts& dev : agent.info.devices()) {
-        if (DeviceMatches(cell, agent.info, dev) && !busy.count({agent_id, dev.path()})) {
-          chosen = &dev;
-          break;
-        }
+    Candidate* where = nullptr;
+    for (size_t i = first_free; i < free.size() && where == nullptr; ++i) {
+      if (!free[i].taken && DeviceMatches(cell, free[i].agent->info, *free[i].device)) {
+        where = &free[i];
       }
-      if (chosen == nullptr) continue;
-      const std::string lease_id = NewLeaseId();
-      run.set_attempt(run.attempt() + 1);
-      run.set_state(v1::RUN_ASSIGNED);
-      run.set_agent_id(agent_id);
-      run.set_device_path(chosen->path());
-      run.set_lease_id(lease_id);
-      run.set_started_unix_ms(clock_.WallMs());
-      run.set_error("");
-      // Committed before anything in memory changes or the agent hears of it.
-      if (absl::Status s = store_.UpdateRun(run); !s.ok()) {
-        Warn("assign_store_failed").Field("run", run.id()).Field("error", s.ToString());
-        return;
-      }
-      v1::ControllerMessage msg;
-      v1::RunAssignment* a = msg.mutable_assign();
-      a->set_run_id(run.id());
-      a->set_attempt(run.attempt());
-      a->set_lease_id(lease_id);
-      a->set_experiment_id(run.experiment_id());
-      a->set_device_path(chosen->path());
-      *a->mutable_cell() = cell;
-      a->set_sample_interval_ms(options_.sample_interval_ms);
-      a->set_repeat(run.repeat());
-      const int64_t now = clock_.MonotonicMs();
-      Lease& lease = leases_[run.id()];
-      lease = Lease{};
-      lease.agent_id = agent_id;
-      lease.instance_id = agent.instance_id;
-      lease.device_path = chosen->path();
-      lease.lease_id = lease_id;
-      lease.attempt = run.attempt();
-      lease.expires_ms = now + options_.lease_ttl_ms;
-      lease.run = run;
-      lease.assignment = msg;
-      lease.sent_ms = now;
-      busy.emplace(agent_id, chosen->path());
-      Info("run_assigned")
-          .Field("run", run.id())
-          .Field("attempt", run.attempt())
-          .Field("agent", agent_id)
-          .Field("device", chosen->path());
-      SyncExperimentState(run.experiment_id());  // QUEUED → RUNNING
-      out.emplace_back(agent.link, msg);
-      placed.push_back(run);
-      break;
     }
+    if (where == nullptr) {
+      // Devices only get taken in a pass: no later run of this cell can match either.
+      unplaceable.emplace(run.experiment_id(), run.cell_index());
+      continue;
+    }
+    where->taken = true;
+    run.set_attempt(run.attempt() + 1);
+    run.set_state(v1::RUN_ASSIGNED);
+    run.set_agent_id(*where->agent_id);
+    run.set_device_path(where->device->path());
+    run.set_lease_id(NewLeaseId());
+    run.set_started_unix_ms(clock_.WallMs());
+    run.set_error("");
+    chosen.push_back({&run, &cell, where});
+    assigned.push_back(run);
   }
+  if (chosen.empty()) return;
+  // Committed (one transaction for the pass) before anything in memory changes or an
+  // agent hears of it; a run that could not be written stays queued for the next pass.
+  const RunsWritten written = store_.UpdateRuns(assigned);
+  if (!written.status.ok()) {
+    Warn("assign_store_failed")
+        .Field("run", assigned[written.count].id())
+        .Field("error", written.status.ToString());
+  }
+  std::vector<uint64_t> experiments;
+  for (size_t i = 0; i < written.count; ++i) {
+    const v1::Run& run = *chosen[i].run;
+    const Candidate& where = *chosen[i].where;
+    v1::ControllerMessage msg;
+    v1::RunAssignment* a = msg.mutable_assign();
+    a->set_run_id(run.id());
+    a->set_attempt(run.attempt());
+    a->set_lease_id(run.lease_id());
+    a->set_experiment_id(run.experiment_id());
+    a->set_device_path(run.device_path());
+    *a->mutable_cell() = *chosen[i].cell;
+    a->set_sample_interval_ms(options_.sample_interval_ms);
+    a->set_repeat(run.repeat());
+    const int64_t now = clock_.MonotonicMs();
+    Lease& lease = leases_[run.id()];
+    lease = Lease{};
+    lease.agent_id = run.agent_id();
+    lease.instance_id = where.agent->instance_id;
+    lease.device_path = run.device_path();
+    lease.lease_id = run.lease_id();
+    lease.attempt = run.attempt();
+    lease.expires_ms = now + options_.lease_ttl_ms;
+    lease.run = run;
+    lease.assignment = msg;
+    lease.sent_ms = now;
+    Info("run_assigned")
+        .Field("run", run.id())
+        .Field("attempt", run.attempt())
+        .Field("agent", run.agent_id())
+        .Field("device", run.device_path());
+    if (std::find(experiments.begin(), experiments.end(), run.experiment_id()) ==
+        experiments.end()) {
+      experiments.push_back(run.experiment_id());
+    }
+    out.emplace_back(where.agent->link, std::move(msg));
+    placed.push_back(run);
+  }
+  for (uint64_t id : experiments) SyncExperimentState(id);  // QUEUED → RUNNING
 }
 
 uint32_t Controller::CountedAttempts(const v1::Run& run, bool fenced) const {

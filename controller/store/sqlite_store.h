@@ -55,6 +55,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
       const std::vector<v1::RunState>& states) override;
   absl::Status UpdateRun(const v1::Run& run) override;
+  RunsWritten UpdateRuns(const std::vector<v1::Run>& runs) override;  // one transaction
   absl::Status AppendSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) override;
   absl::StatusOr<std::vector<v1::Sample>> ListSamples(uint64_t run_id) override;
   absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
@@ -79,6 +80,8 @@ class SqliteStore final : public Store {
   absl::Status FillRunDetails(const std::unordered_map<uint64_t, v1::Run*>& runs,
                               absl::string_view where, int64_t key, bool with_results)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // UpdateRun's writes, inside the caller's transaction.
+  absl::Status WriteRun(const v1::Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // AppendSample's and FinishRun's writes (`run` read in the same transaction).
   absl::Status WriteSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

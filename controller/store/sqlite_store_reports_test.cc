@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "controller/store/sqlite_store.h"
 #include "controller/store/store_test_util.h"
 #include "gtest/gtest.h"
@@ -114,6 +115,40 @@ TEST_F(SqliteStoreReportsTest, ABatchThatCannotCommitStoresNoneOfItsReports) {
   EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM samples"), std::to_string(stored));
   EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM histograms"), std::to_string(stored));
   EXPECT_EQ(QueryText(DbPath(), "PRAGMA integrity_check"), "ok");
+}
+
+TEST_F(SqliteStoreReportsTest, UpdateRunsWritesAPlacementPassAllOrNone) {
+  auto opened = SqliteStore::Open(DbPath());
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  SqliteStore& store = **opened;
+  ASSERT_TRUE(store.CreateExperiment(MakeExperiment("e", 2, 1)).ok());  // runs 1 and 2
+  std::vector<v1::Run> runs;
+  for (uint64_t id : {1, 2}) {
+    absl::StatusOr<v1::Run> run = store.GetRun(id);
+    ASSERT_TRUE(run.ok()) << run.status();
+    run->set_state(v1::RUN_ASSIGNED);
+    run->set_attempt(1);
+    run->set_lease_id(absl::StrCat("L", id));
+    runs.push_back(*run);
+  }
+  v1::Run unknown = runs[1];
+  unknown.set_id(99);
+  RunsWritten w = store.UpdateRuns({runs[0], unknown});
+  EXPECT_EQ(w.count, 0u);
+  EXPECT_EQ(w.status.code(), absl::StatusCode::kNotFound) << w.status;
+  absl::StatusOr<v1::Run> first = store.GetRun(1);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->state(), v1::RUN_QUEUED) << "rolled back with the failed run";
+
+  w = store.UpdateRuns(runs);
+  EXPECT_EQ(w.count, 2u);
+  EXPECT_TRUE(w.status.ok()) << w.status;
+  for (uint64_t id : {1, 2}) {
+    absl::StatusOr<v1::Run> run = store.GetRun(id);
+    ASSERT_TRUE(run.ok());
+    EXPECT_EQ(run->state(), v1::RUN_ASSIGNED);
+    EXPECT_EQ(run->lease_id(), absl::StrCat("L", id));
+  }
 }
 
 }  // namespace

@@ -133,6 +133,27 @@ absl::Status SqliteStore::UpdateRun(const v1::Run& run) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
+  if (absl::Status s = WriteRun(run); !s.ok()) return s;
+  return txn->Commit();
+}
+
+RunsWritten SqliteStore::UpdateRuns(const std::vector<v1::Run>& runs) {
+  for (const v1::Run& run : runs) {
+    if (!v1::RunState_IsValid(run.state())) {
+      return {0, absl::InvalidArgumentError(absl::StrCat("UpdateRuns: bad state ", run.state()))};
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
+  if (!txn.ok()) return {0, txn.status()};
+  for (const v1::Run& run : runs) {
+    if (absl::Status s = WriteRun(run); !s.ok()) return {0, s};
+  }
+  if (absl::Status s = txn->Commit(); !s.ok()) return {0, s};
+  return {runs.size(), absl::OkStatus()};
+}
+
+absl::Status SqliteStore::WriteRun(const v1::Run& run) {
   const auto id = static_cast<int64_t>(run.id());
   if (absl::Status s = db_->Execute(
           "update run",
@@ -160,7 +181,7 @@ absl::Status SqliteStore::UpdateRun(const v1::Run& run) {
       return s;
     }
   }
-  return txn->Commit();
+  return absl::OkStatus();
 }
 
 absl::Status SqliteStore::WriteHistogram(const char* owner_kind, int64_t owner_id, const char* name,

@@ -55,6 +55,16 @@ absl::StatusOr<std::vector<absl::Status>> Store::CommitReports(
   return out;
 }
 
+RunsWritten Store::UpdateRuns(const std::vector<v1::Run>& runs) {
+  RunsWritten w;
+  for (const v1::Run& run : runs) {
+    w.status = UpdateRun(run);
+    if (!w.status.ok()) return w;
+    ++w.count;
+  }
+  return w;
+}
+
 absl::StatusOr<ExperimentProgress> Store::GetExperimentProgress(uint64_t id) {
   absl::StatusOr<v1::Experiment> exp = GetExperiment(id, false);
   if (!exp.ok()) return exp.status();

@@ -47,6 +47,12 @@ struct ExperimentProgress {
   uint64_t failed = 0;      // RUN_FAILED
 };
 
+// What UpdateRuns wrote: the first `count` runs; `status` is the error that stopped it.
+struct RunsWritten {
+  size_t count = 0;
+  absl::Status status;
+};
+
 // CommitReports' refusals, shared by the implementations: FailedPrecondition unless
 // `run` (as stored) is at the report's attempt and lease; FailedPrecondition naming the
 // samples first_missing..samples_through that a kFinish report is missing.
@@ -112,6 +118,12 @@ class Store {
   // samples of every attempt in the same transaction, so a run's samples are always
   // those of one attempt. NotFound if there is no such run.
   virtual absl::Status UpdateRun(const v1::Run& run) = 0;
+
+  // UpdateRun for each of `runs`, in order (a placement pass's assignments). SqliteStore
+  // writes them in one transaction: all (count == runs.size()) or none (count 0 and the
+  // error). The default implementation calls UpdateRun per run and stops at the first
+  // error: the runs before it are written (count), the rest are not.
+  virtual RunsWritten UpdateRuns(const std::vector<v1::Run>& runs);
 
   // Appends one sample of (run_id, attempt). Idempotent: a sample whose seq is already
   // stored for that run and attempt is ignored (returns OK). Committed before return.
