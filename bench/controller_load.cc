@@ -52,6 +52,11 @@ ABSL_FLAG(std::string, db_dir, "",
 ABSL_FLAG(std::string, controller_flags, "",
           "extra flags for the controller, space-separated (e.g. --commit_window_ms=5)");
 ABSL_FLAG(int, timeout_s, 0, "give up after this long (default: run_s + 60)");
+ABSL_FLAG(int, queued_runs, 0,
+          "instead of agents: submit one experiment of this many runs (100 cells) that no "
+          "agent matches, and report the submit time, the controller's CPU while they wait "
+          "(--idle_s) and the latency of list and of showing another experiment");
+ABSL_FLAG(int, idle_s, 10, "with --queued_runs: how long to measure the waiting controller");
 
 namespace {
 
@@ -356,6 +361,7 @@ pid_t StartController(const std::string& bin, const std::string& db, int port, i
       absl::StrCat("--db=", db),
       "--metrics_listen=",
       absl::StrCat("--max_agent_streams=", agents + 100),
+      absl::StrCat("--max_runs=", std::max(100'000, absl::GetFlag(FLAGS_queued_runs))),
   };
   std::string extra = absl::GetFlag(FLAGS_controller_flags);
   size_t pos = 0;
@@ -380,6 +386,70 @@ pid_t StartController(const std::string& bin, const std::string& db, int port, i
   return pid;
 }
 
+// --queued_runs: a small experiment, then a big one nothing can place; the cost of the
+// big one while it waits.
+int QueuedRuns(v1::ControllerService::Stub& cli, pid_t pid) {
+  const int runs = absl::GetFlag(FLAGS_queued_runs);
+  auto submit = [&](const std::string& text, v1::Experiment* exp) {
+    v1::SubmitExperimentRequest req;
+    req.set_file_name("queued.yaml");
+    req.set_matrix_text(text);
+    grpc::ClientContext ctx;
+    return cli.SubmitExperiment(&ctx, req, exp);
+  };
+  v1::Experiment small, big;
+  grpc::Status st = submit(
+      "name: small\nrepeats: 1\njob: {rw: randread, bs: 4k, iodepth: 4, ioengine: io_uring, "
+      "runtime: 1s, time_based: 1}\ntarget: {device_class: nomatch}\n",
+      &small);
+  if (!st.ok()) {
+    std::fprintf(stderr, "submit small: %s\n", st.error_message().c_str());
+    return 1;
+  }
+  std::string depths;
+  for (int c = 1; c <= 100; ++c) absl::StrAppend(&depths, c > 1 ? ", " : "", c);
+  const auto t0 = Clock::now();
+  st = submit(absl::StrCat("name: big\nrepeats: ", runs / 100,
+                           "\njob: {rw: randread, bs: 4k, ioengine: io_uring, runtime: 1s, "
+                           "time_based: 1}\nmatrix:\n  iodepth: [",
+                           depths, "]\ntarget: {device_class: nomatch}\n"),
+              &big);
+  const double submit_s = SecondsSince(t0);
+  if (!st.ok()) {
+    std::fprintf(stderr, "submit big: %s\n", st.error_message().c_str());
+    return 1;
+  }
+  const ProcUsage before = ReadProc(pid);
+  const auto t1 = Clock::now();
+  std::this_thread::sleep_for(std::chrono::seconds(absl::GetFlag(FLAGS_idle_s)));
+  const ProcUsage after = ReadProc(pid);
+  const double idle_cpu = 100 * (after.cpu_s - before.cpu_s) / SecondsSince(t1);
+  auto timed = [](auto&& call) {
+    const auto t = Clock::now();
+    grpc::Status s = call();
+    return s.ok() ? SecondsSince(t) * 1000 : -1.0;
+  };
+  const double list_ms = timed([&] {
+    v1::ListExperimentsRequest req;
+    req.set_limit(20);
+    v1::ListExperimentsResponse resp;
+    grpc::ClientContext ctx;
+    return cli.ListExperiments(&ctx, req, &resp);
+  });
+  const double show_ms = timed([&] {
+    v1::GetExperimentRequest req;
+    req.set_id(small.id());
+    v1::Experiment resp;
+    grpc::ClientContext ctx;
+    return cli.GetExperiment(&ctx, req, &resp);
+  });
+  std::printf(
+      "queued runs %d: submit %.2f s | waiting: controller cpu %.1f %% of a core, rss %.0f MB "
+      "(peak %.0f) | list %.1f ms, show another experiment %.1f ms\n",
+      big.runs_size(), submit_s, idle_cpu, after.rss_mb, after.hwm_mb, list_ms, show_ms);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -400,13 +470,37 @@ int main(int argc, char** argv) {
   const pid_t pid = StartController(bin, (dir / "load.db").string(), port, n);
 
   // Wait for the controller to serve.
-  auto channel = grpc::CreateChannel(target, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments cli_args;
+  cli_args.SetMaxReceiveMessageSize(-1);  // Submit answers with every run of the experiment
+  auto channel = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), cli_args);
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(20))) {
     std::fprintf(stderr, "controller %s did not come up on %s\n", bin.c_str(), target.c_str());
     kill(pid, SIGKILL);
     return 1;
   }
   auto cli = v1::ControllerService::NewStub(channel);
+
+  if (absl::GetFlag(FLAGS_queued_runs) > 0) {
+    // --agents idle agents whose devices the runs do not match.
+    Totals idle_totals;
+    std::vector<std::unique_ptr<FakeAgent>> idle_agents;
+    for (int i = 0; i < n; ++i) {
+      idle_agents.push_back(std::make_unique<FakeAgent>(i, target, idle_totals));
+      idle_agents.back()->Start();
+    }
+    while (idle_totals.registered.load() + idle_totals.ended.load() < n) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const int code = QueuedRuns(*cli, pid);
+    for (auto& a : idle_agents) a->Stop();
+    for (auto& a : idle_agents) {
+      while (!a->ended()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
+    if (own_dir) std::filesystem::remove_all(dir);
+    return code;
+  }
 
   Totals totals;
   std::vector<std::unique_ptr<FakeAgent>> agents;

@@ -273,12 +273,6 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), placed);
     }
   } report{observer_, pass_start, placed};
-  auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
-  if (!queued.ok()) {
-    Warn("list_queued_failed").Field("error", queued.status().ToString());
-    return;
-  }
-  if (queued->empty()) return;
   // Free devices in placement order — agents in name order, devices in registration
   // order: deterministic; one run per device at a time spreads an experiment over every
   // matching device. Built once per pass (a scan of leases_ per device considered made
@@ -298,6 +292,15 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
       if (!busy.count({agent_id, dev.path()})) free.push_back({&agent_id, &agent, &dev, false});
     }
   }
+  // No free device (every agent busy, or none connected): nothing to read, however many
+  // runs wait — a pass per tick then costs O(agents), not O(queued runs).
+  if (free.empty()) return;
+  auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
+  if (!queued.ok()) {
+    Warn("list_queued_failed").Field("error", queued.status().ToString());
+    return;
+  }
+  if (queued->empty()) return;
   struct Choice {
     v1::Run* run;
     const v1::CellSpec* cell;
