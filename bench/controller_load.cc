@@ -3,7 +3,8 @@
 // registers one device, gets one run of a submitted experiment, streams samples with
 // fio-style latency histograms (common/histogram.h) at --rate per second for --run_s,
 // heartbeats like a real agent and sends a result. Reports ack latency (sample sent →
-// ack covering it) p50/p99/max, acked samples/s, controller CPU and RSS; bench/README.md.
+// ack covering it) p50/p99/max, acked samples/s, controller CPU and RSS (docs/performance.md,
+// "Controller under load").
 //
 // The agents are gRPC callback reactors (one channel each, as in a lab: a connection per
 // agent) driven by one timer thread, so the generator does not need a thread per agent.
