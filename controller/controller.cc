@@ -15,7 +15,14 @@ namespace {}  // namespace
 
 Controller::Controller(Store& store, Clock& clock, ControllerOptions options,
                        ControllerObserver* observer)
-    : store_(store), clock_(clock), options_(options), observer_(observer) {}
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      observer_(observer),
+      batcher_(ReportBatcherOptions{.window_ms = options.commit_window_ms,
+                                    .max_reports = options.commit_max_reports,
+                                    .max_pending = 20'000},
+               [this](std::vector<PendingReport>& batch) { CommitReports(batch); }) {}
 
 absl::Status Controller::Start() {
   absl::MutexLock lock(&mu_);
@@ -249,21 +256,18 @@ uint64_t Controller::WaitForChange(uint64_t seen, absl::Duration timeout) {
 }
 
 void Controller::SyncExperimentState(uint64_t experiment_id) {
-  auto exp = store_.GetExperiment(experiment_id, false);
+  // Counts, not the experiment's runs: this runs on every placement and every result.
+  auto exp = store_.GetExperimentProgress(experiment_id);
   if (absl::IsNotFound(exp.status())) {
     unsynced_experiments_.erase(experiment_id);
     return;
   }
   absl::Status s = exp.status();
   if (exp.ok()) {
-    bool all_final = true, any_started = false;
-    uint32_t failed = 0;
-    for (const v1::Run& run : exp->runs()) {
-      all_final = all_final && IsFinalRunState(run.state());
-      any_started = any_started || run.state() != v1::RUN_QUEUED;
-      if (run.state() == v1::RUN_FAILED) ++failed;
-    }
-    v1::ExperimentState state = exp->state();
+    const bool all_final = exp->final_runs == exp->runs;
+    const bool any_started = exp->queued < exp->runs;
+    const uint64_t failed = exp->failed;
+    v1::ExperimentState state = exp->state;
     std::string error;
     int64_t finished = 0;
     if (all_final) {
@@ -273,14 +277,17 @@ void Controller::SyncExperimentState(uint64_t experiment_id) {
         state = v1::EXPERIMENT_CANCELED;
       } else if (failed > 0) {
         state = v1::EXPERIMENT_FAILED;
-        error = absl::StrCat(failed, " of ", exp->runs_size(), " runs failed");
+        error = absl::StrCat(failed, " of ", exp->runs, " runs failed");
       }
     } else if (state == v1::EXPERIMENT_QUEUED && any_started) {
       state = v1::EXPERIMENT_RUNNING;
     }
-    if (state != exp->state()) {
+    if (state != exp->state) {
       s = store_.UpdateExperimentState(experiment_id, state, error, finished);
     }
+    // An ended experiment's cells leave the cache (CellsOf reloads them should repeats be
+    // added): the cache holds only experiments with runs to place or running.
+    if (s.ok() && all_final) cells_.erase(experiment_id);
   }
   if (s.ok()) {
     unsynced_experiments_.erase(experiment_id);

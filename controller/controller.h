@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "controller/deadline.h"
 #include "controller/metrics/observer.h"
+#include "controller/report_batcher.h"
 #include "controller/store/store.h"
 
 namespace blkbench {
@@ -46,6 +47,13 @@ struct ControllerOptions {
   // Runs one experiment may have (cells x repeats, plus added repeats): a small file can
   // ask for millions, each a row and placement work.
   uint64_t max_runs_per_experiment = 100'000;
+  // Group commit of agents' samples and results (controller/report_batcher.h): one
+  // durable transaction per batch, closed this long after its first report or at
+  // commit_max_reports; acks go out after the commit. 0 = each report is committed on
+  // its own in the receiving thread before On{Sample,Finished} returns (what the unit
+  // tests' synchronous fakes expect); the daemon's default is 5 ms (--commit_window_ms).
+  int64_t commit_window_ms = 0;
+  uint32_t commit_max_reports = 512;
 };
 
 // Thread-safe. Every public method may be called from any thread.
@@ -113,10 +121,14 @@ class Controller {
   // Renews the leases the heartbeat lists and answers with Renewed (same seq, the runs
   // renewed). Listing a run also confirms its assignment was delivered.
   void OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& hb);
-  // Stores the sample and acknowledges it, or rejects it when the lease is stale.
+  // Queues the sample for the next group commit and acknowledges it once committed (the
+  // ack may come from another thread, after this returns, when commit_window_ms > 0), or
+  // rejects it when the lease is stale. A failed commit acknowledges nothing past what
+  // is stored and tells the agent to resend after store_retry_ms.
   void OnSample(const std::string& agent_id, const v1::RunSample& sample);
-  // Stores the final outcome durably, then acknowledges it. RUN_OUTCOME_FENCED (the agent
-  // stopped in time on its own) re-queues the run like an expired lease.
+  // Stores the final outcome durably (in the group commit, after the stream's samples
+  // before it), then acknowledges it. RUN_OUTCOME_FENCED (the agent stopped in time on
+  // its own) re-queues the run like an expired lease.
   void OnFinished(const std::string& agent_id, const v1::RunFinished& finished);
   // The agent's stream ended. Its leases stay until they expire.
   void OnDisconnect(const std::string& agent_id, const AgentLink* link);
@@ -157,17 +169,25 @@ class Controller {
   // stored prefix to acknowledge.
   uint64_t MarkStored(uint64_t run_id, uint32_t attempt, uint64_t seq)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // After the result of `fin` is stored: forgets its lease, tells the observer, acks,
+  // A sample or result on its way to the group commit: the store's report plus what the
+  // controller needs to acknowledge it afterwards.
+  struct PendingReport {
+    AgentReport report;
+    std::string agent_id;
+    absl::StatusOr<v1::Run> run;  // kFinish: the run as read when the result arrived
+  };
+  // The batcher's flush: commits `batch` in one store transaction (mu_ not held), then
+  // acknowledges each report under mu_ once, and sends after releasing it.
+  void CommitReports(std::vector<PendingReport>& batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // After the result of `report` is stored: forgets its lease, tells the observer, acks,
   // ends the experiment if it was the last run and places queued runs.
-  void FinishStored(const v1::RunFinished& fin, v1::RunState state,
-                    const absl::StatusOr<v1::Run>& run, const std::shared_ptr<AgentLink>& link,
-                    Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FinishStored(const AgentReport& report, const absl::StatusOr<v1::Run>& run,
+                    const std::shared_ptr<AgentLink>& link, Outbox& out)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The contiguous stored prefix of (run_id, attempt)'s samples.
   uint64_t StoredThrough(uint64_t run_id, uint32_t attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::StatusOr<const std::vector<v1::CellSpec>*> CellsOf(uint64_t experiment_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool DeviceBusy(const std::string& agent_id, const std::string& path) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A run stops being active: requeue it (lease lost) or fail it after max_attempts.
@@ -219,6 +239,8 @@ class Controller {
   // silent for the TTL): these attempts do not count toward max_attempts, so stalls of
   // the controller shorter than the TTL never fail a run. In memory only.
   std::map<uint64_t, uint32_t> fenced_losses_ ABSL_GUARDED_BY(mu_);
+  // Last: destroyed first, flushing what is queued while everything it uses still lives.
+  ReportBatcher<PendingReport> batcher_;
 };
 
 }  // namespace blkbench

@@ -2,6 +2,7 @@
 // placement of queued runs on free devices.
 #include <sys/random.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -207,170 +208,6 @@ void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& h
   for (const v1::ControllerMessage& c : cancels) link->Send(c);
 }
 
-void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) {
-  v1::ControllerMessage ack;
-  ack.mutable_ack()->set_run_id(rs.run_id());
-  ack.mutable_ack()->set_attempt(rs.attempt());
-  std::shared_ptr<AgentLink> link;
-  {
-    absl::MutexLock lock(&mu_);
-    auto agent = agents_.find(agent_id);
-    if (agent == agents_.end()) return;
-    link = agent->second.link;
-    bool failed = false;
-    if (!LeaseMatches(agent_id, rs.run_id(), rs.attempt(), rs.lease_id())) {
-      ack.mutable_ack()->set_error("stale lease: run is no longer assigned to this agent");
-    } else {
-      // One transaction: the sample, and RUN_ASSIGNED → RUN_RUNNING on the first one.
-      absl::Status s = store_.AppendSample(rs.run_id(), rs.attempt(), rs.sample());
-      if (!s.ok()) {
-        // Not acknowledged past what is stored: the agent keeps the sample and resends it
-        // after retry_after_ms, on this stream.
-        Warn("sample_store_failed")
-            .Field("run", rs.run_id())
-            .Field("attempt", rs.attempt())
-            .Field("seq", rs.sample().seq())
-            .Field("error", s.ToString());
-        ack.mutable_ack()->set_sample_seq(StoredThrough(rs.run_id(), rs.attempt()));
-        ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
-        failed = true;
-      }
-    }
-    if (!failed && ack.ack().error().empty()) {
-      Lease& lease = leases_[rs.run_id()];
-      if (lease.lose_reason.empty()) {
-        lease.expires_ms = clock_.MonotonicMs() + options_.lease_ttl_ms;
-      }
-      lease.delivered = true;
-      lease.run.set_state(v1::RUN_RUNNING);
-      if (observer_ != nullptr) {
-        auto cells = CellsOf(lease.run.experiment_id());
-        if (cells.ok() && lease.run.cell_index() < (*cells)->size()) {
-          observer_->OnRunSample(lease.run, (**cells)[lease.run.cell_index()], rs.sample());
-        }
-      }
-      ack.mutable_ack()->set_sample_seq(MarkStored(rs.run_id(), rs.attempt(), rs.sample().seq()));
-      Changed();
-    }
-  }
-  if (link) link->Send(ack);
-}
-
-Controller::StoredSamples& Controller::StoredFor(uint64_t run_id, uint32_t attempt) {
-  StoredSamples& st = stored_[run_id];
-  if (st.attempt != attempt) {
-    // First sample or result of this attempt in this process: what is stored already
-    // decides where the contiguous prefix ends (after a restart, samples acked by the
-    // previous process).
-    st = StoredSamples{attempt, 0, {}};
-    auto samples = store_.ListSamples(run_id);
-    if (samples.ok()) {
-      for (const v1::Sample& s : *samples) st.ahead.insert(s.seq());
-    }
-    Advance(st);
-  }
-  return st;
-}
-
-void Controller::Advance(StoredSamples& st) {
-  while (!st.ahead.empty() && *st.ahead.begin() <= st.through + 1) {
-    st.through = std::max(st.through, *st.ahead.begin());
-    st.ahead.erase(st.ahead.begin());
-  }
-}
-
-uint64_t Controller::MarkStored(uint64_t run_id, uint32_t attempt, uint64_t seq) {
-  StoredSamples& st = StoredFor(run_id, attempt);
-  st.ahead.insert(seq);
-  Advance(st);
-  return st.through;
-}
-
-uint64_t Controller::StoredThrough(uint64_t run_id, uint32_t attempt) {
-  return StoredFor(run_id, attempt).through;
-}
-
-void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& fin) {
-  v1::ControllerMessage ack;
-  ack.mutable_ack()->set_run_id(fin.run_id());
-  ack.mutable_ack()->set_attempt(fin.attempt());
-  ack.mutable_ack()->set_finished(true);
-  Outbox out;
-  {
-    absl::MutexLock lock(&mu_);
-    auto agent = agents_.find(agent_id);
-    if (agent == agents_.end()) return;
-    std::shared_ptr<AgentLink> link = agent->second.link;
-    auto run = store_.GetRun(fin.run_id());
-    const bool already_stored = run.ok() && IsFinalRunState(run->state()) &&
-                                run->attempt() == fin.attempt() &&
-                                run->lease_id() == fin.lease_id();
-    if (already_stored) {
-      out.emplace_back(link, ack);  // a resend after a lost ack
-    } else if (!LeaseMatches(agent_id, fin.run_id(), fin.attempt(), fin.lease_id())) {
-      ack.mutable_ack()->set_error("stale lease: result rejected");
-      out.emplace_back(link, ack);
-    } else if (fin.outcome() == v1::RUN_OUTCOME_FENCED) {
-      // The agent stopped writing on its own because its lease was about to run out:
-      // the attempt is lost, the run goes back to the queue (a store failure leaves the
-      // lease marked and Tick retries). Acknowledged either way: the agent is done.
-      (void)LoseLease(fin.run_id(), absl::StrCat("agent fenced itself: ", fin.error()), out,
-                      /*fenced=*/true);
-      out.emplace_back(link, ack);
-      PlaceQueuedRuns(out);
-      Changed();
-    } else {
-      v1::RunState state = v1::RUN_DONE;
-      if (fin.outcome() == v1::RUN_OUTCOME_FAILED) state = v1::RUN_FAILED;
-      if (fin.outcome() == v1::RUN_OUTCOME_CANCELED) state = v1::RUN_CANCELED;
-      // A result is taken only with every sample before it: a run never ends with holes.
-      const uint64_t through = StoredThrough(fin.run_id(), fin.attempt());
-      absl::Status s =
-          through < fin.last_sample_seq()
-              ? absl::FailedPreconditionError(absl::StrCat(
-                    "samples ", through + 1, "..", fin.last_sample_seq(), " not stored yet"))
-              : store_.FinishRun(fin.run_id(), fin.attempt(), state, fin.error(), clock_.WallMs(),
-                                 state == v1::RUN_DONE ? &fin.result() : nullptr);
-      if (!s.ok()) {
-        Warn("result_store_failed")
-            .Field("run", fin.run_id())
-            .Field("attempt", fin.attempt())
-            .Field("error", s.ToString());
-        ack.mutable_ack()->set_finished(false);  // not stored: resend after retry_after_ms
-        ack.mutable_ack()->set_sample_seq(through);
-        ack.mutable_ack()->set_retry_after_ms(options_.store_retry_ms);
-        out.emplace_back(link, ack);
-      } else {
-        FinishStored(fin, state, run, link, out);
-      }
-    }
-  }
-  Flush(out);
-}
-
-void Controller::FinishStored(const v1::RunFinished& fin, v1::RunState state,
-                              const absl::StatusOr<v1::Run>& run,
-                              const std::shared_ptr<AgentLink>& link, Outbox& out) {
-  v1::ControllerMessage ack;
-  ack.mutable_ack()->set_run_id(fin.run_id());
-  ack.mutable_ack()->set_attempt(fin.attempt());
-  ack.mutable_ack()->set_finished(true);
-  leases_.erase(fin.run_id());
-  stored_.erase(fin.run_id());
-  fenced_losses_.erase(fin.run_id());
-  if (observer_ != nullptr && run.ok() && state == v1::RUN_DONE) {
-    auto cells = CellsOf(run->experiment_id());
-    if (cells.ok() && run->cell_index() < (*cells)->size()) {
-      observer_->OnRunResult(*run, (**cells)[run->cell_index()], fin.result());
-    }
-  }
-  if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
-  out.emplace_back(link, ack);
-  if (run.ok()) SyncExperimentState(run->experiment_id());
-  PlaceQueuedRuns(out);
-  Changed();
-}
-
 void Controller::OnDisconnect(const std::string& agent_id, const AgentLink* link) {
   absl::MutexLock lock(&mu_);
   auto agent = agents_.find(agent_id);
@@ -421,13 +258,6 @@ absl::StatusOr<const std::vector<v1::CellSpec>*> Controller::CellsOf(uint64_t ex
   return &cells;
 }
 
-bool Controller::DeviceBusy(const std::string& agent_id, const std::string& path) const {
-  for (const auto& [run_id, lease] : leases_) {
-    if (lease.agent_id == agent_id && lease.device_path == path) return true;
-  }
-  return false;
-}
-
 void Controller::PlaceQueuedRuns(Outbox& out) {
   // Metrics: how long a pass takes (store reads and writes under the lock) and what it
   // placed. A steady clock, not clock_: this measures real latency, never a timeout.
@@ -443,73 +273,120 @@ void Controller::PlaceQueuedRuns(Outbox& out) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), placed);
     }
   } report{observer_, pass_start, placed};
+  // Free devices in placement order — agents in name order, devices in registration
+  // order: deterministic; one run per device at a time spreads an experiment over every
+  // matching device. Built once per pass (a scan of leases_ per device considered made
+  // placing N runs on N agents O(N^3)).
+  std::set<std::pair<std::string, std::string>> busy;
+  for (const auto& [run_id, lease] : leases_) busy.emplace(lease.agent_id, lease.device_path);
+  struct Candidate {
+    const std::string* agent_id;
+    AgentState* agent;
+    const v1::DeviceFacts* device;
+    bool taken = false;
+  };
+  std::vector<Candidate> free;
+  for (auto& [agent_id, agent] : agents_) {
+    if (agent.link == nullptr) continue;
+    for (const v1::DeviceFacts& dev : agent.info.devices()) {
+      if (!busy.count({agent_id, dev.path()})) free.push_back({&agent_id, &agent, &dev, false});
+    }
+  }
+  // No free device (every agent busy, or none connected): nothing to read, however many
+  // runs wait — a pass per tick then costs O(agents), not O(queued runs).
+  if (free.empty()) return;
   auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
   if (!queued.ok()) {
     Warn("list_queued_failed").Field("error", queued.status().ToString());
     return;
   }
+  if (queued->empty()) return;
+  struct Choice {
+    v1::Run* run;
+    const v1::CellSpec* cell;
+    const Candidate* where;
+  };
+  std::vector<Choice> chosen;
+  std::vector<v1::Run> assigned;
+  std::set<std::pair<uint64_t, uint32_t>> unplaceable;  // (experiment, cell) with no match
+  size_t first_free = 0;                                // free[0..first_free) are all taken
   for (v1::Run& run : *queued) {
+    while (first_free < free.size() && free[first_free].taken) ++first_free;
+    if (first_free == free.size()) break;  // every free device is taken
+    if (unplaceable.count({run.experiment_id(), run.cell_index()})) continue;
     auto cells = CellsOf(run.experiment_id());
     if (!cells.ok() || run.cell_index() >= (*cells)->size()) continue;
     const v1::CellSpec& cell = (**cells)[run.cell_index()];
-    // Agents in name order, devices in registration order: deterministic placement;
-    // one run per device at a time spreads an experiment over every matching device.
-    for (auto& [agent_id, agent] : agents_) {
-      if (agent.link == nullptr) continue;
-      const v1::DeviceFacts* chosen = nullptr;
-      for (const v1::DeviceFacts& dev : agent.info.devices()) {
-        if (DeviceMatches(cell, agent.info, dev) && !DeviceBusy(agent_id, dev.path())) {
-          chosen = &dev;
-          break;
-        }
+    Candidate* where = nullptr;
+    for (size_t i = first_free; i < free.size() && where == nullptr; ++i) {
+      if (!free[i].taken && DeviceMatches(cell, free[i].agent->info, *free[i].device)) {
+        where = &free[i];
       }
-      if (chosen == nullptr) continue;
-      const std::string lease_id = NewLeaseId();
-      run.set_attempt(run.attempt() + 1);
-      run.set_state(v1::RUN_ASSIGNED);
-      run.set_agent_id(agent_id);
-      run.set_device_path(chosen->path());
-      run.set_lease_id(lease_id);
-      run.set_started_unix_ms(clock_.WallMs());
-      run.set_error("");
-      // Committed before anything in memory changes or the agent hears of it.
-      if (absl::Status s = store_.UpdateRun(run); !s.ok()) {
-        Warn("assign_store_failed").Field("run", run.id()).Field("error", s.ToString());
-        return;
-      }
-      v1::ControllerMessage msg;
-      v1::RunAssignment* a = msg.mutable_assign();
-      a->set_run_id(run.id());
-      a->set_attempt(run.attempt());
-      a->set_lease_id(lease_id);
-      a->set_experiment_id(run.experiment_id());
-      a->set_device_path(chosen->path());
-      *a->mutable_cell() = cell;
-      a->set_sample_interval_ms(options_.sample_interval_ms);
-      a->set_repeat(run.repeat());
-      const int64_t now = clock_.MonotonicMs();
-      Lease& lease = leases_[run.id()];
-      lease = Lease{};
-      lease.agent_id = agent_id;
-      lease.instance_id = agent.instance_id;
-      lease.device_path = chosen->path();
-      lease.lease_id = lease_id;
-      lease.attempt = run.attempt();
-      lease.expires_ms = now + options_.lease_ttl_ms;
-      lease.run = run;
-      lease.assignment = msg;
-      lease.sent_ms = now;
-      Info("run_assigned")
-          .Field("run", run.id())
-          .Field("attempt", run.attempt())
-          .Field("agent", agent_id)
-          .Field("device", chosen->path());
-      SyncExperimentState(run.experiment_id());  // QUEUED → RUNNING
-      out.emplace_back(agent.link, msg);
-      placed.push_back(run);
-      break;
     }
+    if (where == nullptr) {
+      // Devices only get taken in a pass: no later run of this cell can match either.
+      unplaceable.emplace(run.experiment_id(), run.cell_index());
+      continue;
+    }
+    where->taken = true;
+    run.set_attempt(run.attempt() + 1);
+    run.set_state(v1::RUN_ASSIGNED);
+    run.set_agent_id(*where->agent_id);
+    run.set_device_path(where->device->path());
+    run.set_lease_id(NewLeaseId());
+    run.set_started_unix_ms(clock_.WallMs());
+    run.set_error("");
+    chosen.push_back({&run, &cell, where});
+    assigned.push_back(run);
   }
+  if (chosen.empty()) return;
+  // Committed (one transaction for the pass) before anything in memory changes or an
+  // agent hears of it; a run that could not be written stays queued for the next pass.
+  const RunsWritten written = store_.UpdateRuns(assigned);
+  if (!written.status.ok()) {
+    Warn("assign_store_failed")
+        .Field("run", assigned[written.count].id())
+        .Field("error", written.status.ToString());
+  }
+  std::vector<uint64_t> experiments;
+  for (size_t i = 0; i < written.count; ++i) {
+    const v1::Run& run = *chosen[i].run;
+    const Candidate& where = *chosen[i].where;
+    v1::ControllerMessage msg;
+    v1::RunAssignment* a = msg.mutable_assign();
+    a->set_run_id(run.id());
+    a->set_attempt(run.attempt());
+    a->set_lease_id(run.lease_id());
+    a->set_experiment_id(run.experiment_id());
+    a->set_device_path(run.device_path());
+    *a->mutable_cell() = *chosen[i].cell;
+    a->set_sample_interval_ms(options_.sample_interval_ms);
+    a->set_repeat(run.repeat());
+    const int64_t now = clock_.MonotonicMs();
+    Lease& lease = leases_[run.id()];
+    lease = Lease{};
+    lease.agent_id = run.agent_id();
+    lease.instance_id = where.agent->instance_id;
+    lease.device_path = run.device_path();
+    lease.lease_id = run.lease_id();
+    lease.attempt = run.attempt();
+    lease.expires_ms = now + options_.lease_ttl_ms;
+    lease.run = run;
+    lease.assignment = msg;
+    lease.sent_ms = now;
+    Info("run_assigned")
+        .Field("run", run.id())
+        .Field("attempt", run.attempt())
+        .Field("agent", run.agent_id())
+        .Field("device", run.device_path());
+    if (std::find(experiments.begin(), experiments.end(), run.experiment_id()) ==
+        experiments.end()) {
+      experiments.push_back(run.experiment_id());
+    }
+    out.emplace_back(where.agent->link, std::move(msg));
+    placed.push_back(run);
+  }
+  for (uint64_t id : experiments) SyncExperimentState(id);  // QUEUED → RUNNING
 }
 
 uint32_t Controller::CountedAttempts(const v1::Run& run, bool fenced) const {

@@ -26,6 +26,10 @@ ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
 ABSL_FLAG(uint32_t, sample_interval_ms, 1000, "interval of live samples from agents");
 ABSL_FLAG(uint32_t, max_attempts, 3, "lease losses before a run fails");
 ABSL_FLAG(uint64_t, max_runs, 100000, "runs one experiment may have (cells x repeats)");
+ABSL_FLAG(int64_t, commit_window_ms, 5,
+          "group commit: agents' samples and results are committed (one fsync) in batches "
+          "closed this long after their first report; 0 = one transaction per report");
+ABSL_FLAG(uint32_t, commit_max_reports, 512, "group commit: a batch holds at most this many");
 ABSL_FLAG(uint32_t, store_retry_ms, 1000,
           "after a failed store write, agents resend what was not stored after this long");
 // Limits (docs/security.md "Limits"; defaults for a lab of ~1,000 agents).
@@ -74,6 +78,8 @@ int main(int argc, char** argv) {
   opts.controller.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   opts.controller.max_runs_per_experiment = absl::GetFlag(FLAGS_max_runs);
   opts.controller.store_retry_ms = absl::GetFlag(FLAGS_store_retry_ms);
+  opts.controller.commit_window_ms = absl::GetFlag(FLAGS_commit_window_ms);
+  opts.controller.commit_max_reports = absl::GetFlag(FLAGS_commit_max_reports);
   opts.limits.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
   opts.limits.max_watch_streams = absl::GetFlag(FLAGS_max_watch_streams);
   opts.limits.unary_threads = absl::GetFlag(FLAGS_unary_threads);

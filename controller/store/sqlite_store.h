@@ -55,11 +55,17 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
       const std::vector<v1::RunState>& states) override;
   absl::Status UpdateRun(const v1::Run& run) override;
+  RunsWritten UpdateRuns(const std::vector<v1::Run>& runs) override;  // one transaction
   absl::Status AppendSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) override;
   absl::StatusOr<std::vector<v1::Sample>> ListSamples(uint64_t run_id) override;
   absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                          const std::string& error, int64_t finished_unix_ms,
                          const v1::RunResult* result) override;
+  // One BEGIN IMMEDIATE … COMMIT for the whole batch (one fsync); each report in its own
+  // SAVEPOINT so a report refused for its content rolls back alone.
+  absl::StatusOr<std::vector<absl::Status>> CommitReports(
+      const std::vector<AgentReport>& reports) override;
+  absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id) override;
   absl::Status UpsertAgent(const v1::AgentInfo& agent) override;
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() override;
 
@@ -74,6 +80,16 @@ class SqliteStore final : public Store {
   absl::Status FillRunDetails(const std::unordered_map<uint64_t, v1::Run*>& runs,
                               absl::string_view where, int64_t key, bool with_results)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // UpdateRun's writes, inside the caller's transaction.
+  absl::Status WriteRun(const v1::Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // AppendSample's and FinishRun's writes (`run` read in the same transaction).
+  absl::Status WriteSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteFinish(const v1::Run& run, uint32_t attempt, v1::RunState state,
+                           const std::string& error, int64_t finished_unix_ms,
+                           const v1::RunResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One report of CommitReports, inside its savepoint.
+  absl::Status WriteReport(const AgentReport& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteResult(uint64_t run_id, uint32_t attempt, const v1::RunResult& result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteHistogram(const char* owner_kind, int64_t owner_id, const char* name,

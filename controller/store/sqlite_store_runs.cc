@@ -133,6 +133,27 @@ absl::Status SqliteStore::UpdateRun(const v1::Run& run) {
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
+  if (absl::Status s = WriteRun(run); !s.ok()) return s;
+  return txn->Commit();
+}
+
+RunsWritten SqliteStore::UpdateRuns(const std::vector<v1::Run>& runs) {
+  for (const v1::Run& run : runs) {
+    if (!v1::RunState_IsValid(run.state())) {
+      return {0, absl::InvalidArgumentError(absl::StrCat("UpdateRuns: bad state ", run.state()))};
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
+  if (!txn.ok()) return {0, txn.status()};
+  for (const v1::Run& run : runs) {
+    if (absl::Status s = WriteRun(run); !s.ok()) return {0, s};
+  }
+  if (absl::Status s = txn->Commit(); !s.ok()) return {0, s};
+  return {runs.size(), absl::OkStatus()};
+}
+
+absl::Status SqliteStore::WriteRun(const v1::Run& run) {
   const auto id = static_cast<int64_t>(run.id());
   if (absl::Status s = db_->Execute(
           "update run",
@@ -160,7 +181,7 @@ absl::Status SqliteStore::UpdateRun(const v1::Run& run) {
       return s;
     }
   }
-  return txn->Commit();
+  return absl::OkStatus();
 }
 
 absl::Status SqliteStore::WriteHistogram(const char* owner_kind, int64_t owner_id, const char* name,
@@ -179,6 +200,11 @@ absl::Status SqliteStore::AppendSample(uint64_t run_id, uint32_t attempt,
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
+  if (absl::Status s = WriteSample(run_id, attempt, sample); !s.ok()) return s;
+  return txn->Commit();
+}
+
+absl::Status SqliteStore::WriteSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) {
   const auto id = static_cast<int64_t>(run_id);
   // The first sample of the current attempt starts the run, in the same transaction.
   if (absl::Status s = db_->Execute("start run",
@@ -208,14 +234,11 @@ absl::Status SqliteStore::AppendSample(uint64_t run_id, uint32_t attempt,
     return s;
   }
   // A duplicate (the agent resent after a lost ack): the first copy is already durable.
-  if (db_->Changes() == 0) return txn->Commit();
+  if (db_->Changes() == 0) return absl::OkStatus();
   if (sample.has_lat()) {
-    if (absl::Status s = WriteHistogram("sample", db_->LastInsertRowid(), "lat", sample.lat());
-        !s.ok()) {
-      return s;
-    }
+    return WriteHistogram("sample", db_->LastInsertRowid(), "lat", sample.lat());
   }
-  return txn->Commit();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamples(uint64_t run_id) {
@@ -295,12 +318,23 @@ absl::Status SqliteStore::FinishRun(uint64_t run_id, uint32_t attempt, v1::RunSt
   if (!txn.ok()) return txn.status();
   absl::StatusOr<v1::Run> run = ReadRun(run_id);
   if (!run.ok()) return run.status();
-  if (run->attempt() != attempt) {
+  if (absl::Status s = WriteFinish(*run, attempt, state, error, finished_unix_ms, result);
+      !s.ok()) {
+    return s;
+  }
+  return txn->Commit();
+}
+
+absl::Status SqliteStore::WriteFinish(const v1::Run& run, uint32_t attempt, v1::RunState state,
+                                      const std::string& error, int64_t finished_unix_ms,
+                                      const v1::RunResult* result) {
+  const uint64_t run_id = run.id();
+  if (run.attempt() != attempt) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "run ", run_id, ": attempt ", attempt, " is not the current attempt ", run->attempt()));
+        "run ", run_id, ": attempt ", attempt, " is not the current attempt ", run.attempt()));
   }
   // Already final for this attempt (a resent RunFinished, or canceled meanwhile).
-  if (IsFinalRunState(run->state())) return absl::OkStatus();
+  if (IsFinalRunState(run.state())) return absl::OkStatus();
 
   const auto id = static_cast<int64_t>(run_id);
   if (absl::Status s = db_->Execute(
@@ -309,10 +343,8 @@ absl::Status SqliteStore::FinishRun(uint64_t run_id, uint32_t attempt, v1::RunSt
       !s.ok()) {
     return s;
   }
-  if (result != nullptr) {
-    if (absl::Status s = WriteResult(run_id, attempt, *result); !s.ok()) return s;
-  }
-  return txn->Commit();
+  if (result != nullptr) return WriteResult(run_id, attempt, *result);
+  return absl::OkStatus();
 }
 
 }  // namespace blkbench

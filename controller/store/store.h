@@ -14,6 +14,51 @@
 
 namespace blkbench {
 
+// One sample or final outcome an agent reported, for Store::CommitReports (the
+// controller's group commit, controller/report_batcher.h).
+struct AgentReport {
+  enum class Kind { kSample, kFinish };
+  Kind kind = Kind::kSample;
+  uint64_t run_id = 0;
+  uint32_t attempt = 0;
+  // The run's current lease: a report is stored only while the run's stored attempt and
+  // lease_id are these (FailedPrecondition otherwise), so a report that waited in a batch
+  // while its lease was lost cannot land on the re-queued or re-assigned run.
+  std::string lease_id;
+  v1::Sample sample;  // kSample: as AppendSample
+  // kFinish: as FinishRun, and only once samples 1..samples_through of the attempt are
+  // all stored (FailedPrecondition naming the missing ones otherwise): a run never
+  // ends with holes.
+  v1::RunState state = v1::RUN_STATE_UNSPECIFIED;
+  std::string error;
+  int64_t finished_unix_ms = 0;
+  bool has_result = false;
+  v1::RunResult result;
+  uint64_t samples_through = 0;
+};
+
+// How far an experiment's runs got: what the controller needs to keep the experiment's
+// state in line with its runs, without reading every run.
+struct ExperimentProgress {
+  v1::ExperimentState state = v1::EXPERIMENT_STATE_UNSPECIFIED;  // as stored
+  uint64_t runs = 0;
+  uint64_t queued = 0;      // RUN_QUEUED
+  uint64_t final_runs = 0;  // RUN_DONE, RUN_FAILED or RUN_CANCELED
+  uint64_t failed = 0;      // RUN_FAILED
+};
+
+// What UpdateRuns wrote: the first `count` runs; `status` is the error that stopped it.
+struct RunsWritten {
+  size_t count = 0;
+  absl::Status status;
+};
+
+// CommitReports' refusals, shared by the implementations: FailedPrecondition unless
+// `run` (as stored) is at the report's attempt and lease; FailedPrecondition naming the
+// samples first_missing..samples_through that a kFinish report is missing.
+absl::Status CheckReportLease(const AgentReport& report, const v1::Run& run);
+absl::Status MissingSamples(const AgentReport& report, uint64_t first_missing);
+
 // Thread-safe: every method may be called from any thread. Every mutating method is
 // one transaction: on error nothing it was asked to change has changed.
 class Store {
@@ -74,6 +119,12 @@ class Store {
   // those of one attempt. NotFound if there is no such run.
   virtual absl::Status UpdateRun(const v1::Run& run) = 0;
 
+  // UpdateRun for each of `runs`, in order (a placement pass's assignments). SqliteStore
+  // writes them in one transaction: all (count == runs.size()) or none (count 0 and the
+  // error). The default implementation calls UpdateRun per run and stops at the first
+  // error: the runs before it are written (count), the rest are not.
+  virtual RunsWritten UpdateRuns(const std::vector<v1::Run>& runs);
+
   // Appends one sample of (run_id, attempt). Idempotent: a sample whose seq is already
   // stored for that run and attempt is ignored (returns OK). Committed before return.
   // Any attempt is accepted (fencing stale attempts is the caller's job); only the
@@ -95,6 +146,24 @@ class Store {
   virtual absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                                  const std::string& error, int64_t finished_unix_ms,
                                  const v1::RunResult* result) = 0;
+
+  // Stores `reports` in order, durably, in one transaction: the group commit of what
+  // agents send. The outer status is the transaction's: on error nothing is stored
+  // (every report failed). Otherwise one status per report, in order: OK (stored, or a
+  // duplicate/already-final report, as AppendSample and FinishRun are idempotent), or
+  // that report's own refusal (NotFound, FailedPrecondition, InvalidArgument), in which
+  // case it alone changed nothing.
+  //
+  // The default implementation calls GetRun, AppendSample and FinishRun per report, so
+  // a StoreWrapper/FaultyStore sees (and fails) every write; it is not one transaction
+  // (its outer status is always OK). SqliteStore overrides it with one transaction.
+  virtual absl::StatusOr<std::vector<absl::Status>> CommitReports(
+      const std::vector<AgentReport>& reports);
+
+  // The experiment's stored state and its runs counted by state. NotFound if there is no
+  // such id. The default implementation reads the whole experiment (GetExperiment);
+  // SqliteStore counts with one indexed query.
+  virtual absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id);
 
   // Inserts or replaces an agent and its devices (keyed by agent_id; devices by path).
   // The device list is replaced as a whole. running_run_ids is not stored (see

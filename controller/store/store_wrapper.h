@@ -64,6 +64,11 @@ class StoreWrapper : public Store {
     return target_.UpsertAgent(agent);
   }
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() override { return target_.ListAgents(); }
+  // A read: forwarded. CommitReports is not: the default implementation calls
+  // AppendSample and FinishRun one by one, so a wrapper sees (and may fail) each write.
+  absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id) override {
+    return target_.GetExperimentProgress(id);
+  }
 
  private:
   std::unique_ptr<Store> owned_;  // null when borrowed

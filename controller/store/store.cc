@@ -1,0 +1,97 @@
+// Store's default CommitReports: report by report through the store's own methods.
+#include "controller/store/store.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/states.h"
+
+namespace blkbench {
+
+namespace {
+
+// The first seq in 1..through that `samples` (ascending by seq) lack; 0 if none is.
+uint64_t FirstMissing(const std::vector<v1::Sample>& samples, uint64_t through) {
+  uint64_t want = 1;
+  for (const v1::Sample& s : samples) {
+    if (want > through || s.seq() > want) break;
+    if (s.seq() == want) ++want;
+  }
+  return want > through ? 0 : want;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<absl::Status>> Store::CommitReports(
+    const std::vector<AgentReport>& reports) {
+  std::vector<absl::Status> out;
+  out.reserve(reports.size());
+  for (const AgentReport& r : reports) {
+    absl::StatusOr<v1::Run> run = GetRun(r.run_id);
+    if (!run.ok()) {
+      out.push_back(run.status());
+      continue;
+    }
+    if (absl::Status s = CheckReportLease(r, *run); !s.ok()) {
+      out.push_back(s);
+      continue;
+    }
+    if (r.kind == AgentReport::Kind::kSample) {
+      out.push_back(AppendSample(r.run_id, r.attempt, r.sample));
+      continue;
+    }
+    if (r.samples_through > 0 && !IsFinalRunState(run->state())) {
+      absl::StatusOr<std::vector<v1::Sample>> samples = ListSamples(r.run_id);
+      if (!samples.ok()) {
+        out.push_back(samples.status());
+        continue;
+      }
+      if (uint64_t missing = FirstMissing(*samples, r.samples_through); missing != 0) {
+        out.push_back(MissingSamples(r, missing));
+        continue;
+      }
+    }
+    out.push_back(FinishRun(r.run_id, r.attempt, r.state, r.error, r.finished_unix_ms,
+                            r.has_result ? &r.result : nullptr));
+  }
+  return out;
+}
+
+RunsWritten Store::UpdateRuns(const std::vector<v1::Run>& runs) {
+  RunsWritten w;
+  for (const v1::Run& run : runs) {
+    w.status = UpdateRun(run);
+    if (!w.status.ok()) return w;
+    ++w.count;
+  }
+  return w;
+}
+
+absl::StatusOr<ExperimentProgress> Store::GetExperimentProgress(uint64_t id) {
+  absl::StatusOr<v1::Experiment> exp = GetExperiment(id, false);
+  if (!exp.ok()) return exp.status();
+  ExperimentProgress p;
+  p.state = exp->state();
+  for (const v1::Run& run : exp->runs()) {
+    ++p.runs;
+    if (run.state() == v1::RUN_QUEUED) ++p.queued;
+    if (IsFinalRunState(run.state())) ++p.final_runs;
+    if (run.state() == v1::RUN_FAILED) ++p.failed;
+  }
+  return p;
+}
+
+absl::Status CheckReportLease(const AgentReport& report, const v1::Run& run) {
+  if (run.attempt() != report.attempt || run.lease_id() != report.lease_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("run ", report.run_id, " attempt ", report.attempt,
+                     ": stale lease (the run's current attempt is ", run.attempt(), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MissingSamples(const AgentReport& report, uint64_t first_missing) {
+  return absl::FailedPreconditionError(absl::StrCat("run ", report.run_id, ": samples ",
+                                                    first_missing, "..", report.samples_through,
+                                                    " not all stored yet"));
+}
+
+}  // namespace blkbench
