@@ -157,7 +157,7 @@ bool SetNullBlk(std::string_view s, std::string_view param, uint64_t lo, uint64_
 
 constexpr std::string_view kBool = "a boolean (0, 1, true or false)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
-// common/resolved_job.h IoEngineNames(), in its order (job_options_test checks they agree).
+// common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
 constexpr std::string_view kIoengineChoices = "one of io_uring, libaio, psync, sync, pvsync2";
 constexpr std::string_view kDuration = "a duration (e.g. 30s, 500ms, 2m; a bare number is seconds)";
 

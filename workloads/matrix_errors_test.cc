@@ -295,7 +295,7 @@ job:
   bs: 4000
   rw: randrw
   rwmixread: 101
-  ioengine: libaio
+  ioengine: posixaio
   time_based: 1
 matrix:
   scheduler: [none, deadline]

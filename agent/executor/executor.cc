@@ -18,6 +18,7 @@
 #include "agent/executor/job_plan.h"
 #include "agent/executor/run_stats.h"
 #include "agent/executor/shared_state.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {
@@ -137,6 +138,23 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   if (type == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("job option ioengine: no executor engine named ", engine_name));
+  }
+  // ResolveJob checked the switches against the spec's engine; this covers an engine
+  // registered beside the built-ins (the same capability flags).
+  const JobPlan& first = plan.jobs.front();
+  const struct {
+    const char* option;
+    bool set;
+    uint32_t cap;
+  } needs[] = {{"hipri", first.hipri, kEngineHipri},
+               {"fixedbufs", first.fixedbufs, kEngineFixedBufs},
+               {"registerfiles", first.registerfiles, kEngineRegisterFiles},
+               {"sqthread_poll", first.sqthread_poll, kEngineSqThreadPoll}};
+  for (const auto& need : needs) {
+    if (need.set && (type->caps & need.cap) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job option ", need.option, ": not supported by ioengine ", engine_name));
+    }
   }
   // Made here, not in the job: a fork()ed job must not allocate (io_engine.h).
   std::vector<std::unique_ptr<IoEngine>> engines;

@@ -192,6 +192,15 @@ TEST_F(ToyEngineTest, AFailedIoFailsTheRunWithItsOffset) {
   EXPECT_EQ(toy.cleanups.load(), 1);
 }
 
+TEST_F(ToyEngineTest, AnOptionTheEngineLacksIsRefused) {
+  v1::JobSpec j = Job(v1::READ, v1::IO_URING, /*thread=*/true);
+  j.set_fixedbufs(true);  // fine for io_uring, which ResolveJob checked; the toy has no caps
+  Outcome run = Go(j);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("fixedbufs"));
+  EXPECT_EQ(toy.inits.load(), 0);
+}
+
 TEST(EngineRegistryTest, BuiltinsAreTheVocabulary) {
   const EngineRegistry& r = EngineRegistry::Builtin();
   for (const IoEngineInfo& e : IoEngines()) {

@@ -121,6 +121,20 @@ TEST_P(LoopTest, HipriOnALoopDeviceFailsClearly) {
   EXPECT_LT(run.wall, std::chrono::seconds(3));
 }
 
+// pvsync2's hipri is RWF_HIPRI on each call; on a queue without poll queues the block
+// layer clears the polled flag and completes by interrupt, so the job runs (unlike
+// io_uring's IOPOLL ring above, which the kernel refuses).
+TEST_P(LoopTest, Pvsync2HipriRunsWithoutPollQueues) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::PVSYNC2, GetParam());
+  j.set_direct(true);
+  j.set_hipri(true);
+  j.set_io_size(kMiB);
+  Outcome run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(run.result->runner(), "pvsync2");
+  EXPECT_EQ(run.result->io().read_ios(), 256u);
+}
+
 TEST_P(LoopTest, CancelStopsPromptly) {
   for (v1::IoEngine engine : AllEngines()) {
     SCOPED_TRACE(EngineName(engine));
