@@ -25,7 +25,7 @@ constexpr BuiltinEngine kBuiltins[] = {
 const EngineRegistry& EngineRegistry::Builtin() {
   static const EngineRegistry* const r = [] {
     auto* reg = new EngineRegistry;
-    // Names are distinct and all in the vocabulary (engine_registry_test checks both).
+    // Names are distinct and the vocabulary's (EngineRegistryTest checks both ways).
     for (const BuiltinEngine& b : kBuiltins) {
       const IoEngineInfo* info = FindIoEngine(b.name);
       reg->types_.push_back({std::string(b.name), info != nullptr ? info->caps : 0u, b.make});
@@ -41,6 +41,12 @@ absl::Status EngineRegistry::Register(EngineType type) {
   }
   types_.push_back(std::move(type));
   return absl::OkStatus();
+}
+
+std::vector<std::string> EngineRegistry::Names() const {
+  std::vector<std::string> names;
+  for (const EngineType& t : types_) names.push_back(t.name);
+  return names;
 }
 
 const EngineType* EngineRegistry::Find(std::string_view name) const {

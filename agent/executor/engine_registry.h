@@ -33,6 +33,8 @@ class EngineRegistry {
   absl::Status Register(EngineType type);
   // nullptr when no engine has that name.
   const EngineType* Find(std::string_view name) const;
+  // Every registered name, in registration order.
+  std::vector<std::string> Names() const;
 
  private:
   std::vector<EngineType> types_;

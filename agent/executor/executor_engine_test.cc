@@ -209,6 +209,9 @@ TEST(EngineRegistryTest, BuiltinsAreTheVocabulary) {
     EXPECT_EQ(t->caps, e.caps) << e.name;
     EXPECT_NE(t->make(), nullptr) << e.name;
   }
+  std::vector<std::string> vocabulary;
+  for (const IoEngineInfo& e : IoEngines()) vocabulary.emplace_back(e.name);
+  EXPECT_THAT(r.Names(), ::testing::UnorderedElementsAreArray(vocabulary));
   EXPECT_EQ(r.Find("posixaio"), nullptr);
   EngineRegistry mine;
   ASSERT_TRUE(mine.Register({"toy", 0, &NewToyEngine}).ok());
