@@ -44,6 +44,9 @@ TEST(JobConsistencyTest, ExecutorAndEngineResolveTheSameJob) {
       {v1::WRITE, v1::PSYNC, 32, 8, 1, 1, 0, 50, 131072},
       {v1::READ, v1::IO_ENGINE_UNSPECIFIED, 1, 1, 0, 1, 0, 50, 0},
       {v1::READWRITE, v1::IO_URING, 1, 16, 1, 1, 1, 0, 512},
+      {v1::RANDREAD, v1::LIBAIO, 64, 2, 16, 4, 8, 50, 4096},
+      {v1::RANDWRITE, v1::SYNC, 16, 1, 4, 2, 0, 50, 8192},
+      {v1::RANDRW, v1::PVSYNC2, 8, 4, 0, 1, 0, 30, 4096},
   };
   for (const Case& c : cases) {
     const v1::CellSpec cell = CellOf(c);
@@ -67,7 +70,8 @@ TEST(JobConsistencyTest, ExecutorAndEngineResolveTheSameJob) {
     EXPECT_EQ(p.io.block_size, e.bs) << where;
     EXPECT_EQ(p.io.random, e.random) << where;
     EXPECT_EQ(p.io.read_percent, static_cast<uint32_t>(e.read_percent)) << where;
-    EXPECT_EQ(p.engine == Engine::kPsync, e.psync) << where;
+    // A sync engine (psync, sync, pvsync2) is the model's QD1 synchronous job.
+    EXPECT_EQ((FindIoEngine(plan->engine)->caps & kEngineSync) != 0, e.psync) << where;
   }
 }
 

@@ -25,7 +25,53 @@ void CheckSectorAligned(const v1::JobSpec& spec, std::string_view key, uint64_t 
   }
 }
 
+// The engines (one row each). max_depth: io_uring's ring has iodepth entries, at most
+// the kernel's IORING_MAX_ENTRIES; libaio's io_setup(iodepth) is bounded by fs.aio-max-nr
+// at run time only.
+constexpr IoEngineInfo kEngines[] = {
+    {"io_uring", v1::IO_URING, IoEngineKind::kIoUring,
+     kEngineHipri | kEngineFixedBufs | kEngineRegisterFiles | kEngineSqThreadPoll, kMaxUringDepth,
+     "maximum ring size of 32768 (the ring has iodepth entries)"},
+    {"libaio", v1::LIBAIO, IoEngineKind::kLibaio, 0, kMaxIodepth, ""},
+    {"psync", v1::PSYNC, IoEngineKind::kPsync, kEngineSync, kMaxIodepth, ""},
+    {"sync", v1::SYNC, IoEngineKind::kSync, kEngineSync, kMaxIodepth, ""},
+    {"pvsync2", v1::PVSYNC2, IoEngineKind::kPvsync2, kEngineSync | kEngineHipri, kMaxIodepth, ""},
+};
+static_assert(kMaxUringDepth == 32768, "kEngines' io_uring message names the limit");
+
+// "io_uring" or "io_uring, pvsync2": the engines that have `cap`.
+std::string EnginesWith(uint32_t cap) {
+  std::vector<std::string> names;  // Debian's abseil joins absl::string_view, not std's
+  for (const IoEngineInfo& e : kEngines) {
+    if (e.caps & cap) names.emplace_back(e.name);
+  }
+  return absl::StrJoin(names, ", ");
+}
+
 }  // namespace
+
+std::span<const IoEngineInfo> IoEngines() { return kEngines; }
+
+const IoEngineInfo* FindIoEngine(v1::IoEngine e) {
+  if (e == v1::IO_ENGINE_UNSPECIFIED) e = v1::PSYNC;
+  for (const IoEngineInfo& i : kEngines) {
+    if (i.proto == e) return &i;
+  }
+  return nullptr;
+}
+
+const IoEngineInfo* FindIoEngine(std::string_view name) {
+  for (const IoEngineInfo& i : kEngines) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+std::string IoEngineNames() {
+  std::vector<std::string> names;
+  for (const IoEngineInfo& e : kEngines) names.emplace_back(e.name);
+  return absl::StrJoin(names, ", ");
+}
 
 void ApplyFioFixups(v1::JobSpec& spec) {
   const uint32_t depth = spec.iodepth() ? spec.iodepth() : 1;
@@ -70,19 +116,16 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   }
   j.read_percent = !j.writes ? 100 : !j.reads ? 0 : std::min<uint32_t>(spec.rwmixread(), 100);
 
-  switch (spec.ioengine()) {
-    case v1::IO_ENGINE_UNSPECIFIED:
-    case v1::PSYNC:
-      j.engine = IoEngineKind::kPsync;
-      break;
-    case v1::IO_URING:
-      j.engine = IoEngineKind::kIoUring;
-      break;
-    default:
-      Problem(out, {"ioengine"},
-              absl::StrCat("unsupported ioengine value ", static_cast<int>(spec.ioengine())));
+  const IoEngineInfo* engine = FindIoEngine(spec.ioengine());
+  if (engine == nullptr) {
+    Problem(out, {"ioengine"},
+            absl::StrCat("unsupported ioengine value ", static_cast<int>(spec.ioengine())));
+    engine = FindIoEngine(v1::PSYNC);
   }
-  const bool uring = j.engine == IoEngineKind::kIoUring;
+  j.engine = engine->kind;
+  j.engine_name = engine->name;
+  j.engine_caps = engine->caps;
+  const bool sync_engine = (engine->caps & kEngineSync) != 0;
 
   j.bs = spec.bs() ? spec.bs() : kFioDefaultBs;
   if (j.bs % kSectorSize != 0) {
@@ -97,10 +140,10 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   if (asked_depth > kMaxIodepth) {
     Problem(out, {"iodepth"},
             absl::StrCat("iodepth ", asked_depth, " is above the limit of ", kMaxIodepth));
-  } else if (uring && asked_depth > kMaxUringDepth) {
+  } else if (asked_depth > engine->max_depth) {
     Problem(out, {"iodepth", "ioengine"},
-            absl::StrCat("iodepth ", asked_depth, " exceeds io_uring's maximum ring size of ",
-                         kMaxUringDepth, " (the ring has iodepth entries)"));
+            absl::StrCat("iodepth ", asked_depth, " exceeds ", std::string(engine->name), "'s ",
+                         std::string(engine->max_depth_why)));
   }
   // fio: the batch and completion settings are compared with the asked iodepth.
   if (spec.iodepth_batch_submit() > asked_depth) {
@@ -119,9 +162,9 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
             absl::StrCat("iodepth_batch_complete_min (", spec.iodepth_batch_complete_min(),
                          ") is larger than iodepth (", asked_depth, ")"));
   }
-  // A synchronous engine has one I/O in flight whatever iodepth says (fio: "iodepth > 1
-  // has no effect" for sync engines).
-  j.iodepth = uring ? std::min(asked_depth, kMaxUringDepth) : 1;
+  // A synchronous engine has one I/O in flight whatever iodepth says (fio's fixup caps
+  // iodepth at 1 for FIO_SYNCIO engines with a note, not an error).
+  j.iodepth = sync_engine ? 1 : std::min(asked_depth, engine->max_depth);
   // After ApplyFioFixups; what a synchronous engine's depth of 1 leaves of them.
   j.batch_submit = std::clamp<uint32_t>(spec.iodepth_batch_submit(), 1, j.iodepth);
   j.complete_min = std::min(spec.iodepth_batch_complete_min(), j.iodepth);
@@ -133,17 +176,25 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   j.fixedbufs = spec.fixedbufs();
   j.registerfiles = spec.registerfiles();
   j.sqthread_poll = spec.sqthread_poll();
-  if (!uring) {
-    const std::pair<std::string_view, bool> uring_only[] = {{"hipri", j.hipri},
-                                                            {"fixedbufs", j.fixedbufs},
-                                                            {"registerfiles", j.registerfiles},
-                                                            {"sqthread_poll", j.sqthread_poll}};
-    for (const auto& [key, set] : uring_only) {
-      if (set) {
-        Problem(
-            out, {key, "ioengine"},
-            absl::StrCat(std::string(key), " is an io_uring option; it needs ioengine: io_uring"));
-      }
+  const struct {
+    std::string_view key;
+    bool set;
+    uint32_t cap;
+  } switches[] = {{"hipri", j.hipri, kEngineHipri},
+                  {"fixedbufs", j.fixedbufs, kEngineFixedBufs},
+                  {"registerfiles", j.registerfiles, kEngineRegisterFiles},
+                  {"sqthread_poll", j.sqthread_poll, kEngineSqThreadPoll}};
+  for (const auto& sw : switches) {
+    if (!sw.set || (engine->caps & sw.cap) != 0) continue;
+    const std::string with = EnginesWith(sw.cap);
+    if (with.find(',') == std::string::npos) {
+      Problem(
+          out, {sw.key, "ioengine"},
+          absl::StrCat(std::string(sw.key), " is an ", with, " option; it needs ioengine: ", with));
+    } else {
+      Problem(out, {sw.key, "ioengine"},
+              absl::StrCat(std::string(sw.key), " is not an option of ioengine ",
+                           std::string(engine->name), "; it needs one of ", with));
     }
   }
   if (j.hipri && !j.direct) Problem(out, {"hipri", "direct"}, "hipri (polled I/O) needs direct=1");

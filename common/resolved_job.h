@@ -11,6 +11,7 @@
 #define BLKBENCH_COMMON_RESOLVED_JOB_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,16 +29,47 @@ inline constexpr uint64_t kSectorSize = 512;
 // fio's defaults for values a JobSpec leaves 0.
 inline constexpr uint64_t kFioDefaultBs = 4096;
 
-enum class IoEngineKind { kPsync, kIoUring };
+enum class IoEngineKind { kPsync, kIoUring, kLibaio, kSync, kPvsync2 };
+
+// What an I/O engine can do, and so which job options it takes (fio's FIO_SYNCIO flag
+// and each engine's own options). The executor's engines declare the same flags.
+enum IoEngineCap : uint32_t {
+  kEngineSync = 1u << 0,           // one I/O at a time, done when queue() returns: iodepth is 1
+  kEngineHipri = 1u << 1,          // hipri: polled completions
+  kEngineFixedBufs = 1u << 2,      // fixedbufs: buffers registered with the kernel
+  kEngineRegisterFiles = 1u << 3,  // registerfiles
+  kEngineSqThreadPoll = 1u << 4,   // sqthread_poll: a kernel thread submits
+};
+
+// One ioengine= value: the vocabulary every layer shares (parser, agent, executor, model).
+struct IoEngineInfo {
+  std::string_view name;  // fio's ioengine= name
+  v1::IoEngine proto;
+  IoEngineKind kind;
+  uint32_t caps;                   // IoEngineCap bits
+  uint32_t max_depth;              // the engine's own iodepth limit (<= kMaxIodepth)
+  std::string_view max_depth_why;  // completes "exceeds <name>'s ..."; "" = kMaxIodepth only
+};
+
+// The known engines, in the order error messages list them (fio's default, psync, is
+// what an unset ioengine means).
+std::span<const IoEngineInfo> IoEngines();
+// nullptr when unknown. IO_ENGINE_UNSPECIFIED is psync.
+const IoEngineInfo* FindIoEngine(v1::IoEngine e);
+const IoEngineInfo* FindIoEngine(std::string_view name);
+// "io_uring, psync, ..." — for "expected one of" messages.
+std::string IoEngineNames();
 
 struct ResolvedJob {
   IoEngineKind engine = IoEngineKind::kPsync;  // fio's default ioengine is psync
+  std::string_view engine_name = "psync";      // IoEngineInfo::name
+  uint32_t engine_caps = kEngineSync;          // IoEngineInfo::caps
   bool random = false;
   bool reads = true;
   bool writes = false;
   uint32_t read_percent = 100;  // 100 all reads, 0 all writes; rwmixread for mixed modes
   uint64_t bs = kFioDefaultBs;
-  uint32_t iodepth = 1;  // 1 for psync: a synchronous engine has one I/O in flight
+  uint32_t iodepth = 1;  // 1 for sync engines (kEngineSync): one I/O in flight
   uint32_t numjobs = 1;
   uint32_t batch_submit = 1;  // iodepth_batch_submit: 1..iodepth (0 in the spec = iodepth)
   uint32_t complete_min = 1;  // iodepth_batch_complete_min: 0..iodepth
@@ -81,10 +113,12 @@ void ApplyFioFixups(v1::JobSpec& spec);
 // Resolves `spec` (after ApplyFioFixups on a copy). Checked here (device-independent; the executor
 // adds what depends on the target: its size, logical block size and CPUs):
 //   rw and ioengine known; rwmixread <= 100; bs, iodepth, numjobs within bounds and bs whole
-//   sectors; with direct=1 size/offset/offset_increment whole sectors; io_uring's ring
-//   limit; iodepth_batch_submit and _complete_min not above iodepth, _min not above _max;
-//   io_uring-only switches (hipri, fixedbufs, registerfiles, sqthread_poll) only with
-//   io_uring; hipri only with direct=1; time_based only with a runtime.
+//   sectors; with direct=1 size/offset/offset_increment whole sectors; the engine's depth
+//   limit (io_uring's ring size); iodepth_batch_submit and _complete_min not above iodepth,
+//   _min not above _max; engine switches (hipri, fixedbufs, registerfiles, sqthread_poll)
+//   only with an engine whose IoEngineCap has them; hipri only with direct=1; time_based
+//   only with a runtime. A sync engine runs at iodepth 1 whatever iodepth says (fio caps it
+//   with a note, not an error).
 // fio clamps some of these silently (fixup_options); asking for the impossible is more
 // likely a typo, so they are problems here.
 JobResolution ResolveJob(const v1::JobSpec& spec);

@@ -93,6 +93,60 @@ TEST(ResolveJobTest, EngineLimits) {
             "iodepth 70000 is above the limit of 65536");
 }
 
+TEST(ResolveJobTest, EveryEngineHasItsLimitsAndSwitches) {
+  // The vocabulary: names and proto values both ways; unset is psync.
+  for (const IoEngineInfo& e : IoEngines()) {
+    EXPECT_EQ(FindIoEngine(e.name), &e);
+    EXPECT_EQ(FindIoEngine(e.proto), &e);
+  }
+  EXPECT_EQ(FindIoEngine(v1::IO_ENGINE_UNSPECIFIED)->name, "psync");
+  EXPECT_EQ(FindIoEngine("posixaio"), nullptr);
+  EXPECT_EQ(IoEngineNames(), "io_uring, libaio, psync, sync, pvsync2");
+
+  // libaio: asynchronous at the asked depth; no io_uring switches, no polling.
+  v1::JobSpec aio = Job(v1::LIBAIO, 128);
+  aio.set_iodepth_batch_submit(32);
+  JobResolution r = ResolveJob(aio);
+  ASSERT_TRUE(r.problems.empty());
+  EXPECT_EQ(r.job.engine, IoEngineKind::kLibaio);
+  EXPECT_EQ(r.job.engine_name, "libaio");
+  EXPECT_EQ(r.job.iodepth, 128u);
+  EXPECT_EQ(r.job.batch_submit, 32u);
+  EXPECT_TRUE(ResolveJob(Job(v1::LIBAIO, 40000)).problems.empty());  // no ring limit
+  aio.set_fixedbufs(true);
+  aio.set_direct(true);
+  aio.set_hipri(true);
+  r = ResolveJob(aio);
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_EQ(r.problems[0].message,
+            "hipri is not an option of ioengine libaio; it needs one of io_uring, pvsync2");
+  EXPECT_EQ(r.problems[1].message, "fixedbufs is an io_uring option; it needs ioengine: io_uring");
+
+  // sync and pvsync2: one I/O in flight whatever iodepth says (fio caps it with a note).
+  for (v1::IoEngine e : {v1::SYNC, v1::PVSYNC2}) {
+    v1::JobSpec j = Job(e, 64);
+    j.set_iodepth_batch_submit(16);
+    j.set_iodepth_batch_complete_min(8);
+    r = ResolveJob(j);
+    ASSERT_TRUE(r.problems.empty()) << r.problems[0].message;
+    EXPECT_EQ(r.job.iodepth, 1u);
+    EXPECT_EQ(r.job.batch_submit, 1u);
+    EXPECT_EQ(r.job.complete_min, 1u);
+    EXPECT_EQ(r.job.complete_max, 1u);
+    EXPECT_NE(r.job.engine_caps & kEngineSync, 0u);
+  }
+  // pvsync2 takes hipri (RWF_HIPRI), with direct=1 like every polled engine.
+  v1::JobSpec pv = Job(v1::PVSYNC2, 1);
+  pv.set_hipri(true);
+  EXPECT_EQ(ResolveJob(pv).problems.at(0).keys.front(), "hipri");
+  EXPECT_THAT(ResolveJob(pv).problems.at(0).message, HasSubstr("direct=1"));
+  pv.set_direct(true);
+  EXPECT_TRUE(ResolveJob(pv).problems.empty());
+  v1::JobSpec bad = Job(v1::PSYNC, 1);
+  bad.set_ioengine(static_cast<v1::IoEngine>(99));
+  EXPECT_EQ(ResolveJob(bad).problems.at(0).keys.front(), "ioengine");
+}
+
 TEST(ResolveJobTest, MixedModesAndSizes) {
   v1::JobSpec j = Job(v1::IO_URING, 4);
   j.set_rw(v1::RANDRW);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/resolved_job.h"
 #include "workloads/job_options.h"
 #include "workloads/units.h"
 
@@ -41,7 +42,8 @@ std::vector<Column> FixedColumns() {
       {"numjobs", [](const v1::CellSpec& c) { return absl::StrCat(c.job().numjobs()); }},
       {"ioengine",
        [](const v1::CellSpec& c) {
-         return std::string(c.job().ioengine() == v1::IO_URING ? "io_uring" : "psync");
+         const IoEngineInfo* e = FindIoEngine(c.job().ioengine());
+         return e != nullptr ? std::string(e->name) : absl::StrCat(c.job().ioengine());
        }},
       {"direct", [](const v1::CellSpec& c) { return absl::StrCat(c.job().direct() ? 1 : 0); }},
       {"runtime",

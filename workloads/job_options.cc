@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
 #include "workloads/cgroup_layout.h"
 #include "workloads/labels.h"
@@ -85,14 +86,11 @@ bool ApplyRwmixwrite(std::string_view s, CellSpec& cell) {
   return true;
 }
 
+// The engine vocabulary is common/resolved_job.h's (IoEngines), shared with the agent.
 bool ApplyIoengine(std::string_view s, CellSpec& cell) {
-  if (s == "io_uring") {
-    cell.mutable_job()->set_ioengine(v1::IO_URING);
-  } else if (s == "psync") {
-    cell.mutable_job()->set_ioengine(v1::PSYNC);
-  } else {
-    return false;
-  }
+  const IoEngineInfo* e = FindIoEngine(s);
+  if (e == nullptr) return false;
+  cell.mutable_job()->set_ioengine(e->proto);
   return true;
 }
 
@@ -157,6 +155,8 @@ bool SetNullBlk(std::string_view s, std::string_view param, uint64_t lo, uint64_
 
 constexpr std::string_view kBool = "a boolean (0, 1, true or false)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
+// common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
+constexpr std::string_view kIoengineChoices = "one of io_uring, libaio, psync, sync, pvsync2";
 constexpr std::string_view kDuration = "a duration (e.g. 30s, 500ms, 2m; a bare number is seconds)";
 
 constexpr OptionDef kOptions[] = {
@@ -196,7 +196,7 @@ constexpr OptionDef kOptions[] = {
     {"runtime", "runtime", Scope::kJob, kDuration, &JobDuration<&JobSpec::set_runtime_ns>},
     {"ramp_time", "ramp_time", Scope::kJob, kDuration, &JobDuration<&JobSpec::set_ramp_time_ns>},
     {"time_based", "time_based", Scope::kJob, kBool, &JobBool<&JobSpec::set_time_based>},
-    {"ioengine", "ioengine", Scope::kJob, "one of io_uring, psync", &ApplyIoengine},
+    {"ioengine", "ioengine", Scope::kJob, kIoengineChoices, &ApplyIoengine},
     {"hipri", "hipri", Scope::kJob, kBool, &JobBool<&JobSpec::set_hipri>},
     {"fixedbufs", "fixedbufs", Scope::kJob, kBool, &JobBool<&JobSpec::set_fixedbufs>},
     {"registerfiles", "registerfiles", Scope::kJob, kBool, &JobBool<&JobSpec::set_registerfiles>},

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/resolved_job.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "workloads/matrix.h"
@@ -102,12 +103,13 @@ TEST(MatrixErrorsTest, SameKeyTwiceInOneMap) {
             "m.yaml:5:3: key 'bs' appears twice in job: (first at line 4)");
 }
 
-TEST(MatrixErrorsTest, BadRwAndLibaio) {
+TEST(MatrixErrorsTest, BadRwAndEngine) {
   EXPECT_EQ(OneError("job: {rw: randomread}\n"),
             "m.yaml:3:11: key 'rw': expected one of read, write, randread, randwrite, randrw, "
             "rw, readwrite, got 'randomread'");
-  EXPECT_EQ(OneError("job: {ioengine: libaio}\n"),
-            "m.yaml:3:17: key 'ioengine': expected one of io_uring, psync, got 'libaio'");
+  // The choices are common/resolved_job.h's engine vocabulary, in its order.
+  EXPECT_EQ(OneError("job: {ioengine: posixaio}\n"),
+            "m.yaml:3:17: key 'ioengine': expected one of " + IoEngineNames() + ", got 'posixaio'");
 }
 
 TEST(MatrixErrorsTest, MissingName) {
@@ -293,7 +295,7 @@ job:
   bs: 4000
   rw: randrw
   rwmixread: 101
-  ioengine: libaio
+  ioengine: posixaio
   time_based: 1
 matrix:
   scheduler: [none, deadline]

@@ -5,15 +5,20 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "agent/executor/engine_registry.h"
+#include "agent/executor/io_engine.h"
 #include "agent/executor/job.h"
 #include "agent/executor/job_launcher.h"
 #include "agent/executor/job_plan.h"
 #include "agent/executor/run_stats.h"
 #include "agent/executor/shared_state.h"
+#include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {
@@ -125,13 +130,48 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
     plan.jobs[i].trace = area.trace(i);
     plan.jobs[i].trace_capacity = options_.trace_ios_per_job;
   }
+  const EngineRegistry& registry =
+      options_.engines != nullptr ? *options_.engines : EngineRegistry::Builtin();
+  const std::string& engine_name =
+      options_.engine_override.empty() ? plan.engine : options_.engine_override;
+  const EngineType* type = registry.Find(engine_name);
+  if (type == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job option ioengine: no executor engine named ", engine_name));
+  }
+  // ResolveJob checked the switches against the spec's engine; this covers an engine
+  // registered beside the built-ins (the same capability flags).
+  const JobPlan& first = plan.jobs.front();
+  const struct {
+    const char* option;
+    bool set;
+    uint32_t cap;
+  } needs[] = {{"hipri", first.hipri, kEngineHipri},
+               {"fixedbufs", first.fixedbufs, kEngineFixedBufs},
+               {"registerfiles", first.registerfiles, kEngineRegisterFiles},
+               {"sqthread_poll", first.sqthread_poll, kEngineSqThreadPoll}};
+  for (const auto& need : needs) {
+    if (need.set && (type->caps & need.cap) == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job option ", need.option, ": not supported by ioengine ", engine_name));
+    }
+  }
+  // Made here, not in the job: a fork()ed job must not allocate (io_engine.h).
+  std::vector<std::unique_ptr<IoEngine>> engines;
+  for (uint32_t i = 0; i < n; ++i) {
+    plan.jobs[i].engine_name = type->name.c_str();
+    engines.push_back(type->make());
+  }
   if (Cancelled(ctx)) return absl::CancelledError("run cancelled before start");
 
+  // Declared after `engines`: the guard joins the jobs before the engines are destroyed.
   RunGuard guard(area, plan.thread_mode);
   for (uint32_t i = 0; i < n; ++i) {
     const JobPlan* job = &plan.jobs[i];
     JobShared* out = &area.job(i);
-    absl::Status s = guard.launcher().Start(i, [job, &ctl, out] { RunJob(*job, ctl, *out); });
+    IoEngine* engine = engines[i].get();
+    absl::Status s =
+        guard.launcher().Start(i, [job, engine, &ctl, out] { RunJob(*job, *engine, ctl, *out); });
     if (!s.ok()) return s;
   }
 
@@ -199,8 +239,7 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   }
   guard.launcher().JoinAll();
 
-  absl::StatusOr<v1::RunResult> result =
-      BuildResult(area, measure_start, plan.engine == Engine::kIoUring ? "io_uring" : "psync");
+  absl::StatusOr<v1::RunResult> result = BuildResult(area, measure_start, type->name);
   if (!result.ok()) return result.status();
   sampler->EmitFinal(result->duration_ns());
   if (options_.on_trace) {

@@ -1,5 +1,6 @@
 // IoExecutor: the Runner for real block devices and files. Runs a JobSpec with fio's
-// semantics on io_uring or psync, jobs as threads or processes, and streams samples.
+// semantics on any registered I/O engine (io_uring, libaio, psync, sync, pvsync2), jobs as
+// threads or processes, and streams samples.
 #ifndef BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_
 #define BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_
 
@@ -7,8 +8,10 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 
+#include "agent/executor/engine_registry.h"
 #include "agent/executor/io_trace.h"
 #include "common/runner.h"
 
@@ -20,11 +23,17 @@ struct ExecutorOptions {
   // alike; Run() hands them to `on_trace` once per job after all jobs ended.
   uint32_t trace_ios_per_job = 0;
   std::function<void(uint32_t job, std::span<const IoTrace> ios)> on_trace;
+  // The engines jobs can run on; null = EngineRegistry::Builtin(). Must outlive Run().
+  const EngineRegistry* engines = nullptr;
+  // Test seam: run every job on this registered engine instead of the spec's ioengine (the
+  // spec is still resolved and checked as written).
+  std::string engine_override;
 };
 
 // What a run does (fio semantics; see job_plan.h for defaults and validation):
-//  - numjobs jobs; each owns an io_uring ring of iodepth entries (ioengine=io_uring) or
-//    does pread/pwrite at depth 1 (psync). thread=true: std::threads; false (fio's
+//  - numjobs jobs, each with its own engine (engine_registry.h): an io_uring ring or an aio
+//    context of iodepth entries, or one synchronous I/O at a time (psync, sync, pvsync2);
+//    all run under one job loop (job_loop.cc). thread=true: std::threads; false (fio's
 //    default): fork()ed processes. Each job opens the target itself: O_RDONLY or O_RDWR
 //    (writes), O_DIRECT when direct; never O_CREAT, O_TRUNC or O_EXCL.
 //  - Job i works in [offset + i*offset_increment, +size) (size 0: to the end of the

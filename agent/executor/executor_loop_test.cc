@@ -1,5 +1,6 @@
 // IoExecutor against a loop device the test attaches itself (skipped without losetup):
-// direct I/O at depth, batching on a real queue, psync, hipri errors, cancel.
+// direct I/O at depth and batching on a real queue (asynchronous engines), the sync engines
+// with CPU, hipri errors, cancel (every engine).
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -15,6 +16,9 @@
 namespace blkbench {
 namespace {
 
+using exec_test::AllEngines;
+using exec_test::AsyncEngines;
+using exec_test::EngineName;
 using exec_test::Execute;
 using exec_test::ExpectSamplesAddUp;
 using exec_test::Internal;
@@ -23,6 +27,7 @@ using exec_test::kMiB;
 using exec_test::kMs;
 using exec_test::ModeName;
 using exec_test::Outcome;
+using exec_test::SyncEngines;
 using ::testing::HasSubstr;
 using testing::LoopDevice;
 
@@ -50,48 +55,58 @@ LoopDevice* LoopTest::loop_ = nullptr;
 INSTANTIATE_TEST_SUITE_P(Modes, LoopTest, ::testing::Values(true, false), ModeName);
 
 TEST_P(LoopTest, DirectRandomReadsAtDepth) {
-  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
-  j.set_direct(true);
-  j.set_iodepth(32);
-  j.set_numjobs(2);
-  j.set_offset_increment(32 * kMiB);
-  j.set_size(32 * kMiB);
-  j.set_io_size(8 * kMiB);
-  Outcome run = Go(j, std::chrono::milliseconds(10));
-  ASSERT_TRUE(run.result.ok()) << run.result.status();
-  EXPECT_EQ(run.result->io().read_ios(), 2 * 2048u);
-  EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 32);
-  ExpectSamplesAddUp(run);
+  for (v1::IoEngine engine : AsyncEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
+    j.set_direct(true);
+    j.set_iodepth(32);
+    j.set_numjobs(2);
+    j.set_offset_increment(32 * kMiB);
+    j.set_size(32 * kMiB);
+    j.set_io_size(8 * kMiB);
+    Outcome run = Go(j, std::chrono::milliseconds(10));
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    EXPECT_EQ(run.result->io().read_ios(), 2 * 2048u);
+    EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 32);
+    ExpectSamplesAddUp(run);
+  }
 }
 
 TEST_P(LoopTest, BatchesOnARealQueue) {
-  v1::JobSpec j = Job(v1::RANDRW, v1::IO_URING, GetParam());
-  j.set_direct(true);
-  j.set_iodepth(16);
-  j.set_iodepth_batch_submit(8);
-  j.set_iodepth_batch_complete_min(2);
-  j.set_iodepth_batch_complete_max(8);
-  j.set_io_size(8 * kMiB);
-  Outcome run = Go(j);
-  ASSERT_TRUE(run.result.ok()) << run.result.status();
-  const v1::RunResult& r = *run.result;
-  EXPECT_EQ(r.io().read_ios() + r.io().write_ios(), 2048u);
-  EXPECT_LE(Internal(r, "executor.max_inflight"), 16);
-  EXPECT_LE(Internal(r, "executor.max_submit_batch"), 8);
-  EXPECT_LE(Internal(r, "executor.max_reap_batch"), 8);
-  EXPECT_EQ(Internal(r, "executor.short_reaps"), 0);
+  for (v1::IoEngine engine : AsyncEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::RANDRW, engine, GetParam());
+    j.set_direct(true);
+    j.set_iodepth(16);
+    j.set_iodepth_batch_submit(8);
+    j.set_iodepth_batch_complete_min(2);
+    j.set_iodepth_batch_complete_max(8);
+    j.set_io_size(8 * kMiB);
+    Outcome run = Go(j);
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    const v1::RunResult& r = *run.result;
+    EXPECT_EQ(r.io().read_ios() + r.io().write_ios(), 2048u);
+    EXPECT_LE(Internal(r, "executor.max_inflight"), 16);
+    EXPECT_LE(Internal(r, "executor.max_submit_batch"), 8);
+    EXPECT_LE(Internal(r, "executor.max_reap_batch"), 8);
+    EXPECT_EQ(Internal(r, "executor.short_reaps"), 0);
+  }
 }
 
 TEST_P(LoopTest, PsyncDirectWithCpu) {
-  v1::JobSpec j = Job(v1::RANDWRITE, v1::PSYNC, GetParam());
-  j.set_direct(true);
-  j.set_time_based(true);
-  j.set_runtime_ns(200 * kMs);
-  Outcome run = Go(j, std::chrono::milliseconds(50));
-  ASSERT_TRUE(run.result.ok()) << run.result.status();
-  EXPECT_GT(run.result->io().write_ios(), 100u);
-  EXPECT_GT(run.result->usr_cpu_ns() + run.result->sys_cpu_ns(), 0u);
-  ExpectSamplesAddUp(run);
+  for (v1::IoEngine engine : SyncEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::RANDWRITE, engine, GetParam());
+    j.set_direct(true);
+    j.set_time_based(true);
+    j.set_runtime_ns(200 * kMs);
+    Outcome run = Go(j, std::chrono::milliseconds(50));
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    EXPECT_GT(run.result->io().write_ios(), 100u);
+    EXPECT_GT(run.result->usr_cpu_ns() + run.result->sys_cpu_ns(), 0u);
+    EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 1);
+    ExpectSamplesAddUp(run);
+  }
 }
 
 TEST_P(LoopTest, HipriOnALoopDeviceFailsClearly) {
@@ -106,17 +121,34 @@ TEST_P(LoopTest, HipriOnALoopDeviceFailsClearly) {
   EXPECT_LT(run.wall, std::chrono::seconds(3));
 }
 
-TEST_P(LoopTest, CancelStopsPromptly) {
-  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+// pvsync2's hipri is RWF_HIPRI on each call; on a queue without poll queues the block
+// layer clears the polled flag and completes by interrupt, so the job runs (unlike
+// io_uring's IOPOLL ring above, which the kernel refuses).
+TEST_P(LoopTest, Pvsync2HipriRunsWithoutPollQueues) {
+  v1::JobSpec j = Job(v1::RANDREAD, v1::PVSYNC2, GetParam());
   j.set_direct(true);
-  j.set_iodepth(32);
-  j.set_time_based(true);
-  j.set_runtime_ns(60'000 * kMs);
-  std::atomic<bool> cancel{false};
-  Outcome run = Execute(loop_->path(), loop_->size(), j, 0, std::chrono::milliseconds(20), &cancel,
-                        /*cancel_on_first_sample=*/true);
-  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
-  EXPECT_LT(run.wall, std::chrono::seconds(3));
+  j.set_hipri(true);
+  j.set_io_size(kMiB);
+  Outcome run = Go(j);
+  ASSERT_TRUE(run.result.ok()) << run.result.status();
+  EXPECT_EQ(run.result->runner(), "pvsync2");
+  EXPECT_EQ(run.result->io().read_ios(), 256u);
+}
+
+TEST_P(LoopTest, CancelStopsPromptly) {
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
+    j.set_direct(true);
+    j.set_iodepth(32);
+    j.set_time_based(true);
+    j.set_runtime_ns(60'000 * kMs);
+    std::atomic<bool> cancel{false};
+    Outcome run = Execute(loop_->path(), loop_->size(), j, 0, std::chrono::milliseconds(20),
+                          &cancel, /*cancel_on_first_sample=*/true);
+    EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+    EXPECT_LT(run.wall, std::chrono::seconds(3));
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // IoExecutor against a real file in /dev/shm: counts, regions, written data, wrap-around,
-// queue depth and batching, registered resources, runtime/ramp/CPU, cancel, errors.
+// queue depth and batching, registered resources, runtime/ramp/CPU, cancel, errors — the
+// engine-agnostic ones on every built-in engine, batching on every asynchronous one.
 #include "agent/executor/executor.h"
 
 #include <atomic>
@@ -16,9 +17,13 @@
 namespace blkbench {
 namespace {
 
+using exec_test::AllEngines;
+using exec_test::AsyncEngines;
+using exec_test::EngineName;
 using exec_test::Execute;
 using exec_test::ExpectSamplesAddUp;
 using exec_test::Internal;
+using exec_test::IsSyncEngine;
 using exec_test::Job;
 using exec_test::kMiB;
 using exec_test::kMs;
@@ -38,19 +43,21 @@ class FileTest : public ::testing::TestWithParam<bool /*thread*/> {
              std::chrono::nanoseconds interval = std::chrono::seconds(1)) {
     return Execute(file_->path(), file_->size(), j, trace, interval);
   }
+  void QueueDepthAndBatchSemanticsOn(v1::IoEngine engine);
   std::unique_ptr<TempFile> file_;
 };
 
 INSTANTIATE_TEST_SUITE_P(Modes, FileTest, ::testing::Values(true, false), ModeName);
 
 TEST_P(FileTest, SequentialReadCountsBytesAndSamples) {
-  for (v1::IoEngine engine : {v1::IO_URING, v1::PSYNC}) {
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
     v1::JobSpec j = Job(v1::READ, engine, GetParam());
     j.set_size(8 * kMiB);
     Outcome run = Go(j, 0, std::chrono::milliseconds(5));
     ASSERT_TRUE(run.result.ok()) << run.result.status();
     const v1::RunResult& r = *run.result;
-    EXPECT_EQ(r.runner(), engine == v1::IO_URING ? "io_uring" : "psync");
+    EXPECT_EQ(r.runner(), EngineName(engine));
     EXPECT_EQ(r.io().read_ios(), 2048u);
     EXPECT_EQ(r.io().read_bytes(), 8 * kMiB);
     EXPECT_EQ(r.io().write_ios(), 0u);
@@ -61,7 +68,7 @@ TEST_P(FileTest, SequentialReadCountsBytesAndSamples) {
     EXPECT_NEAR(r.iops(), 2048 / (r.duration_ns() / 1e9), 1e-6 * r.iops());
     EXPECT_GT(r.lat_summary().min_ns(), 0u);
     EXPECT_LE(r.lat_summary().p50_ns(), r.lat_summary().max_ns());
-    EXPECT_LE(Internal(r, "executor.max_inflight"), engine == v1::IO_URING ? 8 : 1);
+    EXPECT_LE(Internal(r, "executor.max_inflight"), IsSyncEngine(engine) ? 1 : 8);
     ExpectSamplesAddUp(run);
   }
 }
@@ -110,7 +117,8 @@ TEST_P(FileTest, RandomOffsetsStayInsideEachJobsRegionAndAreDeterministic) {
 }
 
 TEST_P(FileTest, WritesLandOnlyInsideTheRegion) {
-  for (v1::IoEngine engine : {v1::PSYNC, v1::IO_URING}) {
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
     SetUp();  // a fresh zero file per engine
     v1::JobSpec j = Job(v1::RANDWRITE, engine, GetParam());
     j.set_offset(4 * kMiB);
@@ -134,18 +142,28 @@ TEST_P(FileTest, WritesLandOnlyInsideTheRegion) {
 }
 
 TEST_P(FileTest, SequentialWrapsAroundTheRegion) {
-  v1::JobSpec j = Job(v1::READ, v1::PSYNC, GetParam());
-  j.set_offset(kMiB);
-  j.set_size(64 * 1024);  // 16 blocks
-  j.set_io_size(40 * 4096);
-  Outcome run = Go(j, 100);
-  ASSERT_TRUE(run.result.ok()) << run.result.status();
-  ASSERT_EQ(run.traces[0].size(), 40u);
-  for (size_t i = 0; i < 40; ++i) EXPECT_EQ(run.traces[0][i].offset, kMiB + (i % 16) * 4096);
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::READ, engine, GetParam());
+    j.set_offset(kMiB);
+    j.set_size(64 * 1024);  // 16 blocks
+    j.set_io_size(40 * 4096);
+    Outcome run = Go(j, 100);
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    ASSERT_EQ(run.traces[0].size(), 40u);
+    for (size_t i = 0; i < 40; ++i) EXPECT_EQ(run.traces[0][i].offset, kMiB + (i % 16) * 4096);
+  }
 }
 
 TEST_P(FileTest, QueueDepthAndBatchSemantics) {
-  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
+  for (v1::IoEngine engine : AsyncEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    QueueDepthAndBatchSemanticsOn(engine);
+  }
+}
+
+void FileTest::QueueDepthAndBatchSemanticsOn(v1::IoEngine engine) {
+  v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
   j.set_iodepth(16);
   j.set_iodepth_batch_submit(4);
   j.set_iodepth_batch_complete_min(4);
@@ -216,26 +234,32 @@ TEST_P(FileTest, TimeBasedRuntimeRampAndCpu) {
 }
 
 TEST_P(FileTest, RampIoIsNotCounted) {
-  v1::JobSpec j = Job(v1::RANDREAD, v1::PSYNC, GetParam());
-  j.set_ramp_time_ns(50 * kMs);
-  j.set_io_size(4 * kMiB);
-  Outcome run = Go(j, 4096);
-  ASSERT_TRUE(run.result.ok()) << run.result.status();
-  EXPECT_EQ(run.result->io().read_ios(), 1024u);  // io_size counts after the ramp only
-  EXPECT_GT(run.traces[0].size(), 1024u);         // but I/O did run during the ramp
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
+    j.set_ramp_time_ns(50 * kMs);
+    j.set_io_size(4 * kMiB);
+    Outcome run = Go(j, 4096);
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    EXPECT_EQ(run.result->io().read_ios(), 1024u);  // io_size counts after the ramp only
+    EXPECT_GT(run.traces[0].size(), 1024u);         // but I/O did run during the ramp
+  }
 }
 
 TEST_P(FileTest, CancelStopsPromptly) {
-  v1::JobSpec j = Job(v1::RANDREAD, v1::IO_URING, GetParam());
-  j.set_numjobs(2);
-  j.set_time_based(true);
-  j.set_runtime_ns(60'000 * kMs);
-  std::atomic<bool> cancel{false};
-  Outcome run = Execute(file_->path(), file_->size(), j, 0, std::chrono::milliseconds(20), &cancel,
-                        /*cancel_on_first_sample=*/true);
-  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
-  EXPECT_LT(run.wall, std::chrono::seconds(3));
-  EXPECT_EQ(run.samples.size(), 1u);
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
+    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
+    j.set_numjobs(2);
+    j.set_time_based(true);
+    j.set_runtime_ns(60'000 * kMs);
+    std::atomic<bool> cancel{false};
+    Outcome run = Execute(file_->path(), file_->size(), j, 0, std::chrono::milliseconds(20),
+                          &cancel, /*cancel_on_first_sample=*/true);
+    EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+    EXPECT_LT(run.wall, std::chrono::seconds(3));
+    EXPECT_EQ(run.samples.size(), 1u);
+  }
 }
 
 TEST_P(FileTest, SetupErrorsNameTheCause) {
@@ -256,7 +280,8 @@ TEST_P(FileTest, SetupErrorsNameTheCause) {
 TEST_P(FileTest, ShortReadFailsTheRunWithItsOffset) {
   absl::StatusOr<std::unique_ptr<TempFile>> small = TempFile::Create(kMiB);
   ASSERT_TRUE(small.ok());
-  for (v1::IoEngine engine : {v1::PSYNC, v1::IO_URING}) {
+  for (v1::IoEngine engine : AllEngines()) {
+    SCOPED_TRACE(EngineName(engine));
     v1::JobSpec j = Job(v1::READ, engine, GetParam());
     j.set_iodepth(4);
     // The caller claims 8 MiB; reads past the real 1 MiB end come back short (EOF).

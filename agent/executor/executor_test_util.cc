@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/histogram.h"
+#include "common/resolved_job.h"
 
 namespace blkbench::exec_test {
 namespace {
@@ -97,5 +98,31 @@ double Internal(const v1::RunResult& r, const char* key) {
 std::string ModeName(const ::testing::TestParamInfo<bool>& p) {
   return p.param ? "threads" : "processes";
 }
+
+std::vector<v1::IoEngine> AllEngines() {
+  std::vector<v1::IoEngine> v;
+  for (const IoEngineInfo& e : IoEngines()) v.push_back(e.proto);
+  return v;
+}
+
+std::vector<v1::IoEngine> AsyncEngines() {
+  std::vector<v1::IoEngine> v;
+  for (v1::IoEngine e : AllEngines()) {
+    if (!IsSyncEngine(e)) v.push_back(e);
+  }
+  return v;
+}
+
+std::vector<v1::IoEngine> SyncEngines() {
+  std::vector<v1::IoEngine> v;
+  for (v1::IoEngine e : AllEngines()) {
+    if (IsSyncEngine(e)) v.push_back(e);
+  }
+  return v;
+}
+
+std::string EngineName(v1::IoEngine e) { return std::string(FindIoEngine(e)->name); }
+
+bool IsSyncEngine(v1::IoEngine e) { return (FindIoEngine(e)->caps & kEngineSync) != 0; }
 
 }  // namespace blkbench::exec_test

@@ -43,6 +43,15 @@ double Internal(const v1::RunResult& r, const char* key);
 
 std::string ModeName(const ::testing::TestParamInfo<bool>& p);
 
+// Every built-in engine (common/resolved_job.h's vocabulary), the asynchronous ones
+// (iodepth > 1) and the synchronous ones (kEngineSync), for engine-agnostic tests.
+std::vector<v1::IoEngine> AllEngines();
+std::vector<v1::IoEngine> AsyncEngines();
+std::vector<v1::IoEngine> SyncEngines();
+// The ioengine= name (RunResult.runner) and whether it runs one I/O at a time.
+std::string EngineName(v1::IoEngine e);
+bool IsSyncEngine(v1::IoEngine e);
+
 }  // namespace blkbench::exec_test
 
 #endif  // BLKBENCH_AGENT_EXECUTOR_EXECUTOR_TEST_UTIL_H_

@@ -1,4 +1,4 @@
-// One fio job (thread or fork()ed process) and the pieces its io_uring and psync loops
+// One fio job (thread or fork()ed process) and the pieces the job loop and the engines
 // share: lifecycle reporting, measured-phase bookkeeping and hot-path stats recording.
 // Everything here runs after fork(): no heap allocation, no locks, no exceptions.
 #ifndef BLKBENCH_AGENT_EXECUTOR_JOB_H_
@@ -15,14 +15,13 @@
 
 namespace blkbench {
 
-// Runs one job to completion in the calling thread: setup (open, affinity, buffers,
-// ring), kReady, wait for Control::go, I/O until budget/deadline/stop, kDone or
-// kFailed with a message in `out`. Never returns early without a terminal state.
-void RunJob(const JobPlan& plan, Control& ctl, JobShared& out);
+class IoEngine;
 
-// Engine loops, called by RunJob (fio ioengine_ops queue/commit/getevents live here).
-void RunUringJob(const JobPlan& plan, Control& ctl, JobShared& out);
-void RunPsyncJob(const JobPlan& plan, Control& ctl, JobShared& out);
+// Runs one job to completion in the calling thread on `engine` (job_loop.cc): setup (open,
+// affinity, buffers, engine init), kReady, wait for Control::go, I/O until
+// budget/deadline/stop, kDone or kFailed with a message in `out`. Never returns early
+// without a terminal state.
+void RunJob(const JobPlan& plan, IoEngine& engine, Control& ctl, JobShared& out);
 
 // Job lifecycle in shared memory (fio td_set_runstate, much reduced).
 class JobReporter {
@@ -63,6 +62,10 @@ class Phase {
     if (issued_ >= budget_) return false;
     issued_ += bytes;
     return true;
+  }
+  // Gives back what the last Take reserved (the engine was busy; it is offered again).
+  void Untake(uint64_t bytes) {
+    if (measuring_) issued_ -= bytes;
   }
   // Publishes end time and the CPU used since the measured phase began.
   void Finish(uint64_t end_ns, JobShared& out);
@@ -111,7 +114,7 @@ class LatencyRecorder {
   uint64_t min_[2] = {UINT64_MAX, UINT64_MAX}, max_[2] = {0, 0};
 };
 
-// Setup helpers shared by both engines; on failure they call reporter.Fail and return
+// Setup helpers shared by the loop and the engines; on failure they call reporter.Fail and return
 // -1 / nullptr.
 int OpenTarget(const JobPlan& plan, JobReporter& reporter);
 bool ApplyAffinity(const JobPlan& plan, JobReporter& reporter);

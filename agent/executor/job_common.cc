@@ -1,5 +1,5 @@
-// Job entry point, lifecycle reporting, measured-phase bookkeeping and setup helpers
-// shared by the io_uring and psync loops (see job.h).
+// Lifecycle reporting, measured-phase bookkeeping and setup helpers shared by the job
+// loop and the engines (see job.h).
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -31,14 +31,6 @@ void CpuNs(bool thread_mode, uint64_t* usr, uint64_t* sys) {
 }
 
 }  // namespace
-
-void RunJob(const JobPlan& plan, Control& ctl, JobShared& out) {
-  if (plan.engine == Engine::kIoUring) {
-    RunUringJob(plan, ctl, out);
-  } else {
-    RunPsyncJob(plan, ctl, out);
-  }
-}
 
 void JobReporter::Signal(JobState s) {
   out_.state.store(s, std::memory_order_release);

@@ -48,7 +48,7 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
   RunPlan plan;
   plan.path = ctx.target_path;
   if (plan.path.empty()) return absl::InvalidArgumentError("empty target_path");
-  plan.engine = r.engine == IoEngineKind::kIoUring ? Engine::kIoUring : Engine::kPsync;
+  plan.engine = std::string(r.engine_name);
   plan.thread_mode = r.thread;
   plan.ramp_ns = r.ramp_ns;
   plan.runtime_ns = r.runtime_ns;
@@ -64,7 +64,6 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
   const uint32_t numjobs = r.numjobs;
 
   JobPlan base;
-  base.engine = plan.engine;
   base.open_for_write = r.writes;
   base.direct = r.direct;
   base.io.block_size = bs;

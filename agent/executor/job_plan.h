@@ -17,15 +17,13 @@
 
 namespace blkbench {
 
-enum class Engine { kIoUring, kPsync };
-
 // Plain data only: a job reads its plan after fork() in a child process, where nothing
 // may allocate or take locks a parent thread might have held.
 struct JobPlan {
   uint32_t index = 0;
   const char* path = nullptr;  // RunPlan::path; set by the executor once the plan has settled
-  Engine engine = Engine::kPsync;
-  bool open_for_write = false;  // O_RDWR only when the job writes, else O_RDONLY
+  const char* engine_name = "psync";  // for messages; the engine itself is the job's IoEngine
+  bool open_for_write = false;        // O_RDWR only when the job writes, else O_RDONLY
   bool direct = false;
   IoGeneratorConfig io;
   // Bytes to issue in the measured phase before stopping (fio io_size, default the
@@ -49,7 +47,7 @@ struct JobPlan {
 struct RunPlan {
   std::string path;
   std::vector<JobPlan> jobs;
-  Engine engine = Engine::kPsync;
+  std::string engine = "psync";  // ioengine name: EngineRegistry key, RunResult.runner
   bool thread_mode = false;
   uint64_t ramp_ns = 0;
   uint64_t runtime_ns = 0;  // measured-phase limit; 0 = none (stop on io_budget)

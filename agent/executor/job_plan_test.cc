@@ -43,9 +43,9 @@ TEST(JobPlan, ZeroOptionsTakeFioDefaults) {
   EXPECT_EQ(j.io.region_start, 0u);
   EXPECT_EQ(j.io.region_len, 64 * kMiB);
   EXPECT_EQ(j.io_budget, 64 * kMiB);
-  EXPECT_EQ(p->engine, Engine::kIoUring);
+  EXPECT_EQ(p->engine, "io_uring");
   EXPECT_EQ(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED).ioengine(), v1::IO_ENGINE_UNSPECIFIED);
-  EXPECT_EQ(BuildRunPlan(Ctx(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED)))->engine, Engine::kPsync);
+  EXPECT_EQ(BuildRunPlan(Ctx(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED)))->engine, "psync");
 }
 
 void ExpectInvalid(const v1::JobSpec& j, const char* needle, uint64_t size = 64 * kMiB) {

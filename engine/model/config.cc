@@ -165,7 +165,7 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   o.random = r.random;
   o.read_percent = static_cast<int>(r.read_percent);
   o.bs = r.bs;
-  o.psync = r.engine == IoEngineKind::kPsync;
+  o.psync = (r.engine_caps & kEngineSync) != 0;  // psync, sync, pvsync2: QD1
   o.iodepth = static_cast<int>(r.iodepth);
   o.numjobs = static_cast<int>(r.numjobs);
   o.batch_submit = static_cast<int>(r.batch_submit);

@@ -71,7 +71,7 @@ struct JobOptions {
   uint64_t offset_increment = 0;
   std::string cpus_allowed;  // parsed against the machine profile later
   uint64_t randseed = 0;
-  bool psync = false;  // synchronous QD1 (ioengine=psync)
+  bool psync = false;  // a synchronous engine at QD1 (psync, sync, pvsync2)
 };
 
 struct QueueOptions {

@@ -13,10 +13,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "agent/executor/executor.h"
+#include "common/resolved_job.h"
 
 ABSL_FLAG(std::string, filename, "", "target file or block device (must exist)");
 ABSL_FLAG(std::string, rw, "randread", "read|write|randread|randwrite|randrw|readwrite");
-ABSL_FLAG(std::string, ioengine, "io_uring", "io_uring|psync");
+ABSL_FLAG(std::string, ioengine, "io_uring", "io_uring|libaio|psync|sync|pvsync2");
 ABSL_FLAG(uint64_t, bs, 4096, "block size, bytes");
 ABSL_FLAG(uint32_t, iodepth, 1, "fio iodepth");
 ABSL_FLAG(uint32_t, numjobs, 1, "fio numjobs");
@@ -78,8 +79,13 @@ int main(int argc, char** argv) {
   }
   blkbench::v1::JobSpec& j = *ctx.cell.mutable_job();
   j.set_rw(ParseRw(absl::GetFlag(FLAGS_rw)));
-  j.set_ioengine(absl::GetFlag(FLAGS_ioengine) == "psync" ? blkbench::v1::PSYNC
-                                                          : blkbench::v1::IO_URING);
+  const blkbench::IoEngineInfo* engine = blkbench::FindIoEngine(absl::GetFlag(FLAGS_ioengine));
+  if (engine == nullptr) {
+    fprintf(stderr, "unknown --ioengine %s (one of %s)\n", absl::GetFlag(FLAGS_ioengine).c_str(),
+            blkbench::IoEngineNames().c_str());
+    return 2;
+  }
+  j.set_ioengine(engine->proto);
   j.set_bs(absl::GetFlag(FLAGS_bs));
   j.set_iodepth(absl::GetFlag(FLAGS_iodepth));
   j.set_numjobs(absl::GetFlag(FLAGS_numjobs));
