@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cli.h"
 #include "common/testing/loop_device.h"
-#include "controller/cli/cli.h"
 #include "engine/model/engine_runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "agent/runners.h"
+#include "cli/cli.h"
 #include "common/states.h"
-#include "controller/cli/cli.h"
 
 namespace blkbench::testing {
 

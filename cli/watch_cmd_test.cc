@@ -1,9 +1,9 @@
 // Tests for the watch ETA (wall time from the rate runs end at, moving with the clock),
 // the Records renderer and the command-table parser's corner cases.
-#include "controller/cli/watch_cmd.h"
+#include "cli/watch_cmd.h"
 
-#include "controller/cli/commands.h"
-#include "controller/cli/format.h"
+#include "cli/commands.h"
+#include "cli/format.h"
 #include "gtest/gtest.h"
 
 namespace blkbench {

@@ -2,8 +2,8 @@
 // valid only for the commands that declare it, stray arguments are errors), the global
 // and per-command --help text, bash and zsh completion, and the man page. One table, so
 // --help, completion and `man blkbench` cannot drift apart.
-#ifndef BLKBENCH_CONTROLLER_CLI_COMMANDS_H_
-#define BLKBENCH_CONTROLLER_CLI_COMMANDS_H_
+#ifndef BLKBENCH_CLI_COMMANDS_H_
+#define BLKBENCH_CLI_COMMANDS_H_
 
 #include <functional>
 #include <ostream>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 namespace blkbench {
 
@@ -95,4 +95,4 @@ std::string ManPage(const std::vector<CommandSpec>& commands, const std::string&
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_COMMANDS_H_
+#endif  // BLKBENCH_CLI_COMMANDS_H_

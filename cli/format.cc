@@ -1,5 +1,5 @@
 // Text formatting for the CLI; see format.h.
-#include "controller/cli/format.h"
+#include "cli/format.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,10 +8,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "cli/fio_json.h"
 #include "common/histogram.h"
 #include "common/http/http_server.h"
 #include "common/metrics/result_rows.h"
-#include "controller/cli/fio_json.h"
 #include "workloads/format.h"
 
 namespace blkbench {

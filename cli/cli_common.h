@@ -1,6 +1,6 @@
 // Pieces shared by the CLI's commands: parsed arguments and the controller client.
-#ifndef BLKBENCH_CONTROLLER_CLI_CLI_COMMON_H_
-#define BLKBENCH_CONTROLLER_CLI_CLI_COMMON_H_
+#ifndef BLKBENCH_CLI_CLI_COMMON_H_
+#define BLKBENCH_CLI_CLI_COMMON_H_
 
 #include <chrono>
 #include <map>
@@ -53,4 +53,4 @@ class Client {
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_CLI_COMMON_H_
+#endif  // BLKBENCH_CLI_CLI_COMMON_H_

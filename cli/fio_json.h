@@ -1,6 +1,6 @@
 // fio-compatible JSON export of results (fio --output-format=json shape).
-#ifndef BLKBENCH_CONTROLLER_CLI_FIO_JSON_H_
-#define BLKBENCH_CONTROLLER_CLI_FIO_JSON_H_
+#ifndef BLKBENCH_CLI_FIO_JSON_H_
+#define BLKBENCH_CLI_FIO_JSON_H_
 
 #include <string>
 
@@ -15,4 +15,4 @@ std::string ResultsAsFioJson(const v1::GetResultsResponse& resp);
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_FIO_JSON_H_
+#endif  // BLKBENCH_CLI_FIO_JSON_H_

@@ -1,6 +1,6 @@
 // `blkbench gate-proof` (gate_proof_cmd.h): synthetic tables from controller/gate's
 // SimulateSynthetic, engine tables from pools of seeded sim:ssd runs.
-#include "controller/cli/gate_proof_cmd.h"
+#include "cli/gate_proof_cmd.h"
 
 #include <chrono>
 #include <cstdio>

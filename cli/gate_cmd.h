@@ -1,10 +1,10 @@
 // `blkbench gate`: the regression gate on the command line; see gate_cmd.cc.
-#ifndef BLKBENCH_CONTROLLER_CLI_GATE_CMD_H_
-#define BLKBENCH_CONTROLLER_CLI_GATE_CMD_H_
+#ifndef BLKBENCH_CLI_GATE_CMD_H_
+#define BLKBENCH_CLI_GATE_CMD_H_
 
 #include <ostream>
 
-#include "controller/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 namespace blkbench {
 
@@ -20,4 +20,4 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err);
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_GATE_CMD_H_
+#endif  // BLKBENCH_CLI_GATE_CMD_H_

@@ -1,5 +1,5 @@
 // The `blkbench` command line; see cli.h.
-#include "controller/cli/cli.h"
+#include "cli/cli.h"
 
 #include <unistd.h>
 
@@ -13,20 +13,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "cli/cli_common.h"
+#include "cli/commands.h"
+#include "cli/format.h"
+#include "cli/gate_cmd.h"
+#include "cli/gate_proof_cmd.h"
+#include "cli/history_cmd.h"
+#include "cli/sim.h"
+#include "cli/tls_cmd.h"
+#include "cli/watch_cmd.h"
 #include "common/build_info.h"
 #include "common/histogram.h"
 #include "common/http/http_server.h"
 #include "common/placement.h"
 #include "common/states.h"
-#include "controller/cli/cli_common.h"
-#include "controller/cli/commands.h"
-#include "controller/cli/format.h"
-#include "controller/cli/gate_cmd.h"
-#include "controller/cli/gate_proof_cmd.h"
-#include "controller/cli/history_cmd.h"
-#include "controller/cli/sim.h"
-#include "controller/cli/tls_cmd.h"
-#include "controller/cli/watch_cmd.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
 

@@ -4,15 +4,15 @@
 //   blkbench tls cert create --dir D --agent ID
 //   blkbench tls cert create --dir D --cli NAME --role read|submit|admin
 // and the client credentials the CLI dials with (--tls_dir / $BLKBENCH_TLS_DIR).
-#ifndef BLKBENCH_CONTROLLER_CLI_TLS_CMD_H_
-#define BLKBENCH_CONTROLLER_CLI_TLS_CMD_H_
+#ifndef BLKBENCH_CLI_TLS_CMD_H_
+#define BLKBENCH_CLI_TLS_CMD_H_
 
 #include <memory>
 #include <ostream>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "controller/cli/cli_common.h"
+#include "cli/cli_common.h"
 #include "grpcpp/security/credentials.h"
 
 namespace blkbench {
@@ -28,4 +28,4 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> CliCredentials(const A
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_TLS_CMD_H_
+#endif  // BLKBENCH_CLI_TLS_CMD_H_

@@ -1,8 +1,8 @@
 // The `blkbench` command line: the command table (validate, submit, list, show, watch,
 // results, cancel, agents, gate, history, gate-proof, sim, completion, man, help) and
 // RunCli, the whole program, callable in-process by tests.
-#ifndef BLKBENCH_CONTROLLER_CLI_CLI_H_
-#define BLKBENCH_CONTROLLER_CLI_CLI_H_
+#ifndef BLKBENCH_CLI_CLI_H_
+#define BLKBENCH_CLI_CLI_H_
 
 #include <memory>
 #include <ostream>
@@ -25,4 +25,4 @@ int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_CLI_H_
+#endif  // BLKBENCH_CLI_CLI_H_

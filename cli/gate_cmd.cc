@@ -4,7 +4,7 @@
 // HTML.
 // --auto-repeat asks the controller for more repeats of inconclusive cells (AddRepeats),
 // waits for them and decides again.
-#include "controller/cli/gate_cmd.h"
+#include "cli/gate_cmd.h"
 
 #include <algorithm>
 #include <fstream>

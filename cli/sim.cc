@@ -1,16 +1,16 @@
 // `blkbench sim FILE`: runs a matrix on the scheduler engine in this process (no
 // controller, no agent), prints progress (stderr) and the results (stdout), and can write the
 // experiment to a SQLite file in the controller's schema.
-#include "controller/cli/sim.h"
+#include "cli/sim.h"
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/format.h"
 #include "common/clock.h"
 #include "common/resolved_job.h"
-#include "controller/cli/format.h"
 #include "controller/store/sqlite_store.h"
 #include "engine/model/engine_runner.h"
 #include "workloads/format.h"

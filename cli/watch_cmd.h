@@ -1,15 +1,15 @@
 // `blkbench watch` (and `submit --watch`): an experiment's progress as a live frame on a
 // terminal, as one line per run state change plus a periodic summary in logs and CI
 // (`--progress plain`), or not at all (`--progress none`).
-#ifndef BLKBENCH_CONTROLLER_CLI_WATCH_CMD_H_
-#define BLKBENCH_CONTROLLER_CLI_WATCH_CMD_H_
+#ifndef BLKBENCH_CLI_WATCH_CMD_H_
+#define BLKBENCH_CLI_WATCH_CMD_H_
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 
 #include "absl/time/time.h"
-#include "controller/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 namespace blkbench {
 
@@ -34,4 +34,4 @@ int WatchExperiment(Client& c, uint64_t id, const std::string& progress, std::os
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_WATCH_CMD_H_
+#endif  // BLKBENCH_CLI_WATCH_CMD_H_

@@ -1,5 +1,5 @@
 // Parsing, help, completion and the man page from the command table; see commands.h.
-#include "controller/cli/commands.h"
+#include "cli/commands.h"
 
 #include <algorithm>
 

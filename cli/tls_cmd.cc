@@ -1,5 +1,5 @@
 // `blkbench tls` and the CLI's TLS credentials; see tls_cmd.h.
-#include "controller/cli/tls_cmd.h"
+#include "cli/tls_cmd.h"
 
 #include <dirent.h>
 

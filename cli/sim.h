@@ -1,6 +1,6 @@
 // `blkbench sim`: a matrix run on the scheduler engine in-process, no daemons.
-#ifndef BLKBENCH_CONTROLLER_CLI_SIM_H_
-#define BLKBENCH_CONTROLLER_CLI_SIM_H_
+#ifndef BLKBENCH_CLI_SIM_H_
+#define BLKBENCH_CLI_SIM_H_
 
 #include <ostream>
 #include <string>
@@ -22,4 +22,4 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_SIM_H_
+#endif  // BLKBENCH_CLI_SIM_H_

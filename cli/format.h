@@ -1,6 +1,6 @@
 // Text formatting for the CLI: aligned tables, rates, latencies, progress bars.
-#ifndef BLKBENCH_CONTROLLER_CLI_FORMAT_H_
-#define BLKBENCH_CONTROLLER_CLI_FORMAT_H_
+#ifndef BLKBENCH_CLI_FORMAT_H_
+#define BLKBENCH_CLI_FORMAT_H_
 
 #include <cstdint>
 #include <ostream>
@@ -56,4 +56,4 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_FORMAT_H_
+#endif  // BLKBENCH_CLI_FORMAT_H_

@@ -1,6 +1,6 @@
 // CLI behaviour a new user meets first: validate's output and errors, usage errors, and
 // a clear message with exit code 3 when the controller cannot be reached.
-#include "controller/cli/cli.h"
+#include "cli/cli.h"
 
 #include <fstream>
 #include <sstream>

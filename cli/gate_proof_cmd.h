@@ -1,12 +1,12 @@
 // `blkbench gate-proof`: measures the gate's false-alarm rate and power on synthetic
 // repeats and on engine runs with a known injected slowdown, and writes the tables into
 // docs/gating.md (between its gate-proof markers).
-#ifndef BLKBENCH_CONTROLLER_CLI_GATE_PROOF_CMD_H_
-#define BLKBENCH_CONTROLLER_CLI_GATE_PROOF_CMD_H_
+#ifndef BLKBENCH_CLI_GATE_PROOF_CMD_H_
+#define BLKBENCH_CLI_GATE_PROOF_CMD_H_
 
 #include <ostream>
 
-#include "controller/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 namespace blkbench {
 
@@ -18,4 +18,4 @@ int RunGateProof(const Args& a, std::ostream& out, std::ostream& err);
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_GATE_PROOF_CMD_H_
+#endif  // BLKBENCH_CLI_GATE_PROOF_CMD_H_

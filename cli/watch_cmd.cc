@@ -1,5 +1,5 @@
 // Watch views and progress modes; see watch_cmd.h.
-#include "controller/cli/watch_cmd.h"
+#include "cli/watch_cmd.h"
 
 #include <unistd.h>
 
@@ -8,9 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "cli/format.h"
 #include "common/histogram.h"
 #include "common/states.h"
-#include "controller/cli/format.h"
 #include "workloads/format.h"
 
 namespace blkbench {

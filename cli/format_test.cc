@@ -1,5 +1,5 @@
 // Tests for the CLI's text formatting.
-#include "controller/cli/format.h"
+#include "cli/format.h"
 
 #include "gtest/gtest.h"
 

@@ -1,10 +1,10 @@
 // `blkbench history`: one metric of one cell across experiments, with change points.
-#ifndef BLKBENCH_CONTROLLER_CLI_HISTORY_CMD_H_
-#define BLKBENCH_CONTROLLER_CLI_HISTORY_CMD_H_
+#ifndef BLKBENCH_CLI_HISTORY_CMD_H_
+#define BLKBENCH_CLI_HISTORY_CMD_H_
 
 #include <ostream>
 
-#include "controller/cli/cli_common.h"
+#include "cli/cli_common.h"
 
 namespace blkbench {
 
@@ -15,4 +15,4 @@ int CmdHistory(Client& c, const Args& a, std::ostream& out, std::ostream& err);
 
 }  // namespace blkbench
 
-#endif  // BLKBENCH_CONTROLLER_CLI_HISTORY_CMD_H_
+#endif  // BLKBENCH_CLI_HISTORY_CMD_H_

@@ -1,7 +1,7 @@
 // `blkbench history --metric M --cell k=v,k=v [--device-class C] [--name N] [--limit N]
 // [--min-segment N] [--format table|json]`: asks the controller's GetHistory and prints
 // the points and change points (controller/gate/history.h renders them).
-#include "controller/cli/history_cmd.h"
+#include "cli/history_cmd.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"

@@ -1,7 +1,7 @@
 // Results as fio's --output-format=json, so tools that read fio output (fio_jsonplus
 // parsers, fio2gnuplot-style scripts, dashboards) read blkbench results too. One fio
 // "job" per run; latency percentiles come from the run's merged histograms.
-#include "controller/cli/fio_json.h"
+#include "cli/fio_json.h"
 
 #include <cstdio>
 #include <string>
