@@ -6,7 +6,6 @@
 #include "agent/device/host_facts.h"
 #include "agent/device/safety.h"
 #include "common/resolved_job.h"
-#include "engine/model/engine_runner.h"
 #include "workloads/cell_bounds.h"
 
 namespace blkbench {
@@ -38,7 +37,7 @@ v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class) {
   f.set_path(device_class);
   f.set_device_class(device_class);
   f.set_simulated(true);
-  f.set_size_bytes(engine::kSimulatedDeviceBytes);
+  f.set_size_bytes(kSimulatedDeviceBytes);
   f.set_logical_block_size(512);
   f.set_physical_block_size(512);
   f.set_rotational(device_class == "sim:hdd");
@@ -82,7 +81,7 @@ v1::RunFinished RunExecutor::ExecuteSimulated(
   // `blkbench sim` does), so repeats are independent samples for the gate.
   ctx.cell = CellForRepeat(a.cell(), a.repeat());
   ctx.target_path = a.device_path();
-  ctx.target_size = engine::kSimulatedDeviceBytes;
+  ctx.target_size = kSimulatedDeviceBytes;
   ctx.sample_interval =
       std::chrono::milliseconds(a.sample_interval_ms() ? a.sample_interval_ms() : 1000);
   ctx.on_sample = on_sample;
