@@ -1,5 +1,5 @@
 // Results API handlers; see results_api.h.
-#include "controller/metrics/results_api.h"
+#include "controller/results_api.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -19,19 +19,19 @@ HttpResponse Error(int status, const std::string& message) {
 
 }  // namespace
 
-HttpResponse ExperimentsJson(Store& store, const HttpRequest& req) {
+HttpResponse ExperimentsJson(Controller& controller, const HttpRequest& req) {
   uint32_t limit = 100;
   auto it = req.params.find("limit");
   if (it != req.params.end() && !absl::SimpleAtoi(it->second, &limit)) {
     return Error(400, "limit: expected a number");
   }
-  auto exps = store.ListExperiments(limit);
+  auto exps = controller.ListExperiments(limit);
   if (!exps.ok()) return Error(503, std::string(exps.status().message()));
   std::string out = "[";
   for (size_t i = 0; i < exps->size(); ++i) {
     const v1::Experiment& e = (*exps)[i];
     // The list omits cells and runs; counting them needs the experiment itself.
-    auto full = store.GetExperiment(e.id(), false);
+    auto full = controller.GetExperiment(e.id(), false);
     absl::StrAppend(&out, i ? ",\n " : "\n ", "{\"id\": ", e.id(),
                     ", \"name\": ", JsonQuote(e.name()),
                     ", \"state\": ", JsonQuote(ExperimentStateName(e.state())),
@@ -44,14 +44,14 @@ HttpResponse ExperimentsJson(Store& store, const HttpRequest& req) {
   return {200, kJson, out};
 }
 
-HttpResponse ResultsJson(Store& store, const HttpRequest& req) {
+HttpResponse ResultsJson(Controller& controller, const HttpRequest& req) {
   auto it = req.params.find("experiment");
   if (it == req.params.end() || it->second.empty()) {
     return Error(400, "experiment: required (an id, or 'latest')");
   }
   uint64_t id = 0;
   if (it->second == "latest") {
-    auto newest = store.ListExperiments(1);
+    auto newest = controller.ListExperiments(1);
     if (!newest.ok()) return Error(503, std::string(newest.status().message()));
     if (newest->empty()) return {200, kJson, "[]\n"};
     id = newest->front().id();
@@ -59,7 +59,7 @@ HttpResponse ResultsJson(Store& store, const HttpRequest& req) {
     return Error(400,
                  absl::StrCat("experiment: expected an id or 'latest', got '", it->second, "'"));
   }
-  auto exp = store.GetExperiment(id, /*with_results=*/true);
+  auto exp = controller.GetExperiment(id, /*with_results=*/true);
   if (absl::IsNotFound(exp.status())) return Error(404, std::string(exp.status().message()));
   if (!exp.ok()) return Error(503, std::string(exp.status().message()));
   const auto kernel = req.params.find("kernel");
