@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -32,18 +34,6 @@
 
 namespace blkbench {
 namespace {
-
-bool ReadFile(const std::string& path, std::string* out, std::ostream& err) {
-  std::ifstream in(path);
-  if (!in) {
-    err << "blkbench: cannot read '" << path << "'\n";
-    return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
-}
 
 bool ParseId(const Args& a, uint64_t* id, std::ostream& err) {
   if (a.positional.size() < 2 || !absl::SimpleAtoi(a.positional[1], id) || *id == 0) {
@@ -90,29 +80,40 @@ std::string IsoTime(int64_t unix_ms) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
 }
 
-int CmdValidate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
-  auto m = workloads::ParseMatrixFile(a.positional[1]);
+// The check of every command that takes a matrix: reads the file once and parses it
+// once, keeping both in `a` for the run. A bad matrix is the command failing (1), not a
+// usage error: nothing is sent.
+int CheckMatrix(Args& a, std::ostream& err) {
+  absl::StatusOr<std::string> text = workloads::ReadMatrixFile(a.positional[1]);
+  if (!text.ok()) {
+    err << text.status().message() << "\n";
+    return 1;
+  }
+  absl::StatusOr<workloads::Matrix> m = workloads::ParseMatrix(*text, a.positional[1]);
   if (!m.ok()) {
     err << m.status().message() << "\n";
     return 1;
   }
-  out << workloads::FormatCells(*m);
-  out << m->cells.size() << " cells x " << m->repeats
-      << " repeats = " << m->cells.size() * m->repeats << " runs\n";
+  a.matrix_text = std::move(*text);
+  a.matrix = std::make_shared<const workloads::Matrix>(std::move(*m));
   return 0;
 }
 
-// A bad matrix is the command failing (1), not a usage error: nothing is sent.
-int CheckMatrix(const Args& a, std::ostream& err) {
-  auto m = workloads::ParseMatrixFile(a.positional[1]);
-  if (!m.ok()) err << m.status().message() << "\n";
-  return m.ok() ? 0 : 1;
+// REQUIRES: CheckMatrix passed (it is the command's check).
+int CmdValidate(const Args& a, Client*, std::ostream& out, std::ostream&) {
+  const workloads::Matrix& m = *a.matrix;
+  out << workloads::FormatCells(m);
+  out << m.cells.size() << " cells x " << m.repeats << " repeats = " << m.cells.size() * m.repeats
+      << " runs\n";
+  return 0;
 }
 
+// REQUIRES: CheckMatrix passed. Sends the text it read: the controller parses it again
+// on its side (it never trusts a client's parse), the CLI does not.
 int CmdSubmit(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   v1::SubmitExperimentRequest req;
   req.set_file_name(a.positional[1]);
-  if (!ReadFile(a.positional[1], req.mutable_matrix_text(), err)) return 1;
+  req.set_matrix_text(a.matrix_text);
   grpc::ClientContext ctx;
   c->Deadline(&ctx);
   v1::Experiment e;
@@ -281,7 +282,8 @@ int CmdSim(const Args& a, Client*, std::ostream& out, std::ostream& err) {
                  .db_path = Flag(a, "db", ""),
                  .trace_path = Flag(a, "trace", ""),
                  .format = Flag(a, "format", "table"),
-                 .quiet = a.flags.count("quiet") > 0},
+                 .quiet = a.flags.count("quiet") > 0,
+                 .matrix = a.matrix},
                 out, err);
 }
 
@@ -332,7 +334,7 @@ const std::vector<CommandSpec>& Commands() {
        "Reports every mistake with file, line, column and key, and needs no controller.",
        {},
        false,
-       nullptr,
+       CheckMatrix,
        CmdValidate},
       {"submit",
        {"FILE"},
@@ -527,7 +529,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     }
     return 2;
   }
-  const Args& a = *parsed;
+  Args& a = *parsed;  // a command's check may load its input into it
   if (a.flags.count("version")) {
     out << VersionLine("blkbench") << "\n";
     return 0;

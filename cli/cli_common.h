@@ -13,11 +13,19 @@
 #include "grpcpp/grpcpp.h"
 
 namespace blkbench {
+namespace workloads {
+struct Matrix;
+}  // namespace workloads
 
 struct Args {
   std::string controller;
   std::vector<std::string> positional;
   std::map<std::string, std::string> flags;  // --name or --name=value / --name value
+  // Loaded by a command's check for its run, so a matrix file is read once and parsed
+  // once: its text as read (what `submit` sends) and its parse (what `validate` prints
+  // and `sim` runs). Empty for commands that take no matrix.
+  std::string matrix_text;
+  std::shared_ptr<const workloads::Matrix> matrix;
 };
 
 class Client {

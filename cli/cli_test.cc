@@ -2,8 +2,16 @@
 // a clear message with exit code 3 when the controller cannot be reached.
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_split.h"
 #include "common/testing/command.h"
@@ -18,7 +26,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-int Cli(std::vector<std::string> args, std::string* out, std::string* err) {
+int Cli(const std::vector<std::string>& args, std::string* out, std::string* err) {
   std::ostringstream o, e;
   const int rc = RunCli(args, o, e);
   *out = o.str();
@@ -87,6 +95,29 @@ TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
                 "sqlite3 " + dir.File("sim.db") + " \"SELECT COUNT(*) FROM results\"", &out),
             0);
   EXPECT_EQ(out, "2");
+}
+
+// The matrix file is read once: the check's read is what the run uses. A FIFO holds
+// its text for one read only; a second open would block (ctest's timeout ends it).
+TEST(CliTest, SimAndValidateReadTheMatrixFileOnce) {
+  testing::TempDir dir("cli_test");
+  const std::string text =
+      "name: s\njob: {rw: randread, bs: 4k, ioengine: io_uring, runtime: 5ms, "
+      "time_based: 1}\ntarget: {device_class: sim:null_blk}\n";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"validate"}, "1 cells x 1 repeats = 1 runs"},
+      {{"sim", "--format", "csv"}, "experiment,experiment_name,run,"}};
+  for (const auto& [args, expected] : cases) {
+    const std::string path = dir.File(args[0] + ".fifo");
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0) << strerror(errno);
+    std::thread writer([&path, &text] { std::ofstream(path) << text; });
+    std::vector<std::string> argv = args;
+    argv.insert(argv.begin() + 1, path);
+    std::string out, err;
+    EXPECT_EQ(Cli(argv, &out, &err), 0) << args[0] << ": " << err;
+    writer.join();
+    EXPECT_THAT(out, HasSubstr(expected)) << args[0] << ": " << out;
+  }
 }
 
 TEST(CliTest, SimRefusesRealDeviceClasses) {

@@ -39,8 +39,7 @@ using CommandFn =
 struct CommandSpec {
   CommandSpec(std::string name_, std::vector<std::string> args_, std::string summary_,
               std::string description_, std::vector<FlagSpec> flags_, bool needs_controller_,
-              std::function<int(const Args&, std::ostream&)> check_, CommandFn run_,
-              int usage_exit_ = 2)
+              std::function<int(Args&, std::ostream&)> check_, CommandFn run_, int usage_exit_ = 2)
       : name(std::move(name_)),
         args(std::move(args_)),
         summary(std::move(summary_)),
@@ -58,8 +57,9 @@ struct CommandSpec {
   std::vector<FlagSpec> flags;    // besides the global ones
   bool needs_controller;          // dials the controller before `run`
   // Checks what can be checked without the controller: 0 when the command may run, else
-  // the exit code to stop with (after printing why). May be null.
-  std::function<int(const Args& args, std::ostream& err)> check;
+  // the exit code to stop with (after printing why). It may load into `args` what the
+  // run needs (Args::matrix), so the run does not read its input again. May be null.
+  std::function<int(Args& args, std::ostream& err)> check;
   CommandFn run;
   int usage_exit;  // exit code for bad arguments (the gate's is its "could not run")
 };

@@ -64,13 +64,17 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
   std::ostream& progress = options.quiet ? discard : err;
   // A store error is reported once and fails the command; the runs go on.
   absl::Status store_error;
-  auto keep = [&store_error](absl::Status s) {
+  auto keep = [&store_error](const absl::Status& s) {
     if (store_error.ok() && !s.ok()) store_error = s;
   };
-  auto m = workloads::ParseMatrixFile(path);
-  if (!m.ok()) {
-    err << m.status().message() << "\n";
-    return 1;
+  std::shared_ptr<const workloads::Matrix> m = options.matrix;
+  if (m == nullptr) {
+    absl::StatusOr<workloads::Matrix> parsed = workloads::ParseMatrixFile(path);
+    if (!parsed.ok()) {
+      err << parsed.status().message() << "\n";
+      return 1;
+    }
+    m = std::make_shared<const workloads::Matrix>(std::move(*parsed));
   }
   for (const v1::CellSpec& cell : m->cells) {
     if (!IsSimulated(cell.target().device_class())) {

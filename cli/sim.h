@@ -2,8 +2,11 @@
 #ifndef BLKBENCH_CLI_SIM_H_
 #define BLKBENCH_CLI_SIM_H_
 
+#include <memory>
 #include <ostream>
 #include <string>
+
+#include "workloads/matrix.h"
 
 namespace blkbench {
 
@@ -13,6 +16,8 @@ struct SimOptions {
   std::string trace_path;        // non-empty: every run's D/C events, blkparse-style
   std::string format = "table";  // table, csv, json, fio-json
   bool quiet = false;            // no progress lines on stderr
+  // The matrix of `path` already parsed (the CLI's check did it); null: parse `path`.
+  std::shared_ptr<const workloads::Matrix> matrix;
 };
 
 // Runs every cell x repeat of the matrix (all cells must have sim: device classes),
