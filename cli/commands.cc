@@ -113,7 +113,7 @@ const CommandSpec* FindCommand(const std::vector<CommandSpec>& commands, const s
 absl::StatusOr<Args> ParseCommandLine(const std::vector<std::string>& argv,
                                       const std::vector<CommandSpec>& commands) {
   Args a;
-  a.positional.push_back("");
+  a.positional.emplace_back();
   const CommandSpec* cmd = nullptr;
   // Flags before the command are checked once it is known.
   std::vector<std::pair<std::string, std::string>> pending;  // (flag as typed, name)
@@ -164,7 +164,7 @@ absl::StatusOr<Args> ParseCommandLine(const std::vector<std::string>& argv,
         for (const CommandSpec& c : commands) {
           if ((spec = FindFlag(c.flags, name)) != nullptr) break;
         }
-        if (spec != nullptr) pending.push_back({s, name});
+        if (spec != nullptr) pending.emplace_back(s, name);
       }
       if (spec == nullptr) {
         const std::vector<std::string> owners = Owners(commands, name);

@@ -21,7 +21,10 @@ bool LooksNumeric(const std::string& s) {
   return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-') && s != "-";
 }
 
-std::string OrDash(std::string s) { return s.empty() ? "-" : s; }
+std::string OrDash(std::string s) {
+  if (s.empty()) return "-";
+  return s;
+}
 
 std::string Fixed(double v, int decimals) {
   char buf[64];
@@ -85,8 +88,10 @@ std::string Records::Render(const std::string& format) const {
   TextTable t(columns_);
   for (const auto& row : rows_) {
     std::vector<std::string> cells;
-    for (const ResultValue& v : row)
+    cells.reserve(row.size());
+    for (const ResultValue& v : row) {
       cells.push_back(format == "csv" ? ResultValueText(v) : OrDash(ResultValueText(v)));
+    }
     t.AddRow(cells);
   }
   return format == "csv" ? t.ToCsv() : t.ToString();

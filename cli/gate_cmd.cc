@@ -173,6 +173,7 @@ std::vector<RepeatAsk> PlanRepeats(const gate::GateReport& report, int budget,
     by_exp_count[{report.candidate_experiment, count}].insert(cell.cand.cell_index);
   }
   std::vector<RepeatAsk> asks;
+  asks.reserve(by_exp_count.size());
   for (const auto& [key, cells] : by_exp_count) {
     asks.push_back({key.first, key.second, std::vector<uint32_t>(cells.begin(), cells.end())});
   }

@@ -136,7 +136,9 @@ std::string SyntheticTables(int trials) {
         const gate::VerdictRates r = SimulateSynthetic(
             s, defaults, trials, kSeed + static_cast<uint64_t>(n * 100 + cv * 1000));
         std::string cell = Pct(r.regression);
-        if (n == 5 && cv == 0.02 && (change == 0.0 || change == -0.05)) cell = "**" + cell + "**";
+        if (n == 5 && cv == 0.02 && (change == 0.0 || change == -0.05)) {
+          cell = absl::StrCat("**", cell, "**");
+        }
         row.push_back(cell);
       }
       out += Row(row);

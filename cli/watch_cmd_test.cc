@@ -37,7 +37,7 @@ TEST(RecordsTest, JsonKeepsNumbersAndNullsAndCsvQuotes) {
             "[\n {\"id\": 3, \"name\": \"a \\\"b\\\", c\", \"missing\": null}\n]\n");
   EXPECT_EQ(r.Render("csv"), "id,name,missing\n3,\"a \"\"b\"\", c\",\n");
   EXPECT_EQ(Records({"x"}).Render("json"), "[]\n");
-  EXPECT_NE(r.Render("table").find("-"), std::string::npos);  // missing shows as -
+  EXPECT_NE(r.Render("table").find('-'), std::string::npos);  // missing shows as -
 }
 
 std::vector<CommandSpec> Table() {

@@ -41,7 +41,7 @@ class GateE2eTest : public testing::ClusterTest {
     ASSERT_NO_FATAL_FAILURE(ClusterTest::SetUp());
     AgentConfig config;
     config.agent_id = "agent-sim";
-    config.sim_devices.push_back("sim:ssd-seed004");  // for the seed examples
+    config.sim_devices.emplace_back("sim:ssd-seed004");  // for the seed examples
     config.state_dir = agent_dir_.path();
     config.controller = ControllerAddress();
     agent_ = std::make_unique<testing::AgentProcess>(config);

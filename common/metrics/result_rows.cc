@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -80,7 +81,9 @@ ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_na
   const v1::LatencySummary& lat = r.lat_summary();
   const v1::JobSpec& job = cell.job();
   ResultRow row;
-  auto add = [&row](const char* name, ResultValue v) { row.fields.emplace_back(name, v); };
+  auto add = [&row](const char* name, ResultValue v) {
+    row.fields.emplace_back(name, std::move(v));
+  };
   auto num = [&](double v) { return have ? Number(v) : ResultValue{}; };
   add("experiment", Number(static_cast<double>(experiment_id)));
   add("experiment_name", Text(experiment_name));
