@@ -17,6 +17,10 @@
 
 namespace blkbench {
 
+// The size every simulated device presents (agents register it; `blkbench sim` and the
+// agent pass it as RunContext::target_size), so a cell gives the same run everywhere.
+inline constexpr uint64_t kSimulatedDeviceBytes = uint64_t{1} << 40;
+
 struct RunContext {
   v1::CellSpec cell;
   std::string target_path;   // allowlisted block device or regular file (already checked)

@@ -6,9 +6,9 @@
 #include "common/tls/credentials.h"
 #include "controller/metrics/grpc_metrics.h"
 #include "controller/metrics/instrumented_store.h"
-#include "controller/metrics/results_api.h"
 #include "controller/metrics/state_counts.h"
 #include "controller/request_checks.h"
+#include "controller/results_api.h"
 #include "controller/store/sqlite_store.h"
 #include "grpcpp/resource_quota.h"
 
@@ -53,16 +53,19 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     auto metrics = PrometheusExporter::Start(metrics_options, clock);
     if (!metrics.ok()) return metrics.status();
     s->metrics_ = std::move(*metrics);
-    // Every store call timed; stored results served to Grafana as JSON.
+    // Every store call timed.
     s->store_ = std::make_unique<InstrumentedStore>(std::move(s->store_), s->metrics_->service());
-    Store* st = s->store_.get();
-    s->metrics_->AddHandler("/api/v1/experiments",
-                            [st](const HttpRequest& req) { return ExperimentsJson(*st, req); });
-    s->metrics_->AddHandler("/api/v1/results",
-                            [st](const HttpRequest& req) { return ResultsJson(*st, req); });
   }
   s->controller_ =
       std::make_unique<Controller>(*s->store_, clock, options.controller, s->metrics_.get());
+  if (s->metrics_) {
+    // Stored results served to Grafana as JSON, read through the Controller.
+    Controller* c = s->controller_.get();
+    s->metrics_->AddHandler("/api/v1/experiments",
+                            [c](const HttpRequest& req) { return ExperimentsJson(*c, req); });
+    s->metrics_->AddHandler("/api/v1/results",
+                            [c](const HttpRequest& req) { return ResultsJson(*c, req); });
+  }
   if (absl::Status st = s->controller_->Start(); !st.ok()) return st;
   ServiceMetrics* service_metrics = s->metrics_ ? &s->metrics_->service() : nullptr;
   const ServiceLimits& limits = options.limits;
@@ -129,7 +132,12 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   return s;
 }
 
-ControllerServer::~ControllerServer() { Shutdown(); }
+ControllerServer::~ControllerServer() {
+  Shutdown();
+  // The results API handlers use controller_, which is destroyed before metrics_ (the
+  // Controller's observer); no request may be in flight by then.
+  if (metrics_) metrics_->StopServing();
+}
 
 void ControllerServer::RefreshMetrics() {
   auto counts = CountStates(*store_);

@@ -47,17 +47,17 @@ YAML
   --heartbeat_ms 1000 2>"$state/controller.log" &
 pids+=($!)
 export BLKBENCH_CONTROLLER="127.0.0.1:$port"
-for _ in $(seq 50); do "$bin/controller/blkbench" list >/dev/null 2>&1 && break; sleep 0.2; done
+for _ in $(seq 50); do "$bin/cli/blkbench" list >/dev/null 2>&1 && break; sleep 0.2; done
 "$bin/agent/blkbench-agent" --config "$state/agent.yaml" 2>"$state/agent.log" &
 pids+=($!)
 for _ in $(seq 50); do
-  "$bin/controller/blkbench" agents 2>/dev/null | grep -q connected && break; sleep 0.2
+  "$bin/cli/blkbench" agents 2>/dev/null | grep -q connected && break; sleep 0.2
 done
-"$bin/controller/blkbench" agents
+"$bin/cli/blkbench" agents
 
 echo
-"$bin/controller/blkbench" validate "$matrix" | head -n 1
-"$bin/controller/blkbench" submit "$matrix" --watch
-exp=$("$bin/controller/blkbench" list | awk 'NR==2 {print $1}')
+"$bin/cli/blkbench" validate "$matrix" | head -n 1
+"$bin/cli/blkbench" submit "$matrix" --watch
+exp=$("$bin/cli/blkbench" list | awk 'NR==2 {print $1}')
 echo
-"$bin/controller/blkbench" results "$exp"
+"$bin/cli/blkbench" results "$exp"

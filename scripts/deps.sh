@@ -17,7 +17,7 @@ BUILD_PKGS=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libsqlite3-dev sqlite3 liburing-dev libaio-dev libyaml-cpp-dev libcivetweb-dev libblkid-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-  zlib1g-dev libssl-dev openssl fio prometheus clang-format util-linux e2fsprogs fdisk python3 dpkg-dev groff-base
+  zlib1g-dev libssl-dev openssl fio prometheus clang-format clang-tidy util-linux e2fsprogs fdisk python3 dpkg-dev groff-base
 )
 
 case "${1:-}" in

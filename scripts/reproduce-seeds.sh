@@ -4,10 +4,10 @@
 # internal evidence for each mechanism. Usage: scripts/reproduce-seeds.sh [BLKBENCH]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-blkbench="${1:-build/controller/blkbench}"
+blkbench="${1:-build/cli/blkbench}"
 if [ ! -x "$blkbench" ]; then
   scripts/build.sh release >/dev/null
-  blkbench=build/controller/blkbench
+  blkbench=build/cli/blkbench
 fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what blkbench needs, builds it twice (release with -Werror, and ASan+UBSan),
-# and runs every test in both builds, plus the clang-format check. Run as root: the
+# and runs every test in both builds, plus the clang-format, include-layer
+# (scripts/check_layers.py) and clang-tidy (scripts/tidy.sh) checks. Run as root: the
 # tests create loop devices and change their queue settings (restored afterwards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,9 +10,13 @@ scripts/deps.sh
 echo "== clang-format"
 files=$(git ls-files '*.cc' '*.h' 2>/dev/null || find . -name '*.cc' -o -name '*.h')
 clang-format --dry-run --Werror $files
+echo "== include layers"
+python3 scripts/check_layers.py
 
 echo "== release build"
 scripts/build.sh release
+echo "== clang-tidy (changed files, then others for BLKBENCH_TIDY_BUDGET seconds)"
+BLKBENCH_TIDY_BUDGET="${BLKBENCH_TIDY_BUDGET:-300}" scripts/tidy.sh build
 echo "== release tests"
 (cd build && ctest --output-on-failure -j2 --timeout 300 -LE soak)
 

@@ -37,7 +37,7 @@ class CiExampleTest : public testing::ClusterTest {
     ASSERT_TRUE(agent_->agent().WaitConnected(true, absl::Seconds(20)));
     setenv("BLKBENCH_CONTROLLER", ControllerAddress().c_str(), 1);
     const char* build = getenv("BLKBENCH_BUILD_DIR");
-    setenv("BLKBENCH", absl::StrCat(build ? build : ".", "/controller/blkbench").c_str(), 1);
+    setenv("BLKBENCH", absl::StrCat(build ? build : ".", "/cli/blkbench").c_str(), 1);
   }
   void TearDown() override {
     unsetenv("BLKBENCH_CONTROLLER");

@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "cli/cli.h"
 #include "common/resolved_job.h"
 #include "common/testing/loop_device.h"
-#include "controller/cli/cli.h"
 #include "engine/model/engine_runner.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,7 +42,7 @@ class GateE2eTest : public testing::ClusterTest {
     ASSERT_NO_FATAL_FAILURE(ClusterTest::SetUp());
     AgentConfig config;
     config.agent_id = "agent-sim";
-    config.sim_devices.push_back("sim:ssd-seed004");  // for the seed examples
+    config.sim_devices.emplace_back("sim:ssd-seed004");  // for the seed examples
     config.state_dir = agent_dir_.path();
     config.controller = ControllerAddress();
     agent_ = std::make_unique<testing::AgentProcess>(config);

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "agent/runners.h"
+#include "cli/cli.h"
 #include "common/states.h"
-#include "controller/cli/cli.h"
 
 namespace blkbench::testing {
 
@@ -89,7 +89,7 @@ v1::Experiment ClusterTest::WaitForEndWithProgress(uint64_t id, absl::Duration p
   int ended = -1;
   uint64_t seen = 0;
   while (absl::Now() < deadline) {
-    auto e = controller().GetExperiment(id, /*with_runs=*/true);
+    auto e = controller().GetExperiment(id, /*with_results=*/false);
     if (e.ok() && IsEndedExperimentState(e->state())) break;
     if (e.ok()) {
       int n = 0;

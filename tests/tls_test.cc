@@ -222,7 +222,7 @@ TEST_F(TlsTest, RolesDecideWhoMaySubmitAndCancelWhat) {
 
 TEST_F(TlsTest, TheCliDialsWithItsCertificate) {
   const char* build = getenv("BLKBENCH_BUILD_DIR");
-  const std::string cli = std::string(build ? build : ".") + "/controller/blkbench";
+  const std::string cli = std::string(build ? build : ".") + "/cli/blkbench";
   if (access(cli.c_str(), X_OK) != 0) GTEST_SKIP() << "CLI not built";
   std::ofstream(dir_.File("tls.yaml")) << kMatrix;
   testing::CommandResult submit =
@@ -250,7 +250,7 @@ TEST_F(TlsTest, TheCliDialsWithItsCertificate) {
 // other tests use the same library calls); mistakes are refused with a reason.
 TEST(TlsCliTest, TheFourCommandsOfTheDocsMakeALabPki) {
   const char* build = getenv("BLKBENCH_BUILD_DIR");
-  const std::string cli = std::string(build ? build : ".") + "/controller/blkbench";
+  const std::string cli = std::string(build ? build : ".") + "/cli/blkbench";
   if (access(cli.c_str(), X_OK) != 0) GTEST_SKIP() << "CLI not built";
   testing::TempDir dir("tls_test");
   const std::string pki = dir.File("lab-pki");

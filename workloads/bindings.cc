@@ -44,12 +44,15 @@ void RemoveConflicts(std::vector<Binding>& bindings, ErrorList& errors) {
   bindings = std::move(kept);
 }
 
-void CheckValues(std::vector<Binding>& bindings, ErrorList& errors) {
+v1::CellSpec CheckValues(std::vector<Binding>& bindings, ErrorList& errors) {
+  v1::CellSpec base = DefaultCell();
   for (Binding& b : bindings) {
     // The parsed form of each good value, to spot repeats by meaning.
     std::vector<std::pair<const Value*, v1::CellSpec>> parsed;
     for (const Value& v : b.values) {
-      v1::CellSpec cell = DefaultCell();
+      // A scalar is applied to a copy of the base (a rejected value must leave no
+      // trace); an axis value to a default cell of its own.
+      v1::CellSpec cell = b.is_axis ? DefaultCell() : base;
       if (!b.def->apply(v.text, cell)) {
         errors.Add(v.pos, absl::StrCat("key '", b.key, "': expected ", ToAbsl(b.def->expected),
                                        ", got '", v.text, "'"));
@@ -60,6 +63,10 @@ void CheckValues(std::vector<Binding>& bindings, ErrorList& errors) {
       if (std::string problem = SimValueProblem(b.def->canonical, v.text); !problem.empty()) {
         errors.Add(v.pos, std::move(problem));
         b.valid = false;
+        continue;
+      }
+      if (!b.is_axis) {
+        base = std::move(cell);
         continue;
       }
       for (const auto& [earlier, earlier_cell] : parsed) {
@@ -74,6 +81,7 @@ void CheckValues(std::vector<Binding>& bindings, ErrorList& errors) {
       parsed.emplace_back(&v, std::move(cell));
     }
   }
+  return base;
 }
 
 }  // namespace blkbench::workloads

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "blkbench/v1/workload.pb.h"
 #include "workloads/errors.h"
 #include "workloads/job_options.h"
 
@@ -31,10 +32,12 @@ struct Binding {
 // its option) at the later one, and removes the later binding.
 void RemoveConflicts(std::vector<Binding>& bindings, ErrorList& errors);
 
-// Parses every value of every binding on its own and reports bad values and
-// repeated values within an axis (compared by meaning: "4k" repeats "4096").
-// Marks bindings with any bad value invalid.
-void CheckValues(std::vector<Binding>& bindings, ErrorList& errors);
+// Parses every value of every binding and reports bad values and repeated values
+// within an axis (compared by meaning: "4k" repeats "4096"). Marks bindings with any
+// bad value invalid. Returns DefaultCell() with every valid scalar binding applied, in
+// order: the cell every expanded cell starts from, so a scalar is applied once per
+// parse (an axis value once here, to check it, and once per cell that holds it).
+v1::CellSpec CheckValues(std::vector<Binding>& bindings, ErrorList& errors);
 
 }  // namespace blkbench::workloads
 

@@ -61,7 +61,7 @@ void ReportIssues(const v1::CellSpec& cell, const std::vector<Source>& sources,
 
 }  // namespace
 
-Expansion ExpandCells(const std::vector<Binding>& bindings,
+Expansion ExpandCells(const std::vector<Binding>& bindings, const v1::CellSpec& base,
                       const std::vector<std::string_view>& broken_keys, Position matrix_pos,
                       ErrorList& errors) {
   Expansion out;
@@ -84,6 +84,7 @@ Expansion ExpandCells(const std::vector<Binding>& bindings,
   }
   if (total > kMaxCells) {
     std::vector<std::string> sizes;
+    sizes.reserve(axes.size());
     for (const Binding* b : axes) sizes.push_back(absl::StrCat(b->key, "=", b->values.size()));
     errors.Add(matrix_pos,
                absl::StrCat("the matrix expands to more than ", kMaxCells, " cells (",
@@ -91,10 +92,9 @@ Expansion ExpandCells(const std::vector<Binding>& bindings,
     return out;
   }
 
-  v1::CellSpec base = DefaultCell();
-  std::vector<Source> base_sources;
+  std::vector<Source> base_sources;  // the scalars are already applied to `base`
+  base_sources.reserve(scalars.size());
   for (const Binding* b : scalars) {
-    b->def->apply(b->values[0].text, base);  // CheckValues accepted it
     base_sources.push_back({b->def->canonical, b->values[0].pos, false});
   }
 

@@ -23,13 +23,13 @@ struct Expansion {
 };
 
 // Expands `bindings` (in file order, no two with the same canonical key) into cells:
-// the first axis varies slowest; scalar keys apply to every cell; defaults and
-// derived defaults fill the rest. Invalid bindings are skipped, and a cross-key
-// problem involving one of them, or any key in `broken_keys`, is not reported
-// (the user must fix the value first). Every other problem is reported once, at
-// the first involved key the file sets. Reports more than kMaxCells cells as an
-// error at `matrix_pos` and returns no cells.
-Expansion ExpandCells(const std::vector<Binding>& bindings,
+// the first axis varies slowest; every cell starts from `base` (the defaults with the
+// scalar keys applied, from CheckValues); derived defaults fill the rest. Invalid bindings are
+// skipped, and a cross-key problem involving one of them, or any key in `broken_keys`, is not
+// reported (the user must fix the value first). Every other problem is reported once, at the first
+// involved key the file sets. Reports more than kMaxCells cells as an error at `matrix_pos` and
+// returns no cells.
+Expansion ExpandCells(const std::vector<Binding>& bindings, const v1::CellSpec& base,
                       const std::vector<std::string_view>& broken_keys, Position matrix_pos,
                       ErrorList& errors);
 

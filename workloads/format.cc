@@ -1,4 +1,4 @@
-// CellLabel and the `blkbench validate` cell table.
+// The `blkbench validate` cell table.
 #include "workloads/format.h"
 
 #include <algorithm>
@@ -26,7 +26,10 @@ std::string RwName(const v1::JobSpec& job) {
   return name.empty() ? "?" : name;
 }
 
-std::string OrDash(std::string s) { return s.empty() ? "-" : s; }
+std::string OrDash(std::string s) {
+  if (s.empty()) return "-";
+  return s;
+}
 
 // A fixed column: the option it shows (skipped when that option is an axis).
 struct Column {
@@ -58,32 +61,6 @@ std::vector<Column> FixedColumns() {
 }
 
 }  // namespace
-
-std::string FioRwName(v1::RwMode rw) {
-  switch (rw) {
-    case v1::READ:
-      return "read";
-    case v1::WRITE:
-      return "write";
-    case v1::RANDREAD:
-      return "randread";
-    case v1::RANDWRITE:
-      return "randwrite";
-    case v1::RANDRW:
-      return "randrw";
-    case v1::READWRITE:
-      return "rw";
-    default:
-      return "";
-  }
-}
-
-std::string CellLabel(const v1::CellSpec& cell) {
-  if (cell.axes().empty()) return "(single cell)";
-  return absl::StrJoin(cell.axes(), " ", [](std::string* out, const v1::AxisValue& a) {
-    absl::StrAppend(out, a.key(), "=", a.value());
-  });
-}
 
 std::string FormatCells(const Matrix& m) {
   const size_t runs = m.cells.size() * m.repeats;

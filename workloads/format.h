@@ -6,16 +6,15 @@
 #include <string>
 
 #include "blkbench/v1/workload.pb.h"
+#include "common/cell_label.h"
 #include "workloads/matrix.h"
 
 namespace blkbench::workloads {
 
-// "scheduler=bfq bs=4k iodepth=32" from the cell's axes, in order; "(single cell)"
-// when the matrix has no axes.
-std::string CellLabel(const v1::CellSpec& cell);
-
-// fio's rw= spelling of `rw`: "read", "write", "randread", "randwrite", "randrw", "rw".
-std::string FioRwName(v1::RwMode rw);
+// CellLabel and FioRwName live in common/ (metrics and the results API need them
+// without depending on the matrix parser); these keep the workloads:: spelling.
+using ::blkbench::CellLabel;
+using ::blkbench::FioRwName;
 
 // A summary line, then a table with one row per cell: its index, one column per
 // axis (values as written), then the key job fields not already shown as axes.

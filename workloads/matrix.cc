@@ -365,7 +365,7 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
     return b.def->canonical == "device_class";
   });
   if (!has_class) {
-    broken.push_back("device_class");
+    broken.emplace_back("device_class");
     if (reader.target_pos()) {
       errors.Add(*reader.target_pos(), "key 'target': missing required key 'device_class'");
     } else {
@@ -375,9 +375,9 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
     }
   }
   RemoveConflicts(bindings, errors);
-  CheckValues(bindings, errors);
+  const v1::CellSpec base = CheckValues(bindings, errors);
   Expansion expansion =
-      ExpandCells(bindings, broken, reader.matrix_pos().value_or(Position{}), errors);
+      ExpandCells(bindings, base, broken, reader.matrix_pos().value_or(Position{}), errors);
   if (!errors.empty()) return errors.ToStatus();
   WarnPatchesOutsideTheirScheduler(bindings, expansion.cells, errors);
 
@@ -425,7 +425,7 @@ absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_
   }
 }
 
-absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path) {
+absl::StatusOr<std::string> ReadMatrixFile(const std::string& path) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
                                                        &std::fclose);
   if (file == nullptr) {
@@ -448,7 +448,13 @@ absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path) {
   if (std::ferror(file.get())) {
     return absl::ErrnoToStatus(errno, absl::StrCat("cannot read matrix file '", path, "'"));
   }
-  return ParseMatrix(text, path);
+  return text;
+}
+
+absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadMatrixFile(path);
+  if (!text.ok()) return text.status();
+  return ParseMatrix(*text, path);
 }
 
 }  // namespace blkbench::workloads

@@ -51,9 +51,12 @@ struct Matrix {
 // "FILE:LINE:COL: what is wrong", lines and columns 1-based. Never throws.
 absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_name);
 
-// Reads `path` and parses it as ParseMatrix(contents, path). Returns NotFound naming
-// the path when it does not exist, another errno-derived error when it cannot be
-// read, or ParseMatrix's result.
+// The contents of matrix file `path`. NotFound naming the path when it does not exist,
+// another errno-derived error when it cannot be read, InvalidArgument when it is larger
+// than a matrix may be.
+absl::StatusOr<std::string> ReadMatrixFile(const std::string& path);
+
+// ParseMatrix(ReadMatrixFile(path), path), or ReadMatrixFile's error.
 absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path);
 
 }  // namespace blkbench::workloads

@@ -13,7 +13,7 @@ v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class) {
   f.set_path(device_class);
   f.set_device_class(device_class);
   f.set_simulated(true);
-  f.set_size_bytes(engine::kSimulatedDeviceBytes);
+  f.set_size_bytes(kSimulatedDeviceBytes);
   f.set_logical_block_size(512);
   f.set_physical_block_size(512);
   const SimDeviceDef* def = FindSimDevice(device_class);

@@ -13,7 +13,7 @@
 namespace blkbench {
 
 // Facts of the simulated device `device_class` ("sim:ssd"): path and class are the class,
-// simulated, engine::kSimulatedDeviceBytes large with 512-byte blocks, rotational only for
+// simulated, kSimulatedDeviceBytes large with 512-byte blocks, rotational only for
 // sim:hdd, the engine's elevators offered and "none" in effect (the engine models the
 // device itself from the cell).
 v1::DeviceFacts SimulatedDeviceFacts(const std::string& device_class);

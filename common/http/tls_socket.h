@@ -15,8 +15,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
-typedef struct ssl_ctx_st SSL_CTX;
-typedef struct ssl_st SSL;
+using SSL_CTX = struct ssl_ctx_st;  // OpenSSL's own typedefs, without its headers
+using SSL = struct ssl_st;
 
 namespace blkbench {
 

@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/cell_label.h"
 #include "common/http/http_server.h"
 #include "common/metrics/run_labels.h"
 #include "common/states.h"
-#include "workloads/format.h"
 
 namespace blkbench {
 namespace {
@@ -80,13 +81,15 @@ ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_na
   const v1::LatencySummary& lat = r.lat_summary();
   const v1::JobSpec& job = cell.job();
   ResultRow row;
-  auto add = [&row](const char* name, ResultValue v) { row.fields.emplace_back(name, v); };
+  auto add = [&row](const char* name, ResultValue v) {
+    row.fields.emplace_back(name, std::move(v));
+  };
   auto num = [&](double v) { return have ? Number(v) : ResultValue{}; };
   add("experiment", Number(static_cast<double>(experiment_id)));
   add("experiment_name", Text(experiment_name));
   add("run", Number(static_cast<double>(run.id())));
   add("cell_index", Number(run.cell_index()));
-  add("cell", Text(workloads::CellLabel(cell)));
+  add("cell", Text(CellLabel(cell)));
   add("cell_without_kernel", Text(CellLabelWithout(cell, "kernel")));
   add("repeat", Number(run.repeat()));
   add("attempt", Number(run.attempt()));
@@ -101,7 +104,7 @@ ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_na
   add("device_class", Text(cell.target().device_class()));
   add("scheduler", Text(SchedulerOf(cell)));
   add("runner", Text(r.runner()));
-  add("rw", Text(workloads::FioRwName(job.rw())));
+  add("rw", Text(FioRwName(job.rw())));
   add("bs", Number(static_cast<double>(job.bs())));
   add("iodepth", Number(job.iodepth()));
   add("numjobs", Number(job.numjobs()));

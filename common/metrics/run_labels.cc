@@ -1,8 +1,8 @@
 // Run label values; see run_labels.h.
 #include "common/metrics/run_labels.h"
 
+#include "common/cell_label.h"
 #include "common/resolved_job.h"
-#include "workloads/format.h"
 
 namespace blkbench {
 
@@ -26,7 +26,7 @@ std::string CellLabelWithout(const v1::CellSpec& cell, const std::string& axis) 
   for (const v1::AxisValue& a : cell.axes()) {
     if (a.key() != axis) *copy.add_axes() = a;
   }
-  return workloads::CellLabel(copy);
+  return CellLabel(copy);
 }
 
 std::string SchedulerOf(const v1::CellSpec& cell) {

@@ -3,8 +3,8 @@
 
 #include <limits>
 
+#include "common/cell_label.h"
 #include "common/metrics/run_labels.h"
-#include "workloads/format.h"
 
 namespace blkbench {
 namespace {
@@ -25,7 +25,7 @@ prometheus::Labels RunLabels(uint64_t experiment_id, uint64_t run_id, const v1::
                              const std::string& host_kernel) {
   const KernelLabels k = KernelOf(cell, host_kernel);
   prometheus::Labels labels = {{"experiment", std::to_string(experiment_id)},
-                               {"cell", workloads::CellLabel(cell)},
+                               {"cell", CellLabel(cell)},
                                {"run", std::to_string(run_id)},
                                {"host", host},
                                {"device", device},

@@ -7,10 +7,11 @@
 
 #include "common/clock.h"
 #include "common/http/http_get.h"
+#include "controller/controller.h"
 #include "controller/metrics/http_sd.h"
 #include "controller/metrics/instrumented_store.h"
 #include "controller/metrics/prometheus_exporter.h"
-#include "controller/metrics/results_api.h"
+#include "controller/results_api.h"
 #include "controller/store/sqlite_store.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -92,14 +93,18 @@ class ResultsApiTest : public ::testing::Test {
     ASSERT_TRUE(e.ok()) << e.status();
     exporter_ = std::move(*e);
     store_ = std::make_unique<InstrumentedStore>(std::move(*store), exporter_->service());
-    Store* st = store_.get();
+    // The handlers read through a Controller, as in the server; the test writes rows
+    // straight into the store behind it.
+    controller_ = std::make_unique<Controller>(*store_, clock_, ControllerOptions());
+    Controller* c = controller_.get();
     exporter_->AddHandler("/api/v1/results",
-                          [st](const HttpRequest& req) { return ResultsJson(*st, req); });
+                          [c](const HttpRequest& req) { return ResultsJson(*c, req); });
     exporter_->AddHandler("/api/v1/experiments",
-                          [st](const HttpRequest& req) { return ExperimentsJson(*st, req); });
+                          [c](const HttpRequest& req) { return ExperimentsJson(*c, req); });
   }
   void TearDown() override {
     exporter_.reset();
+    controller_.reset();
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
@@ -153,6 +158,7 @@ class ResultsApiTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::unique_ptr<PrometheusExporter> exporter_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(ResultsApiTest, ResultsRowsCarryLabelsValuesAndInternals) {
@@ -194,6 +200,7 @@ TEST_F(ResultsApiTest, MultiMegabyteResultsArriveWholePlainAndGzip) {
   exp.set_name("big");
   exp.set_repeats(1);
   std::vector<std::string> kernels;
+  kernels.reserve(kCells);
   for (int i = 0; i < kCells; ++i) kernels.push_back("sim:6.16+patch-" + std::to_string(i));
   AddKernelCells(&exp, kernels);
   auto id = store_->CreateExperiment(exp);

@@ -69,6 +69,10 @@ class PrometheusExporter final : public ControllerObserver {
   // Serves `handler` at `path` on the metrics port too (e.g. the results API). No-op
   // when not serving.
   void AddHandler(const std::string& path, HttpHandler handler);
+  // Stops serving HTTP (in-flight requests finish first); the observer side keeps
+  // working. For owners whose handlers use an object that goes before this exporter.
+  // Not concurrent with port() or AddHandler.
+  void StopServing() { http_.reset(); }
   // The controller's own service metrics (store, placement, gRPC), in this registry.
   ServiceMetrics& service() { return *service_; }
   // The http_sd JSON served at /sd/agents (see http_sd.h).

@@ -9,9 +9,8 @@
 
 namespace blkbench::engine {
 
-// The size every simulated device presents (agents register it; `blkbench sim` and the
-// agent pass it as RunContext::target_size), so a cell gives the same run everywhere.
-inline constexpr uint64_t kSimulatedDeviceBytes = uint64_t{1} << 40;
+// The size every simulated device presents (common/runner.h).
+using ::blkbench::kSimulatedDeviceBytes;
 
 // Runs cells on simulated devices (device_class "sim:<kind>", e.g. sim:null_blk, sim:hdd,
 // sim:ssd, sim:optane). Time is simulated: runtime, ramp and sample_interval are

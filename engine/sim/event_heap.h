@@ -65,8 +65,8 @@ class EventHeap {
   template <typename Pred>
   void Filter(Pred keep) {
     size_t out = 0;
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      if (keep(keys_[i])) keys_[out++] = keys_[i];
+    for (const EventKey& key : keys_) {  // out never passes the key being read
+      if (keep(key)) keys_[out++] = key;
     }
     keys_.resize(out);
     if (out < 2) return;

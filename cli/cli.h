@@ -1,0 +1,28 @@
+// The `blkbench` command line: the command table (validate, submit, list, show, watch,
+// results, cancel, agents, gate, history, gate-proof, sim, completion, man, help) and
+// RunCli, the whole program, callable in-process by tests.
+#ifndef BLKBENCH_CLI_CLI_H_
+#define BLKBENCH_CLI_CLI_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+
+namespace blkbench {
+
+constexpr char kDefaultController[] = "127.0.0.1:7450";
+inline constexpr int kExitUnreachable = 3;
+
+// Exit codes: 0 ok, 1 the command failed (bad input, experiment failed), 2 usage,
+// 3 controller unreachable; `gate` has its own (gate_cmd.h).
+// `channel` may be given by tests; otherwise --controller / $BLKBENCH_CONTROLLER /
+// kDefaultController is dialled.
+int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+           std::shared_ptr<grpc::Channel> channel = nullptr);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CLI_CLI_H_

@@ -1,0 +1,64 @@
+// Pieces shared by the CLI's commands: parsed arguments and the controller client.
+#ifndef BLKBENCH_CLI_CLI_COMMON_H_
+#define BLKBENCH_CLI_CLI_COMMON_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "blkbench/v1/controller.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace blkbench {
+namespace workloads {
+struct Matrix;
+}  // namespace workloads
+
+struct Args {
+  std::string controller;
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> flags;  // --name or --name=value / --name value
+  // Loaded by a command's check for its run, so a matrix file is read once and parsed
+  // once: its text as read (what `submit` sends) and its parse (what `validate` prints
+  // and `sim` runs). Empty for commands that take no matrix.
+  std::string matrix_text;
+  std::shared_ptr<const workloads::Matrix> matrix;
+};
+
+class Client {
+ public:
+  Client(std::shared_ptr<grpc::Channel> channel, std::string address, std::ostream& err)
+      : channel_(std::move(channel)),
+        stub_(v1::ControllerService::NewStub(channel_)),
+        address_(std::move(address)),
+        err_(err) {}
+
+  // Prints a clear message and returns the CLI exit code for a failed call.
+  int Fail(const grpc::Status& s) {
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
+        s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      err_ << "blkbench: cannot reach the controller at " << address_ << ": " << s.error_message()
+           << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";
+      return 3;
+    }
+    err_ << "blkbench: " << s.error_message() << "\n";
+    return 1;
+  }
+  void Deadline(grpc::ClientContext* ctx, int seconds = 30) {
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+  }
+  v1::ControllerService::Stub& stub() { return *stub_; }
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::ControllerService::Stub> stub_;
+  std::string address_;
+  std::ostream& err_;
+};
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CLI_CLI_COMMON_H_

@@ -1,0 +1,295 @@
+// CLI behaviour a new user meets first: validate's output and errors, usage errors, and
+// a clear message with exit code 3 when the controller cannot be reached.
+#include "cli/cli.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "common/testing/command.h"
+#include "common/testing/loop_device.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+
+int Cli(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  std::ostringstream o, e;
+  const int rc = RunCli(args, o, e);
+  *out = o.str();
+  *err = e.str();
+  return rc;
+}
+
+TEST(CliTest, ValidatePrintsCellsOfTheQuickstart) {
+  std::string out, err;
+  const std::string src = std::string(BLKBENCH_SOURCE_DIR) + "/examples/quickstart.yaml";
+  ASSERT_EQ(Cli({"validate", src}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("8 cells x 1 repeat = 8 runs"));
+}
+
+TEST(CliTest, ValidateNamesTheLineOfATypo) {
+  testing::TempDir dir("cli_test");
+  const std::string path = dir.File("typo.yaml");
+  std::ofstream(path)
+      << "name: t\njob:\n  rw: randread\n  iodeth: 32\ntarget: {device_class: ssd}\n";
+  std::string out, err;
+  EXPECT_EQ(Cli({"validate", path}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr(path + ":4:3"));
+  EXPECT_THAT(err, HasSubstr("iodepth"));
+}
+
+TEST(CliTest, SubmitOfBadFileFailsBeforeDialling) {
+  testing::TempDir dir("cli_test");
+  const std::string path = dir.File("bad.yaml");
+  std::ofstream(path) << "name: t\njob: {bs: 4000}\ntarget: {device_class: ssd}\n";
+  std::string out, err;
+  EXPECT_EQ(Cli({"--controller", "127.0.0.1:1", "submit", path}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr(path + ":2"));
+  EXPECT_THAT(err, HasSubstr("512"));
+}
+
+TEST(CliTest, UnreachableControllerIsAClearError) {
+  std::string out, err;
+  EXPECT_EQ(Cli({"--controller", "127.0.0.1:1", "list"}, &out, &err), 3);
+  EXPECT_THAT(err, HasSubstr("cannot reach the controller at 127.0.0.1:1"));
+}
+
+TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
+  testing::TempDir dir("cli_test");
+  const std::string path = dir.File("sim.yaml");
+  std::ofstream(path) << "name: s\njob: {rw: randread, bs: 4k, ioengine: io_uring, "
+                         "runtime: 10ms, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
+                         "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", path, "--db", dir.File("sim.db"), "--trace", dir.File("trace.txt"),
+                 "--format", "csv"},
+                &out, &err),
+            0)
+      << err;
+  // blkparse-style D and C events, one D and one C per request.
+  const std::string trace = testing::ReadFileOr(dir.File("trace.txt"));
+  EXPECT_THAT(trace, HasSubstr("# run 1 iodepth=1 rep 0"));
+  EXPECT_THAT(trace, ::testing::ContainsRegex(" D +R [0-9]+ \\+ 8 "));
+  EXPECT_THAT(trace, ::testing::ContainsRegex(" C +R [0-9]+ \\+ 8 "));
+  // Progress on stderr; stdout is only the CSV.
+  EXPECT_THAT(err, HasSubstr("[2/2] iodepth=8 rep 0"));
+  EXPECT_THAT(err, HasSubstr("stored as experiment 1"));
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << out;
+  EXPECT_EQ(lines[0].rfind("experiment,experiment_name,run,cell_index,", 0), 0u) << lines[0];
+  EXPECT_EQ(testing::RunCommand(
+                "sqlite3 " + dir.File("sim.db") + " \"SELECT COUNT(*) FROM results\"", &out),
+            0);
+  EXPECT_EQ(out, "2");
+}
+
+// Seed 000's fio line as pasted (shorter runtime and fewer jobs), imported for a
+// simulated null_blk and run on the engine; and the job-file hint from validate.
+TEST(CliTest, ImportOfAFioCommandLineRunsOnTheEngine) {
+  testing::TempDir dir("cli_test");
+  std::string yaml, err;
+  ASSERT_EQ(Cli({"import", "--device-class", "sim:null_blk", "--", "fio", "-filename=/dev/nullb0",
+                 "-name=test", "-rw=randwrite", "-bs=4k", "-iodepth=32", "-numjobs=2",
+                 "--iodepth_batch_submit=8", "--iodepth_batch_complete=8", "-direct=1",
+                 "-ioengine=io_uring", "-group_reporting", "-time_based", "-runtime=20ms"},
+                &yaml, &err),
+            0)
+      << err;
+  EXPECT_EQ(err, "");  // the class was given: nothing to confirm
+  EXPECT_THAT(yaml, HasSubstr("# group_reporting"));
+  const std::string path = dir.File("imported.yaml");
+  std::ofstream(path) << yaml;
+  std::string out;
+  ASSERT_EQ(Cli({"sim", path, "--format", "csv", "--quiet"}, &out, &err), 0) << err << yaml;
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  EXPECT_EQ(lines.size(), 2u) << out;  // the header and the one cell
+
+  const std::string fio = dir.File("seed001.fio");
+  std::ofstream(fio) << "[global]\nfilename=/dev/sda\ndirect=1\n[test]\nrw=randwrite\n";
+  EXPECT_EQ(Cli({"validate", fio}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("this looks like a fio job file, not a matrix; convert it with "
+                             "'blkbench import " +
+                             fio + "'"));
+  ASSERT_EQ(Cli({"import", fio}, &yaml, &err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("target.device_class 'sd' was guessed from /dev/sda"));
+  EXPECT_EQ(Cli({"import", dir.File("missing.fio")}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("cannot read"));
+}
+
+// The matrix file is read once: the check's read is what the run uses. A FIFO holds
+// its text for one read only; a second open would block (ctest's timeout ends it).
+TEST(CliTest, SimAndValidateReadTheMatrixFileOnce) {
+  testing::TempDir dir("cli_test");
+  const std::string text =
+      "name: s\njob: {rw: randread, bs: 4k, ioengine: io_uring, runtime: 5ms, "
+      "time_based: 1}\ntarget: {device_class: sim:null_blk}\n";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"validate"}, "1 cells x 1 repeats = 1 runs"},
+      {{"sim", "--format", "csv"}, "experiment,experiment_name,run,"}};
+  for (const auto& [args, expected] : cases) {
+    const std::string path = dir.File(args[0] + ".fifo");
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0) << strerror(errno);
+    std::thread writer([&path, &text] { std::ofstream(path) << text; });
+    std::vector<std::string> argv = args;
+    argv.insert(argv.begin() + 1, path);
+    std::string out, err;
+    EXPECT_EQ(Cli(argv, &out, &err), 0) << args[0] << ": " << err;
+    writer.join();
+    EXPECT_THAT(out, HasSubstr(expected)) << args[0] << ": " << out;
+  }
+}
+
+TEST(CliTest, SimRefusesRealDeviceClasses) {
+  std::string out, err;
+  const std::string src = std::string(BLKBENCH_SOURCE_DIR) + "/examples/quickstart.yaml";
+  EXPECT_EQ(Cli({"sim", src}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("blkbench sim runs only simulated classes"));
+}
+
+TEST(CliTest, UsageErrors) {
+  std::string out, err;
+  EXPECT_EQ(Cli({}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("usage: blkbench"));
+  EXPECT_EQ(Cli({"frobnicate"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("unknown command 'frobnicate'"));
+  EXPECT_EQ(Cli({"results", "--format", "xml", "1"}, &out, &err), 2);
+  EXPECT_EQ(Cli({"--bogus", "list"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("unknown option '--bogus'"));
+  EXPECT_EQ(Cli({"show", "abc"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("expected an experiment id"));
+}
+
+// Every command in the table has its own --help (and -h), printed on stdout with exit 0.
+TEST(CliTest, EveryCommandHasItsOwnHelp) {
+  std::string out, err;
+  ASSERT_EQ(Cli({"--help"}, &out, &err), 0);
+  std::vector<std::string> names;
+  bool in_commands = false;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (line == "commands:") in_commands = true;
+    if (line.empty()) in_commands = false;
+    if (in_commands && absl::StartsWith(line, "  ")) {
+      names.push_back(std::string(absl::StripLeadingAsciiWhitespace(line).substr(
+          0, absl::StripLeadingAsciiWhitespace(line).find(' '))));
+    }
+  }
+  ASSERT_GE(names.size(), 14u) << out;
+  for (const std::string& name : names) {
+    for (const char* help : {"--help", "-h"}) {
+      out.clear();
+      EXPECT_EQ(Cli({name, help}, &out, &err), 0) << name << " " << help << ": " << err;
+      EXPECT_EQ(out.rfind("usage: blkbench " + name, 0), 0u) << name << ": " << out;
+    }
+  }
+  ASSERT_EQ(Cli({"help", "results"}, &out, &err), 0);
+  EXPECT_THAT(out, HasSubstr("--format table|csv|json|fio-json"));
+}
+
+TEST(CliTest, StrayArgumentsAndOtherCommandsFlagsAreErrors) {
+  std::string out, err;
+  EXPECT_EQ(Cli({"list", "extra-arg"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("unexpected argument 'extra-arg'"));
+  EXPECT_EQ(Cli({"list", "--watch"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("'--watch' is for 'blkbench submit'"));
+  EXPECT_EQ(Cli({"--samples", "list"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("'--samples' is for 'blkbench results'"));
+  EXPECT_EQ(Cli({"show", "1", "2"}, &out, &err), 2);
+  EXPECT_EQ(Cli({"submit"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("usage: blkbench submit FILE"));
+  EXPECT_EQ(Cli({"list", "--format=yaml"}, &out, &err), 2);
+  EXPECT_THAT(err, HasSubstr("expected table, json, csv, got 'yaml'"));
+  EXPECT_EQ(Cli({"list", "--watch=1"}, &out, &err), 2);
+  EXPECT_EQ(Cli({"completion", "fish"}, &out, &err), 2);
+}
+
+TEST(CliTest, GateCouldNotRunHasItsOwnExitCode) {
+  std::string out, err;
+  // 2 means inconclusive for the gate; not being able to run it at all is 3.
+  EXPECT_EQ(Cli({"gate", "--baseline", "1"}, &out, &err), 3);
+  EXPECT_EQ(Cli({"gate", "--bogus"}, &out, &err), 3);
+  EXPECT_EQ(Cli({"--controller", "127.0.0.1:1", "gate", "--baseline", "1", "--candidate", "2"},
+                &out, &err),
+            3);
+}
+
+TEST(CliTest, VersionNamesTheRevision) {
+  std::string out, err;
+  ASSERT_EQ(Cli({"--version"}, &out, &err), 0);
+  EXPECT_THAT(out, ::testing::MatchesRegex("blkbench [0-9]+\\.[0-9]+\\.[0-9]+ \\(.+\\)\n"));
+}
+
+// stdout of `sim --format json|fio-json|csv` is exactly the document: it parses whole.
+TEST(CliTest, SimMachineFormatsAreTheWholeStdout) {
+  testing::TempDir dir("cli_test");
+  const std::string path = dir.File("sim.yaml");
+  std::ofstream(path) << "name: s\nrepeats: 2\njob: {rw: randread, bs: 4k, ioengine: io_uring, "
+                         "runtime: 10ms, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
+                         "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", path, "--format", "json"}, &out, &err), 0) << err;
+  google::protobuf::Value rows;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &rows).ok()) << out;
+  ASSERT_EQ(rows.list_value().values_size(), 4);
+  const auto& f = rows.list_value().values(0).struct_value().fields();
+  EXPECT_EQ(f.at("rw").string_value(), "randread");
+  EXPECT_EQ(f.at("bs").number_value(), 4096);
+  EXPECT_EQ(f.at("axes").struct_value().fields().at("iodepth").string_value(), "1");
+  EXPECT_GT(f.at("iops").number_value(), 0);
+  ASSERT_EQ(Cli({"sim", path, "--format", "fio-json", "-q"}, &out, &err), 0) << err;
+  EXPECT_EQ(err, "");
+  google::protobuf::Struct fio;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out, &fio).ok()) << out;
+}
+
+// Completion and the man page come from the command table and are valid for their tools.
+TEST(CliTest, CompletionScriptsAndManPageAreValid) {
+  testing::TempDir dir("cli_test");
+  std::string out, err;
+  ASSERT_EQ(Cli({"completion", "bash"}, &out, &err), 0);
+  EXPECT_THAT(out, HasSubstr("complete -F _blkbench blkbench"));
+  EXPECT_THAT(out, HasSubstr("fio-json"));
+  std::ofstream(dir.File("blkbench.bash")) << out;
+  std::string why;
+  EXPECT_EQ(testing::RunCommand("bash -n " + dir.File("blkbench.bash") + " 2>&1", &why), 0) << why;
+  // The script completes for real: the commands, then a command's flags.
+  EXPECT_EQ(testing::RunCommand("bash -c 'source " + dir.File("blkbench.bash") +
+                                    "; COMP_WORDS=(blkbench res); COMP_CWORD=1; _blkbench; "
+                                    "echo ${COMPREPLY[*]}'",
+                                &why),
+            0);
+  EXPECT_EQ(why, "results");
+  EXPECT_EQ(testing::RunCommand("bash -c 'source " + dir.File("blkbench.bash") +
+                                    "; COMP_WORDS=(blkbench results 1 --format \"\"); "
+                                    "COMP_CWORD=4; _blkbench; echo ${COMPREPLY[*]}'",
+                                &why),
+            0);
+  EXPECT_EQ(why, "table csv json fio-json");
+  ASSERT_EQ(Cli({"completion", "zsh"}, &out, &err), 0);
+  EXPECT_EQ(out.rfind("#compdef blkbench", 0), 0u);
+  ASSERT_EQ(Cli({"man"}, &out, &err), 0);
+  EXPECT_THAT(out, HasSubstr(".SH COMMANDS"));
+  std::ofstream(dir.File("blkbench.1")) << out;
+  if (testing::HaveCommand("groff")) {
+    EXPECT_EQ(
+        testing::RunCommand("groff -man -Tutf8 -ww -z " + dir.File("blkbench.1") + " 2>&1", &why),
+        0);
+    EXPECT_EQ(why, "") << "groff warnings";
+  }
+}
+
+}  // namespace
+}  // namespace blkbench

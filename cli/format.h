@@ -1,0 +1,59 @@
+// Text formatting for the CLI: aligned tables, rates, latencies, progress bars.
+#ifndef BLKBENCH_CLI_FORMAT_H_
+#define BLKBENCH_CLI_FORMAT_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "blkbench/v1/controller.pb.h"
+#include "common/metrics/result_rows.h"
+#include "common/states.h"
+
+namespace blkbench {
+
+// A table whose columns are padded to the widest cell; numbers right-aligned.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string ToString() const;
+  std::string ToCsv() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Records for listing commands: the same columns as an aligned table, CSV or a JSON
+// array of objects (numbers as numbers, nulls for missing values).
+class Records {
+ public:
+  explicit Records(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  void Add(std::vector<ResultValue> row) { rows_.push_back(std::move(row)); }
+  // `format` is "table", "csv" or "json".
+  std::string Render(const std::string& format) const;
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<ResultValue>> rows_;
+};
+std::string FormatIops(double iops);              // "212.4k"
+std::string FormatBandwidth(double bytes_per_s);  // "829.7 MiB/s"
+std::string FormatLatency(uint64_t ns);           // "12.3us", "4.1ms"
+std::string FormatDuration(int64_t ms);           // "1m05s"
+std::string ProgressBar(uint32_t done, uint32_t total, int width);
+
+// One record per stored sample of every run (a GetResults answer with samples): run,
+// seq, offset and interval, I/O counts and bytes, IOPS, bandwidth and the interval's
+// p50/p99 latency.
+Records SampleRecords(const v1::GetResultsResponse& resp);
+
+// Per-run results as a table, or in the results schema (common/metrics/result_rows.h)
+// as CSV or JSON, or as fio JSON (format "table", "csv", "json", "fio-json").
+void PrintResults(const v1::GetResultsResponse& resp, const std::string& format, std::ostream& out);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CLI_FORMAT_H_

@@ -1,0 +1,66 @@
+// `blkbench import` (import_cmd.h).
+#include "cli/import_cmd.h"
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "workloads/fio_import.h"
+
+namespace blkbench {
+namespace {
+
+std::string Flag(const Args& a, const std::string& name) {
+  auto it = a.flags.find(name);
+  return it == a.flags.end() ? std::string() : it->second;
+}
+
+}  // namespace
+
+int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
+  const std::vector<std::string> args(a.positional.begin() + 1, a.positional.end());
+  if (args.empty()) {
+    err << "blkbench import: give a fio job file, or a fio command line after --\n";
+    return 2;
+  }
+  // One argument that is not an option or "fio" is a job file; anything else, fio's argv.
+  const bool is_file = args.size() == 1 && args[0].rfind('-', 0) != 0 && args[0] != "fio";
+  absl::StatusOr<workloads::FioJobs> jobs;
+  std::string source;
+  if (is_file) {
+    source = args[0];
+    std::ifstream in(source);
+    if (!in) {
+      err << "blkbench import: cannot read '" << source << "'\n";
+      return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    jobs = workloads::ParseFioJobFile(text.str(), source);
+  } else {
+    source = "a fio command line";
+    jobs = workloads::ParseFioCommandLine(args);
+  }
+  if (!jobs.ok()) {
+    err << "blkbench import: " << jobs.status().message() << "\n";
+    return 1;
+  }
+  auto imported = workloads::ImportFio(
+      *jobs,
+      {.source = source, .device_class = Flag(a, "device-class"), .kernel = Flag(a, "kernel")});
+  if (!imported.ok()) {
+    err << "blkbench import: " << imported.status().message() << "\n";
+    return 1;
+  }
+  out << imported->yaml;
+  for (const std::string& note : imported->notes) err << "blkbench import: " << note << "\n";
+  if (!imported->problems.empty()) {
+    err << "blkbench import: the matrix above does not validate; edit it:\n"
+        << imported->problems << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace blkbench

@@ -1,0 +1,30 @@
+// `blkbench sim`: a matrix run on the scheduler engine in-process, no daemons.
+#ifndef BLKBENCH_CLI_SIM_H_
+#define BLKBENCH_CLI_SIM_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "workloads/matrix.h"
+
+namespace blkbench {
+
+struct SimOptions {
+  std::string path;              // the matrix file
+  std::string db_path;           // non-empty: also store the experiment there (controller schema)
+  std::string trace_path;        // non-empty: every run's D/C events, blkparse-style
+  std::string format = "table";  // table, csv, json, fio-json
+  bool quiet = false;            // no progress lines on stderr
+  // The matrix of `path` already parsed (the CLI's check did it); null: parse `path`.
+  std::shared_ptr<const workloads::Matrix> matrix;
+};
+
+// Runs every cell x repeat of the matrix (all cells must have sim: device classes),
+// printing a progress line per run on `err` (unless quiet) and only the results, in
+// `format`, on `out`. Returns 0 when every run succeeded (and was stored), 1 otherwise.
+int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CLI_SIM_H_
