@@ -12,7 +12,7 @@
 #include "agent/runners.h"
 #include "common/run_order.h"
 #include "common/testing/loop_device.h"
-#include "controller/cli/cli.h"
+#include "cli/cli.h"
 #include "controller/store/sqlite_store.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
