@@ -59,19 +59,20 @@ TEST(JobConsistencyTest, ExecutorAndEngineResolveTheSameJob) {
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_TRUE(config.ok()) << config.status();
     const JobPlan& p = plan->jobs[0];
+    const ResolvedJob& r = plan->job;
     const engine::JobOptions& e = config->job;
     const std::string where = absl::StrCat("iodepth ", c.iodepth, " submit ", c.submit);
     EXPECT_EQ(plan->jobs.size(), static_cast<size_t>(e.numjobs)) << where;
-    EXPECT_EQ(p.iodepth, static_cast<uint32_t>(e.iodepth)) << where;
-    EXPECT_EQ(p.batch_submit, static_cast<uint32_t>(e.batch_submit)) << where;
+    EXPECT_EQ(r.iodepth, static_cast<uint32_t>(e.iodepth)) << where;
+    EXPECT_EQ(r.batch_submit, static_cast<uint32_t>(e.batch_submit)) << where;
     // The engine reaps at least one completion per wait (config.cc): min 0 behaves as 1.
-    EXPECT_EQ(std::max(p.complete_min, 1u), static_cast<uint32_t>(e.batch_complete_min)) << where;
-    EXPECT_EQ(p.complete_max, static_cast<uint32_t>(e.batch_complete_max)) << where;
+    EXPECT_EQ(std::max(r.complete_min, 1u), e.complete_min) << where;
+    EXPECT_EQ(r.complete_max, e.complete_max) << where;
     EXPECT_EQ(p.io.block_size, e.bs) << where;
     EXPECT_EQ(p.io.random, e.random) << where;
     EXPECT_EQ(p.io.read_percent, static_cast<uint32_t>(e.read_percent)) << where;
     // A sync engine (psync, sync, pvsync2) is the model's QD1 synchronous job.
-    EXPECT_EQ((FindIoEngine(plan->engine)->caps & kEngineSync) != 0, e.psync) << where;
+    EXPECT_EQ((FindIoEngine(r.engine_name)->caps & kEngineSync) != 0, e.synchronous()) << where;
   }
 }
 

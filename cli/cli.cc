@@ -22,6 +22,7 @@
 #include "cli/gate_proof_cmd.h"
 #include "cli/history_cmd.h"
 #include "cli/import_cmd.h"
+#include "cli/report.h"
 #include "cli/sim.h"
 #include "cli/tls_cmd.h"
 #include "cli/watch_cmd.h"
@@ -218,16 +219,53 @@ int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   c->Deadline(&ctx, 120);
   v1::GetResultsRequest req;
   req.set_experiment_id(id);
-  req.set_with_samples(a.flags.count("samples") > 0);
+  const std::string format = Flag(a, "format", "table");
+  const bool fio = format == "fio-json" || format == "fio-json+";
+  if (!fio && (a.flags.count("out") || a.flags.count("per"))) {
+    err << "blkbench results: --out and --per apply to --format fio-json and fio-json+ only\n";
+    return 2;
+  }
+  // fio's bw_*/iops_* statistics come from the interval samples.
+  req.set_with_samples(a.flags.count("samples") > 0 || fio);
   v1::GetResultsResponse resp;
   grpc::Status s = c->stub().GetResults(&ctx, req, &resp);
   if (!s.ok()) return c->Fail(s);
-  const std::string format = Flag(a, "format", "table");
+  if (fio && !a.flags.count("samples")) {
+    return PrintFioJson(resp, format, Flag(a, "per", "cell"), Flag(a, "out", ""), out, err);
+  }
   if (a.flags.count("samples")) {
     out << SampleRecords(resp).Render(format);
   } else {
     PrintResults(resp, format, out);
   }
+  return 0;
+}
+
+int CmdReport(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+  uint64_t id = 0;
+  if (!ParseId(a, &id, err)) return 2;
+  grpc::ClientContext ctx;
+  c->Deadline(&ctx, 120);
+  v1::GetResultsRequest req;
+  req.set_experiment_id(id);
+  req.set_with_samples(true);  // the per-interval plots
+  v1::GetResultsResponse resp;
+  grpc::Status s = c->stub().GetResults(&ctx, req, &resp);
+  if (!s.ok()) return c->Fail(s);
+  const std::string html = RenderExperimentReport(resp);
+  const std::string path = Flag(a, "html", "");
+  if (path.empty()) {
+    out << html;
+    return 0;
+  }
+  std::ofstream file(path);
+  file << html;
+  file.close();
+  if (!file) {
+    err << "blkbench report: cannot write '" << path << "'\n";
+    return 1;
+  }
+  out << path << "\n";
   return 0;
 }
 
@@ -285,8 +323,10 @@ int CmdSim(const Args& a, Client*, std::ostream& out, std::ostream& err) {
                  .db_path = Flag(a, "db", ""),
                  .trace_path = Flag(a, "trace", ""),
                  .format = Flag(a, "format", "table"),
+                 .report_path = Flag(a, "report", ""),
                  .quiet = a.flags.count("quiet") > 0,
-                 .matrix = a.matrix},
+                 .matrix = a.matrix,
+                 .matrix_text = a.matrix_text},
                 out, err);
 }
 
@@ -381,12 +421,28 @@ const std::vector<CommandSpec>& Commands() {
        "per-run results",
        "json and csv use the schema of the controller's /api/v1/results (docs/metrics.md): "
        "numbers as numbers in base units, one CSV column per axis (axes.KEY) and per engine "
-       "internal (internals.KEY). fio-json is fio's --output-format=json.",
-       {{"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json"}},
-        {"samples", "", "one row per stored sample instead of per run (table, csv, json)"}},
+       "internal (internals.KEY). fio-json is fio 3.33's --output-format=json (fio-json+ adds "
+       "clat_ns.bins, as json+), one fio job per cell; docs/fio-json.md.",
+       {{"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+        {"samples", "", "one row per stored sample instead of per run (table, csv, json)"},
+        {"per",
+         "UNIT",
+         "fio-json: one fio job per cell (repeats merged) or per run",
+         {"cell", "run"}},
+        {"out", "DIR", "fio-json: one fio document per cell (or run) in DIR, not stdout"}},
        true,
        CheckId,
        CmdResults},
+      {"report",
+       {"EXP"},
+       "an experiment as one self-contained HTML page with plots",
+       "IOPS against each axis, latency percentiles and CDFs from the merged histograms, "
+       "per-interval IOPS, per-cgroup shares, and the host, kernel, device and queue "
+       "settings of every run; no external resources (docs/report.md).",
+       {{"html", "FILE", "write the page to FILE instead of stdout"}},
+       true,
+       CheckId,
+       CmdReport},
       {"cancel",
        {"EXP"},
        "cancel an experiment's queued and running runs",
@@ -499,7 +555,8 @@ const std::vector<CommandSpec>& Commands() {
        "Progress lines go to stderr; stdout holds only the results in the chosen format.",
        {{"db", "FILE", "also store the experiment in this SQLite file"},
         {"trace", "FILE", "write every run's dispatch/complete events, blkparse-style"},
-        {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json"}},
+        {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
+        {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
         {"quiet", "", "no progress lines", {}, 'q'}},
        false,
        CheckMatrix,

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -255,6 +256,110 @@ TEST(CliTest, SimMachineFormatsAreTheWholeStdout) {
   EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(out, &fio).ok()) << out;
 }
 
+// fio's ecosystem reads the export: every key path of fio 3.33's own json+ for the same
+// job exists with the same JSON type (cli/testdata/fio_json_shape.py), and fio's
+// fio_jsonplus_clat2csv converts and validates the bins.
+TEST(FioJsonTest, KeyPathsAndTypesAreFio333s) {
+  if (testing::RunCommand("fio --version >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "fio is not installed (scripts/deps.sh installs it)";
+  }
+  testing::TempDir dir("fio_json");
+  std::string why;
+  ASSERT_EQ(testing::RunCommand("fio --name=ref --filename=" + dir.File("data") +
+                                    " --size=4M --rw=randread --bs=4k --ioengine=psync"
+                                    " --output-format=json+ --output=" +
+                                    dir.File("fio.json") + " 2>&1",
+                                &why),
+            0)
+      << why;
+  const std::string matrix = dir.File("shape.yaml");
+  std::ofstream(matrix) << "name: shape\nrepeats: 2\njob: {rw: randread, bs: 4k, ioengine: psync, "
+                           "size: 4M}\nmatrix:\n  iodepth: [1, 4]\n"
+                           "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", matrix, "--format", "fio-json+", "-q"}, &out, &err), 0) << err;
+  std::ofstream(dir.File("ours.json")) << out;
+  EXPECT_EQ(testing::RunCommand("python3 " BLKBENCH_SOURCE_DIR "/cli/testdata/fio_json_shape.py " +
+                                    dir.File("fio.json") + " " + dir.File("ours.json") + " 2>&1",
+                                &why),
+            0)
+      << why;
+  // One job per cell, repeats merged: 2 cells of 2 runs each.
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &doc).ok()) << out;
+  const auto& jobs = doc.fields().at("jobs").list_value();
+  ASSERT_EQ(jobs.values_size(), 2);
+  const auto& read = jobs.values(0).struct_value().fields().at("read").struct_value().fields();
+  EXPECT_EQ(read.at("total_ios").number_value(), 2 * 1024);  // 4M / 4k, twice
+  EXPECT_GT(read.at("clat_ns").struct_value().fields().at("stddev").number_value(), 0);
+  const auto& options = jobs.values(0).struct_value().fields().at("job options").struct_value();
+  EXPECT_EQ(options.fields().at("rw").string_value(), "randread");
+  EXPECT_EQ(options.fields().at("bs").string_value(), "4k");
+  EXPECT_EQ(options.fields().at("ioengine").string_value(), "psync");
+  const auto& facts = jobs.values(0).struct_value().fields().at("blkbench").struct_value();
+  EXPECT_EQ(facts.fields().at("kernel").string_value(), "sim:6.16");  // not the host's
+  EXPECT_EQ(facts.fields().at("runs").list_value().values_size(), 2);
+  EXPECT_EQ(testing::RunCommand("cd " + dir.path() +
+                                    " && fio_jsonplus_clat2csv ours.json clat.csv && "
+                                    "fio_jsonplus_clat2csv --validate ours.json clat.csv 2>&1",
+                                &why),
+            0)
+      << why;
+  std::ifstream csv(dir.File("clat_job0.csv"));
+  std::string header, first;
+  ASSERT_TRUE(std::getline(csv, header) && std::getline(csv, first)) << why;
+  EXPECT_THAT(header, HasSubstr("read_clat_ns_count"));
+}
+
+// `sim --report` (and `blkbench report`) write one self-contained page whose plots are
+// there: named in the markup, well-formed, and drawn when Chromium renders it headless.
+TEST(ReportTest, PlotsArePresentAndRenderHeadless) {
+  testing::TempDir dir("report");
+  const std::string matrix = dir.File("report.yaml");
+  std::ofstream(matrix)
+      << "name: report\nrepeats: 2\njob: {rw: randread, bs: 4k, ioengine: io_uring, "
+         "runtime: 3s, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
+         "  scheduler: [none, mq-deadline]\ntarget: {device_class: sim:hdd}\n";
+  const std::string html_path = dir.File("report.html");
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", matrix, "--report", html_path, "--format", "csv", "-q"}, &out, &err), 0)
+      << err;
+  std::ifstream in(html_path);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* plot : {"axis:iodepth", "axis:scheduler", "percentiles", "cdf", "timeseries"}) {
+    EXPECT_THAT(html, HasSubstr(std::string("data-plot=\"") + plot + "\"")) << plot;
+  }
+  EXPECT_THAT(html, HasSubstr("mq-deadline"));  // the exact queue settings of the runs
+  // Self-contained: nothing fetched from anywhere.
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("src=")));
+  EXPECT_THAT(html, ::testing::Not(HasSubstr("href=")));
+  std::string why;
+  EXPECT_EQ(testing::RunCommand(
+                "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' " +
+                    html_path + " 2>&1",
+                &why),
+            0)
+      << why;
+  if (testing::RunCommand("chromium --version >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "chromium is not installed (scripts/deps.sh installs it): not rendered";
+  }
+  const std::string png = dir.File("report.png");
+  ASSERT_EQ(testing::RunCommand("chromium --headless --no-sandbox --disable-gpu --hide-scrollbars "
+                                "--user-data-dir=" +
+                                    dir.File("chromium") +
+                                    " --window-size=1280,2000 --screenshot=" + png + " file://" +
+                                    html_path + " 2>&1",
+                                &why),
+            0)
+      << why;
+  // Ink where the plots are drawn: a page whose SVG did not render is white there.
+  ASSERT_EQ(
+      testing::RunCommand("python3 " BLKBENCH_SOURCE_DIR "/cli/testdata/png_ink.py " + png, &why),
+      0)
+      << why;
+  EXPECT_GT(std::stod(why), 0.02) << "share of non-white pixels: " << why;
+}
+
 // Completion and the man page come from the command table and are valid for their tools.
 TEST(CliTest, CompletionScriptsAndManPageAreValid) {
   testing::TempDir dir("cli_test");
@@ -277,7 +382,7 @@ TEST(CliTest, CompletionScriptsAndManPageAreValid) {
                                     "COMP_CWORD=4; _blkbench; echo ${COMPREPLY[*]}'",
                                 &why),
             0);
-  EXPECT_EQ(why, "table csv json fio-json");
+  EXPECT_EQ(why, "table csv json fio-json fio-json+");
   ASSERT_EQ(Cli({"completion", "zsh"}, &out, &err), 0);
   EXPECT_EQ(out.rfind("#compdef blkbench", 0), 0u);
   ASSERT_EQ(Cli({"man"}, &out, &err), 0);

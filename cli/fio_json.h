@@ -1,17 +1,37 @@
-// fio-compatible JSON export of results (fio --output-format=json shape).
+// fio-compatible JSON export of results: the shape of fio 3.33's --output-format=json
+// (and json+), key for key and type for type, so the tools that read fio's output —
+// LKP-tests' fio parser, fio_jsonplus_clat2csv, fio-plot, scripts — read blkbench's.
+// docs/fio-json.md says where each value comes from and what is approximated.
 #ifndef BLKBENCH_CLI_FIO_JSON_H_
 #define BLKBENCH_CLI_FIO_JSON_H_
 
 #include <string>
+#include <vector>
 
 #include "blkbench/v1/controller.pb.h"
 
 namespace blkbench {
 
-// One fio job per finished run: read/write io_bytes, bw, iops, runtime, total_ios,
-// clat_ns/lat_ns with fio's default percentile list (from the merged histograms),
-// usr_cpu/sys_cpu in percent, and the cell's options under "job options".
-std::string ResultsAsFioJson(const v1::GetResultsResponse& resp);
+struct FioJsonOptions {
+  // What one fio "job" is. kCell: a cell, its finished repeats merged as fio's
+  // group_reporting merges jobs (I/Os, bytes and histograms summed, over the summed
+  // runtime: the time-weighted mean rate). kRun: one run.
+  enum class Per { kCell, kRun };
+  Per per = Per::kCell;
+  bool plus = false;  // json+: clat_ns.bins, the histogram's buckets (fio's own layout)
+};
+
+// One fio document holding one job per cell (or run), groupid the cell index (or run id).
+// Tools that sum jobs[] would add unrelated cells: give them FioJsonFiles instead.
+std::string FioJsonDocument(const v1::GetResultsResponse& resp, const FioJsonOptions& options);
+
+struct FioJsonFile {
+  std::string name;  // "<cell label>.json" or "<cell label>-rep<N>.json", filesystem-safe
+  std::string json;  // a whole fio document with one job
+};
+// One document per cell (or run): what running fio once per cell would have written.
+std::vector<FioJsonFile> FioJsonFiles(const v1::GetResultsResponse& resp,
+                                      const FioJsonOptions& options);
 
 }  // namespace blkbench
 

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -158,10 +161,40 @@ Records SampleRecords(const v1::GetResultsResponse& resp) {
   return t;
 }
 
+int PrintFioJson(const v1::GetResultsResponse& resp, const std::string& format,
+                 const std::string& per, const std::string& out_dir, std::ostream& out,
+                 std::ostream& err) {
+  FioJsonOptions o;
+  o.per = per == "run" ? FioJsonOptions::Per::kRun : FioJsonOptions::Per::kCell;
+  o.plus = format == "fio-json+";
+  if (out_dir.empty()) {
+    out << FioJsonDocument(resp, o);
+    return 0;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    err << "blkbench: cannot create " << out_dir << ": " << ec.message() << "\n";
+    return 1;
+  }
+  for (const FioJsonFile& f : FioJsonFiles(resp, o)) {
+    const std::filesystem::path path = std::filesystem::path(out_dir) / f.name;
+    std::ofstream file(path);
+    file << f.json;
+    file.close();
+    if (!file) {
+      err << "blkbench: cannot write " << path.string() << "\n";
+      return 1;
+    }
+    out << path.string() << "\n";
+  }
+  return 0;
+}
+
 void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
                   std::ostream& out) {
-  if (format == "fio-json") {
-    out << ResultsAsFioJson(resp);
+  if (format == "fio-json" || format == "fio-json+") {
+    PrintFioJson(resp, format, "cell", "", out, out);
     return;
   }
   if (format == "json" || format == "csv") {

@@ -51,8 +51,16 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width);
 Records SampleRecords(const v1::GetResultsResponse& resp);
 
 // Per-run results as a table, or in the results schema (common/metrics/result_rows.h)
-// as CSV or JSON, or as fio JSON (format "table", "csv", "json", "fio-json").
+// as CSV or JSON, or as fio JSON (format "table", "csv", "json", "fio-json", "fio-json+":
+// one job per cell).
 void PrintResults(const v1::GetResultsResponse& resp, const std::string& format, std::ostream& out);
+
+// fio-json and fio-json+ (`format`): one document on `out`, or with a non-empty `out_dir`
+// one file per cell (per "cell") or per run (per "run") there, each file's name on `out`.
+// Returns the exit code; a file that cannot be written is reported on `err` (1).
+int PrintFioJson(const v1::GetResultsResponse& resp, const std::string& format,
+                 const std::string& per, const std::string& out_dir, std::ostream& out,
+                 std::ostream& err);
 
 }  // namespace blkbench
 

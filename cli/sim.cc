@@ -6,10 +6,13 @@
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "agent/cell/sim_device.h"
 #include "cli/format.h"
+#include "cli/report.h"
 #include "common/clock.h"
 #include "common/resolved_job.h"
 #include "common/run_order.h"
@@ -160,7 +163,9 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
             << "\n";
       cell_run.trace = &trace;
     }
+    std::vector<v1::Sample> samples;  // for the results: fio-json's bw/iops statistics, report
     cell_run.on_sample = [&](const v1::Sample& s) {
+      samples.push_back(s);
       if (store) keep(store->AppendSample(run.id(), run.attempt(), s));
     };
     const auto start = std::chrono::steady_clock::now();
@@ -191,6 +196,7 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
     v1::ResultRow* row = results.add_rows();
     *row->mutable_run() = run;
     *row->mutable_cell() = cell;
+    for (v1::Sample& s : samples) *row->add_samples() = std::move(s);
   }
   if (store) {
     keep(store->UpdateExperimentState(
@@ -202,8 +208,24 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
       err << "blkbench sim: storing in " << db_path << " failed: " << store_error.message() << "\n";
     }
   }
-  results.mutable_experiment()->set_id(exp_id);
-  results.mutable_experiment()->set_name(m->name);
+  v1::Experiment& shown = *results.mutable_experiment();
+  shown = exp;
+  shown.clear_runs();
+  shown.set_id(exp_id);
+  shown.set_state(failures ? v1::EXPERIMENT_FAILED : v1::EXPERIMENT_DONE);
+  shown.set_finished_unix_ms(clock.WallMs());
+  // (Not read again from `path`: it may be a pipe the CLI already read.)
+  if (shown.matrix_text().empty()) shown.set_matrix_text(options.matrix_text);
+  if (!options.report_path.empty()) {
+    std::ofstream report(options.report_path);
+    report << RenderExperimentReport(results);
+    report.close();
+    if (!report) {
+      err << "blkbench sim: cannot write '" << options.report_path << "'\n";
+      return 1;
+    }
+    progress << "report: " << options.report_path << "\n";
+  }
   if (format == "table") out << "\n";
   PrintResults(results, format, out);
   if (format == "table") {

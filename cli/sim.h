@@ -14,10 +14,12 @@ struct SimOptions {
   std::string path;              // the matrix file
   std::string db_path;           // non-empty: also store the experiment there (controller schema)
   std::string trace_path;        // non-empty: every run's D/C events, blkparse-style
-  std::string format = "table";  // table, csv, json, fio-json
+  std::string format = "table";  // table, csv, json, fio-json, fio-json+
+  std::string report_path;       // non-empty: the experiment's HTML report (cli/report.h)
   bool quiet = false;            // no progress lines on stderr
   // The matrix of `path` already parsed (the CLI's check did it); null: parse `path`.
   std::shared_ptr<const workloads::Matrix> matrix;
+  std::string matrix_text;  // the file's text, for the report ("" = not shown)
 };
 
 // Runs every cell x repeat of the matrix (all cells must have sim: device classes),

@@ -18,6 +18,8 @@ BUILD_PKGS=(
   libabsl-dev libsqlite3-dev sqlite3 liburing-dev libaio-dev libyaml-cpp-dev libcivetweb-dev libblkid-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
   zlib1g-dev libssl-dev openssl fio prometheus clang-format clang-tidy util-linux e2fsprogs fdisk python3 dpkg-dev groff-base
+  # headless rendering of the HTML reports in their tests
+  chromium
 )
 
 case "${1:-}" in

@@ -131,8 +131,12 @@ TEST_F(BackboneTest, MatrixRunsAcrossTwoAgentsAndEveryResultIsStoredOnce) {
   }
   ASSERT_EQ(Cli({"results", std::to_string(id)}, &out), 0);
   EXPECT_THAT(out, HasSubstr("scheduler=mq-deadline rw=randwrite bs=16k"));
-  // fio's JSON shape, parseable as JSON, one job per run.
+  // fio's JSON shape, parseable as JSON: one job per cell by default, one per run on request.
   ASSERT_EQ(Cli({"results", std::to_string(id), "--format", "fio-json"}, &out), 0);
+  google::protobuf::Struct per_cell;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &per_cell).ok()) << out;
+  EXPECT_EQ(per_cell.fields().at("jobs").list_value().values_size(), 8);
+  ASSERT_EQ(Cli({"results", std::to_string(id), "--format", "fio-json", "--per", "run"}, &out), 0);
   google::protobuf::Struct fio;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &fio).ok()) << out;
   const auto& jobs = fio.fields().at("jobs").list_value();

@@ -11,12 +11,12 @@
 // Timings (TTL 3 s, runs of 4 s — longer than the fencing budget —, heartbeats 200 ms) come from
 // the daemons' flags; fault durations are the only waits on the clock, and they are the fault, not
 // synchronisation.
-#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <map>

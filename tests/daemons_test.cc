@@ -2,9 +2,9 @@
 // blkbench-agent from the build tree) on a Unix socket and a real loop device:
 // SIGKILL the agent mid-run, SIGKILL the controller mid-experiment. Nothing acknowledged
 // is lost, no run is stored twice, and the device's queue settings end as found.
-#include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <functional>
 

@@ -127,13 +127,15 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   Control& ctl = area.control();
   for (uint32_t i = 0; i < n; ++i) {
     plan.jobs[i].path = plan.path.c_str();
+    plan.jobs[i].job = &plan.job;
     plan.jobs[i].trace = area.trace(i);
     plan.jobs[i].trace_capacity = options_.trace_ios_per_job;
   }
   const EngineRegistry& registry =
       options_.engines != nullptr ? *options_.engines : EngineRegistry::Builtin();
-  const std::string& engine_name =
-      options_.engine_override.empty() ? plan.engine : options_.engine_override;
+  const std::string engine_name = options_.engine_override.empty()
+                                      ? std::string(plan.job.engine_name)
+                                      : options_.engine_override;
   const EngineType* type = registry.Find(engine_name);
   if (type == nullptr) {
     return absl::InvalidArgumentError(
@@ -141,7 +143,7 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   }
   // ResolveJob checked the switches against the spec's engine; this covers an engine
   // registered beside the built-ins (the same capability flags).
-  const JobPlan& first = plan.jobs.front();
+  const ResolvedJob& first = plan.job;
   const struct {
     const char* option;
     bool set;
@@ -165,7 +167,7 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   if (Cancelled(ctx)) return absl::CancelledError("run cancelled before start");
 
   // Declared after `engines`: the guard joins the jobs before the engines are destroyed.
-  RunGuard guard(area, plan.thread_mode);
+  RunGuard guard(area, plan.job.thread);
   for (uint32_t i = 0; i < n; ++i) {
     const JobPlan* job = &plan.jobs[i];
     JobShared* out = &area.job(i);
@@ -203,9 +205,9 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   }
 
   const uint64_t t0 = MonotonicNs();
-  const uint64_t measure_start = t0 + plan.ramp_ns;
+  const uint64_t measure_start = t0 + plan.job.ramp_ns;
   ctl.measure_start_ns.store(measure_start, std::memory_order_relaxed);
-  ctl.deadline_ns.store(plan.runtime_ns ? measure_start + plan.runtime_ns : 0,
+  ctl.deadline_ns.store(plan.job.runtime_ns ? measure_start + plan.job.runtime_ns : 0,
                         std::memory_order_relaxed);
   ctl.go.store(kGoRun, std::memory_order_release);
   FutexWakeAll(ctl.go);

@@ -43,7 +43,7 @@ class ToyEngine final : public IoEngine {
  public:
   bool Init(const EngineSetup& s) override {
     log_ = &s.log;
-    depth_ = s.plan.iodepth;
+    depth_ = s.plan.job->iodepth;
     ring_ = static_cast<IoUnit**>(MapMemory(2 * depth_ * sizeof(IoUnit*), false, s.reporter));
     if (ring_ == nullptr) return false;
     toy.inits.fetch_add(1);

@@ -20,7 +20,9 @@ using exec_test::AllEngines;
 using exec_test::AsyncEngines;
 using exec_test::EngineName;
 using exec_test::Execute;
+using exec_test::ExpectCancelStopsPromptly;
 using exec_test::ExpectSamplesAddUp;
+using exec_test::ForEachEngine;
 using exec_test::Internal;
 using exec_test::Job;
 using exec_test::kMiB;
@@ -55,58 +57,55 @@ LoopDevice* LoopTest::loop_ = nullptr;
 INSTANTIATE_TEST_SUITE_P(Modes, LoopTest, ::testing::Values(true, false), ModeName);
 
 TEST_P(LoopTest, DirectRandomReadsAtDepth) {
-  for (v1::IoEngine engine : AsyncEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
-    j.set_direct(true);
-    j.set_iodepth(32);
-    j.set_numjobs(2);
-    j.set_offset_increment(32 * kMiB);
-    j.set_size(32 * kMiB);
-    j.set_io_size(8 * kMiB);
-    Outcome run = Go(j, std::chrono::milliseconds(10));
-    ASSERT_TRUE(run.result.ok()) << run.result.status();
-    EXPECT_EQ(run.result->io().read_ios(), 2 * 2048u);
-    EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 32);
-    ExpectSamplesAddUp(run);
-  }
+  ForEachEngine(AsyncEngines(), v1::RANDREAD, GetParam(),
+                [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+                  j.set_direct(true);
+                  j.set_iodepth(32);
+                  j.set_numjobs(2);
+                  j.set_offset_increment(32 * kMiB);
+                  j.set_size(32 * kMiB);
+                  j.set_io_size(8 * kMiB);
+                  Outcome run = Go(j, std::chrono::milliseconds(10));
+                  ASSERT_TRUE(run.result.ok()) << run.result.status();
+                  EXPECT_EQ(run.result->io().read_ios(), 2 * 2048u);
+                  EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 32);
+                  ExpectSamplesAddUp(run);
+                });
 }
 
 TEST_P(LoopTest, BatchesOnARealQueue) {
-  for (v1::IoEngine engine : AsyncEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::RANDRW, engine, GetParam());
-    j.set_direct(true);
-    j.set_iodepth(16);
-    j.set_iodepth_batch_submit(8);
-    j.set_iodepth_batch_complete_min(2);
-    j.set_iodepth_batch_complete_max(8);
-    j.set_io_size(8 * kMiB);
-    Outcome run = Go(j);
-    ASSERT_TRUE(run.result.ok()) << run.result.status();
-    const v1::RunResult& r = *run.result;
-    EXPECT_EQ(r.io().read_ios() + r.io().write_ios(), 2048u);
-    EXPECT_LE(Internal(r, "executor.max_inflight"), 16);
-    EXPECT_LE(Internal(r, "executor.max_submit_batch"), 8);
-    EXPECT_LE(Internal(r, "executor.max_reap_batch"), 8);
-    EXPECT_EQ(Internal(r, "executor.short_reaps"), 0);
-  }
+  ForEachEngine(AsyncEngines(), v1::RANDRW, GetParam(),
+                [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+                  j.set_direct(true);
+                  j.set_iodepth(16);
+                  j.set_iodepth_batch_submit(8);
+                  j.set_iodepth_batch_complete_min(2);
+                  j.set_iodepth_batch_complete_max(8);
+                  j.set_io_size(8 * kMiB);
+                  Outcome run = Go(j);
+                  ASSERT_TRUE(run.result.ok()) << run.result.status();
+                  const v1::RunResult& r = *run.result;
+                  EXPECT_EQ(r.io().read_ios() + r.io().write_ios(), 2048u);
+                  EXPECT_LE(Internal(r, "executor.max_inflight"), 16);
+                  EXPECT_LE(Internal(r, "executor.max_submit_batch"), 8);
+                  EXPECT_LE(Internal(r, "executor.max_reap_batch"), 8);
+                  EXPECT_EQ(Internal(r, "executor.short_reaps"), 0);
+                });
 }
 
 TEST_P(LoopTest, PsyncDirectWithCpu) {
-  for (v1::IoEngine engine : SyncEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::RANDWRITE, engine, GetParam());
-    j.set_direct(true);
-    j.set_time_based(true);
-    j.set_runtime_ns(200 * kMs);
-    Outcome run = Go(j, std::chrono::milliseconds(50));
-    ASSERT_TRUE(run.result.ok()) << run.result.status();
-    EXPECT_GT(run.result->io().write_ios(), 100u);
-    EXPECT_GT(run.result->usr_cpu_ns() + run.result->sys_cpu_ns(), 0u);
-    EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 1);
-    ExpectSamplesAddUp(run);
-  }
+  ForEachEngine(SyncEngines(), v1::RANDWRITE, GetParam(),
+                [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+                  j.set_direct(true);
+                  j.set_time_based(true);
+                  j.set_runtime_ns(200 * kMs);
+                  Outcome run = Go(j, std::chrono::milliseconds(50));
+                  ASSERT_TRUE(run.result.ok()) << run.result.status();
+                  EXPECT_GT(run.result->io().write_ios(), 100u);
+                  EXPECT_GT(run.result->usr_cpu_ns() + run.result->sys_cpu_ns(), 0u);
+                  EXPECT_EQ(Internal(*run.result, "executor.max_inflight"), 1);
+                  ExpectSamplesAddUp(run);
+                });
 }
 
 TEST_P(LoopTest, HipriOnALoopDeviceFailsClearly) {
@@ -136,19 +135,12 @@ TEST_P(LoopTest, Pvsync2HipriRunsWithoutPollQueues) {
 }
 
 TEST_P(LoopTest, CancelStopsPromptly) {
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
-    j.set_direct(true);
-    j.set_iodepth(32);
-    j.set_time_based(true);
-    j.set_runtime_ns(60'000 * kMs);
-    std::atomic<bool> cancel{false};
-    Outcome run = Execute(loop_->path(), loop_->size(), j, 0, std::chrono::milliseconds(20),
-                          &cancel, /*cancel_on_first_sample=*/true);
-    EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
-    EXPECT_LT(run.wall, std::chrono::seconds(3));
-  }
+  ForEachEngine(AllEngines(), v1::RANDREAD, GetParam(),
+                [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+                  j.set_direct(true);
+                  j.set_iodepth(32);
+                  ExpectCancelStopsPromptly(loop_->path(), loop_->size(), j);
+                });
 }
 
 }  // namespace

@@ -21,7 +21,9 @@ using exec_test::AllEngines;
 using exec_test::AsyncEngines;
 using exec_test::EngineName;
 using exec_test::Execute;
+using exec_test::ExpectCancelStopsPromptly;
 using exec_test::ExpectSamplesAddUp;
+using exec_test::ForEachEngine;
 using exec_test::Internal;
 using exec_test::IsSyncEngine;
 using exec_test::Job;
@@ -50,9 +52,7 @@ class FileTest : public ::testing::TestWithParam<bool /*thread*/> {
 INSTANTIATE_TEST_SUITE_P(Modes, FileTest, ::testing::Values(true, false), ModeName);
 
 TEST_P(FileTest, SequentialReadCountsBytesAndSamples) {
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::READ, engine, GetParam());
+  ForEachEngine(AllEngines(), v1::READ, GetParam(), [&](v1::IoEngine engine, v1::JobSpec j) {
     j.set_size(8 * kMiB);
     Outcome run = Go(j, 0, std::chrono::milliseconds(5));
     ASSERT_TRUE(run.result.ok()) << run.result.status();
@@ -70,7 +70,7 @@ TEST_P(FileTest, SequentialReadCountsBytesAndSamples) {
     EXPECT_LE(r.lat_summary().p50_ns(), r.lat_summary().max_ns());
     EXPECT_LE(Internal(r, "executor.max_inflight"), IsSyncEngine(engine) ? 1 : 8);
     ExpectSamplesAddUp(run);
-  }
+  });
 }
 
 TEST_P(FileTest, RandomOffsetsStayInsideEachJobsRegionAndAreDeterministic) {
@@ -117,34 +117,31 @@ TEST_P(FileTest, RandomOffsetsStayInsideEachJobsRegionAndAreDeterministic) {
 }
 
 TEST_P(FileTest, WritesLandOnlyInsideTheRegion) {
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    SetUp();  // a fresh zero file per engine
-    v1::JobSpec j = Job(v1::RANDWRITE, engine, GetParam());
-    j.set_offset(4 * kMiB);
-    j.set_size(2 * kMiB);
-    Outcome run = Go(j);
-    ASSERT_TRUE(run.result.ok()) << run.result.status();
-    EXPECT_EQ(run.result->io().write_bytes(), 2 * kMiB);
-    absl::StatusOr<std::string> data = file_->Contents();
-    ASSERT_TRUE(data.ok());
-    uint64_t written_blocks = 0;
-    for (uint64_t off = 0; off < data->size(); off += 4096) {
-      const bool nonzero = data->compare(off, 4096, std::string(4096, '\0')) != 0;
-      if (off < 4 * kMiB || off >= 6 * kMiB) {
-        ASSERT_FALSE(nonzero) << "write outside the region at " << off;
-      }
-      written_blocks += nonzero;
-    }
-    // 512 random writes with replacement into 512 blocks hit ~63 % of them.
-    EXPECT_GT(written_blocks, 250u);
-  }
+  ForEachEngine(AllEngines(), v1::RANDWRITE, GetParam(),
+                [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+                  SetUp();  // a fresh zero file per engine
+                  j.set_offset(4 * kMiB);
+                  j.set_size(2 * kMiB);
+                  Outcome run = Go(j);
+                  ASSERT_TRUE(run.result.ok()) << run.result.status();
+                  EXPECT_EQ(run.result->io().write_bytes(), 2 * kMiB);
+                  absl::StatusOr<std::string> data = file_->Contents();
+                  ASSERT_TRUE(data.ok());
+                  uint64_t written_blocks = 0;
+                  for (uint64_t off = 0; off < data->size(); off += 4096) {
+                    const bool nonzero = data->compare(off, 4096, std::string(4096, '\0')) != 0;
+                    if (off < 4 * kMiB || off >= 6 * kMiB) {
+                      ASSERT_FALSE(nonzero) << "write outside the region at " << off;
+                    }
+                    written_blocks += nonzero;
+                  }
+                  // 512 random writes with replacement into 512 blocks hit ~63 % of them.
+                  EXPECT_GT(written_blocks, 250u);
+                });
 }
 
 TEST_P(FileTest, SequentialWrapsAroundTheRegion) {
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::READ, engine, GetParam());
+  ForEachEngine(AllEngines(), v1::READ, GetParam(), [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
     j.set_offset(kMiB);
     j.set_size(64 * 1024);  // 16 blocks
     j.set_io_size(40 * 4096);
@@ -152,7 +149,7 @@ TEST_P(FileTest, SequentialWrapsAroundTheRegion) {
     ASSERT_TRUE(run.result.ok()) << run.result.status();
     ASSERT_EQ(run.traces[0].size(), 40u);
     for (size_t i = 0; i < 40; ++i) EXPECT_EQ(run.traces[0][i].offset, kMiB + (i % 16) * 4096);
-  }
+  });
 }
 
 TEST_P(FileTest, QueueDepthAndBatchSemantics) {
@@ -234,32 +231,23 @@ TEST_P(FileTest, TimeBasedRuntimeRampAndCpu) {
 }
 
 TEST_P(FileTest, RampIoIsNotCounted) {
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
-    j.set_ramp_time_ns(50 * kMs);
-    j.set_io_size(4 * kMiB);
-    Outcome run = Go(j, 4096);
-    ASSERT_TRUE(run.result.ok()) << run.result.status();
-    EXPECT_EQ(run.result->io().read_ios(), 1024u);  // io_size counts after the ramp only
-    EXPECT_GT(run.traces[0].size(), 1024u);         // but I/O did run during the ramp
-  }
+  ForEachEngine(
+      AllEngines(), v1::RANDREAD, GetParam(), [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+        j.set_ramp_time_ns(50 * kMs);
+        j.set_io_size(4 * kMiB);
+        Outcome run = Go(j, 4096);
+        ASSERT_TRUE(run.result.ok()) << run.result.status();
+        EXPECT_EQ(run.result->io().read_ios(), 1024u);  // io_size counts after the ramp only
+        EXPECT_GT(run.traces[0].size(), 1024u);         // but I/O did run during the ramp
+      });
 }
 
 TEST_P(FileTest, CancelStopsPromptly) {
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::RANDREAD, engine, GetParam());
-    j.set_numjobs(2);
-    j.set_time_based(true);
-    j.set_runtime_ns(60'000 * kMs);
-    std::atomic<bool> cancel{false};
-    Outcome run = Execute(file_->path(), file_->size(), j, 0, std::chrono::milliseconds(20),
-                          &cancel, /*cancel_on_first_sample=*/true);
-    EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
-    EXPECT_LT(run.wall, std::chrono::seconds(3));
-    EXPECT_EQ(run.samples.size(), 1u);
-  }
+  ForEachEngine(AllEngines(), v1::RANDREAD, GetParam(),
+                [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+                  j.set_numjobs(2);
+                  ExpectCancelStopsPromptly(file_->path(), file_->size(), j);
+                });
 }
 
 TEST_P(FileTest, SetupErrorsNameTheCause) {
@@ -280,16 +268,14 @@ TEST_P(FileTest, SetupErrorsNameTheCause) {
 TEST_P(FileTest, ShortReadFailsTheRunWithItsOffset) {
   absl::StatusOr<std::unique_ptr<TempFile>> small = TempFile::Create(kMiB);
   ASSERT_TRUE(small.ok());
-  for (v1::IoEngine engine : AllEngines()) {
-    SCOPED_TRACE(EngineName(engine));
-    v1::JobSpec j = Job(v1::READ, engine, GetParam());
+  ForEachEngine(AllEngines(), v1::READ, GetParam(), [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
     j.set_iodepth(4);
     // The caller claims 8 MiB; reads past the real 1 MiB end come back short (EOF).
     Outcome run = Execute((*small)->path(), 8 * kMiB, j);
     EXPECT_EQ(run.result.status().code(), absl::StatusCode::kInternal) << run.result.status();
     EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("short"));
     EXPECT_THAT(std::string(run.result.status().message()), HasSubstr("offset 1048576"));
-  }
+  });
 }
 
 }  // namespace

@@ -121,6 +121,25 @@ std::vector<v1::IoEngine> SyncEngines() {
   return v;
 }
 
+void ForEachEngine(const std::vector<v1::IoEngine>& engines, v1::RwMode rw, bool thread,
+                   absl::FunctionRef<void(v1::IoEngine, v1::JobSpec)> body) {
+  for (v1::IoEngine engine : engines) {
+    SCOPED_TRACE(EngineName(engine));
+    body(engine, Job(rw, engine, thread));
+  }
+}
+
+void ExpectCancelStopsPromptly(const std::string& path, uint64_t size, v1::JobSpec spec) {
+  spec.set_time_based(true);
+  spec.set_runtime_ns(60'000 * kMs);
+  std::atomic<bool> cancel{false};
+  Outcome run = Execute(path, size, spec, 0, std::chrono::milliseconds(20), &cancel,
+                        /*cancel_on_first_sample=*/true);
+  EXPECT_EQ(run.result.status().code(), absl::StatusCode::kCancelled) << run.result.status();
+  EXPECT_LT(run.wall, std::chrono::seconds(3));
+  EXPECT_EQ(run.samples.size(), 1u);
+}
+
 std::string EngineName(v1::IoEngine e) { return std::string(FindIoEngine(e)->name); }
 
 bool IsSyncEngine(v1::IoEngine e) { return (FindIoEngine(e)->caps & kEngineSync) != 0; }

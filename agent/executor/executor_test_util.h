@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "agent/executor/executor.h"
 #include "gtest/gtest.h"
 
@@ -51,6 +52,15 @@ std::vector<v1::IoEngine> SyncEngines();
 // The ioengine= name (RunResult.runner) and whether it runs one I/O at a time.
 std::string EngineName(v1::IoEngine e);
 bool IsSyncEngine(v1::IoEngine e);
+
+// Runs `body` once per engine of `engines` with Job(rw, engine, thread), under a
+// SCOPED_TRACE naming the engine: a failed ASSERT ends that engine's turn only.
+void ForEachEngine(const std::vector<v1::IoEngine>& engines, v1::RwMode rw, bool thread,
+                   absl::FunctionRef<void(v1::IoEngine, v1::JobSpec)> body);
+
+// `spec` made time_based with a minute's runtime, run on `path` and cancelled from its
+// first sample (20 ms): the run ends Cancelled within 3 s with that one sample.
+void ExpectCancelStopsPromptly(const std::string& path, uint64_t size, v1::JobSpec spec);
 
 }  // namespace blkbench::exec_test
 

@@ -66,7 +66,7 @@ Phase::Phase(const JobPlan& plan, const Control& ctl)
     : measure_start_(ctl.measure_start_ns.load(std::memory_order_relaxed)),
       deadline_(ctl.deadline_ns.load(std::memory_order_relaxed)),
       budget_(plan.io_budget),
-      thread_mode_(plan.thread_mode) {}
+      thread_mode_(plan.job->thread) {}
 
 void Phase::StartMeasuring() {
   measuring_ = true;
@@ -87,14 +87,14 @@ void Phase::Finish(uint64_t end_ns, JobShared& out) {
 int OpenTarget(const JobPlan& plan, JobReporter& reporter) {
   // Never O_CREAT/O_TRUNC (the caller checked the target) and never O_EXCL (the agent
   // already holds the exclusive open of the device).
-  int flags = (plan.open_for_write ? O_RDWR : O_RDONLY) | O_CLOEXEC;
-  if (plan.direct) flags |= O_DIRECT;
+  int flags = (plan.job->writes ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+  if (plan.job->direct) flags |= O_DIRECT;
   const int fd = open(plan.path, flags);
   if (fd < 0) {
     const int err = errno;
     reporter.Fail(absl::StatusCode::kInternal, err, "job %u: open(%s, %s%s): %s", plan.index,
-                  plan.path, plan.open_for_write ? "O_RDWR" : "O_RDONLY",
-                  plan.direct ? "|O_DIRECT" : "", ErrnoText(err));
+                  plan.path, plan.job->writes ? "O_RDWR" : "O_RDONLY",
+                  plan.job->direct ? "|O_DIRECT" : "", ErrnoText(err));
   }
   return fd;
 }

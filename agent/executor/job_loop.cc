@@ -113,7 +113,7 @@ void JobLoop::Reap(uint32_t n, uint32_t want) {
 }
 
 bool JobLoop::Run() {
-  const uint32_t depth = plan_.iodepth;
+  const uint32_t depth = plan_.job->iodepth;
   const uint64_t bs = plan_.io.block_size;
   for (uint32_t i = 0; i < depth; ++i) free_[i] = depth - 1 - i;
   nfree_ = depth;
@@ -165,7 +165,7 @@ bool JobLoop::Run() {
         if (io_failed || rep_.stop_requested() || phase_.expired()) issuing = false;
         continue;
       }
-      if (log_.uncommitted >= plan_.batch_submit && nfree_ > 0) {
+      if (log_.uncommitted >= plan_.job->batch_submit && nfree_ > 0) {
         if (int r = engine_.Commit(); r < 0 && r != -EINTR) return Fail(r);
         fresh = false;
       }
@@ -175,14 +175,14 @@ bool JobLoop::Run() {
     // Reap (fio wait_for_completions / cleanup_pending_aio): the queue is full, the engine
     // is busy, or nothing more will be issued. Wait for min(complete_min, outstanding), at
     // least one; GetEvents commits what is uncommitted first.
-    const uint32_t want = std::max<uint32_t>(1, std::min(plan_.complete_min, outstanding));
+    const uint32_t want = std::max<uint32_t>(1, std::min(plan_.job->complete_min, outstanding));
     int n;
-    if (plan_.complete_min == 0) {
+    if (plan_.job->complete_min == 0) {
       // fio iodepth_batch_complete_min=0: never sleep, keep polling for completions.
-      while ((n = engine_.GetEvents(0, plan_.complete_max)) == 0 || n == -EINTR) {
+      while ((n = engine_.GetEvents(0, plan_.job->complete_max)) == 0 || n == -EINTR) {
       }
     } else {
-      n = engine_.GetEvents(want, plan_.complete_max);
+      n = engine_.GetEvents(want, plan_.job->complete_max);
       if (n == -EINTR) continue;
     }
     if (n < 0) return Fail(n);
@@ -220,7 +220,7 @@ void ReportFailure(const JobPlan& plan, const JobLoop& loop, JobReporter& rep) {
              "job %u: short %s at offset %llu on %s: %lld of %llu bytes", plan.index, op, off,
              plan.path, static_cast<long long>(res),
              static_cast<unsigned long long>(plan.io.block_size));
-  } else if (plan.hipri && (err == EOPNOTSUPP || err == EINVAL)) {
+  } else if (plan.job->hipri && (err == EOPNOTSUPP || err == EINVAL)) {
     rep.Fail(absl::StatusCode::kInvalidArgument, err,
              "job %u: hipri (%s polled I/O): polled %s at offset %llu on %s failed: %s "
              "(errno %d); the device does not support polled I/O (no poll queues?)",
@@ -238,11 +238,11 @@ void RunJob(const JobPlan& plan, IoEngine& engine, Control& ctl, JobShared& out)
   if (!ApplyAffinity(plan, rep)) return;
   const int fd = OpenTarget(plan, rep);
   if (fd < 0) return;
-  const uint32_t depth = plan.iodepth;
+  const uint32_t depth = plan.job->iodepth;
   const size_t stride = AlignUp(plan.io.block_size, 4096);
   const size_t buf_bytes = stride * depth;
   const size_t meta_bytes = depth * (sizeof(IoUnit) + sizeof(uint32_t));
-  char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.open_for_write, rep));
+  char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.job->writes, rep));
   void* meta = bufs ? MapMemory(meta_bytes, false, rep) : nullptr;
   if (meta == nullptr) {
     UnmapMemory(bufs, buf_bytes);

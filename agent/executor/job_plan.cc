@@ -48,10 +48,7 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
   RunPlan plan;
   plan.path = ctx.target_path;
   if (plan.path.empty()) return absl::InvalidArgumentError("empty target_path");
-  plan.engine = std::string(r.engine_name);
-  plan.thread_mode = r.thread;
-  plan.ramp_ns = r.ramp_ns;
-  plan.runtime_ns = r.runtime_ns;
+  plan.job = r;
 
   // What depends on the target: its logical block size for direct I/O, its size for the
   // regions (below), this machine's CPUs for the affinity.
@@ -64,20 +61,9 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
   const uint32_t numjobs = r.numjobs;
 
   JobPlan base;
-  base.open_for_write = r.writes;
-  base.direct = r.direct;
   base.io.block_size = bs;
   base.io.random = r.random;
   base.io.read_percent = r.read_percent;
-  base.iodepth = r.iodepth;
-  base.batch_submit = r.batch_submit;
-  base.complete_min = r.complete_min;
-  base.complete_max = r.complete_max;
-  base.hipri = r.hipri;
-  base.fixedbufs = r.fixedbufs;
-  base.registerfiles = r.registerfiles;
-  base.sqthread_poll = r.sqthread_poll;
-  base.thread_mode = r.thread;
   if (absl::Status s = FillAffinity(r.cpus_allowed, &base); !s.ok()) return s;
 
   for (uint32_t i = 0; i < numjobs; ++i) {

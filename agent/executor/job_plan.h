@@ -21,23 +21,14 @@ namespace blkbench {
 // may allocate or take locks a parent thread might have held.
 struct JobPlan {
   uint32_t index = 0;
-  const char* path = nullptr;  // RunPlan::path; set by the executor once the plan has settled
+  // Set by the executor once the plan has settled (they point into the RunPlan):
+  const char* path = nullptr;         // RunPlan::path
+  const ResolvedJob* job = nullptr;   // RunPlan::job: iodepth, batching, direct, engine switches
   const char* engine_name = "psync";  // for messages; the engine itself is the job's IoEngine
-  bool open_for_write = false;        // O_RDWR only when the job writes, else O_RDONLY
-  bool direct = false;
   IoGeneratorConfig io;
   // Bytes to issue in the measured phase before stopping (fio io_size, default the
   // region); UINT64_MAX for time_based jobs.
   uint64_t io_budget = 0;
-  uint32_t iodepth = 1;
-  uint32_t batch_submit = 1;  // fio iodepth_batch_submit after fixup (1..iodepth)
-  uint32_t complete_min = 1;  // fio iodepth_batch_complete_min (0..iodepth)
-  uint32_t complete_max = 1;  // fio iodepth_batch_complete_max after fixup (>= 1, >= min)
-  bool hipri = false;
-  bool fixedbufs = false;
-  bool registerfiles = false;
-  bool sqthread_poll = false;
-  bool thread_mode = false;  // CPU time via RUSAGE_THREAD (thread) or RUSAGE_SELF (process)
   bool has_affinity = false;
   cpu_set_t cpus{};
   IoTrace* trace = nullptr;  // test seam: first trace_capacity issued I/Os, or null
@@ -46,11 +37,10 @@ struct JobPlan {
 
 struct RunPlan {
   std::string path;
-  std::vector<JobPlan> jobs;
-  std::string engine = "psync";  // ioengine name: EngineRegistry key, RunResult.runner
-  bool thread_mode = false;
-  uint64_t ramp_ns = 0;
-  uint64_t runtime_ns = 0;  // measured-phase limit; 0 = none (stop on io_budget)
+  // The job as ResolveJob resolved it, once for all numjobs: ioengine (the EngineRegistry
+  // key and RunResult.runner), thread, ramp and runtime (0 = stop on io_budget), ...
+  ResolvedJob job;
+  std::vector<JobPlan> jobs;  // per job: its region, budget, seed and CPUs
 };
 
 // Plans ctx.cell.job for ctx.target_path / target_size: the job as ResolveJob resolves

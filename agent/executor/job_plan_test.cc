@@ -34,18 +34,18 @@ TEST(JobPlan, ZeroOptionsTakeFioDefaults) {
   ASSERT_EQ(p->jobs.size(), 1u);
   const JobPlan& j = p->jobs[0];
   EXPECT_EQ(j.io.block_size, 4096u);
-  EXPECT_EQ(j.iodepth, 1u);
-  EXPECT_EQ(j.batch_submit, 1u);
-  EXPECT_EQ(j.complete_min, 0u);
-  EXPECT_EQ(j.complete_max, 1u);
-  EXPECT_FALSE(j.open_for_write);
+  EXPECT_EQ(p->job.iodepth, 1u);
+  EXPECT_EQ(p->job.batch_submit, 1u);
+  EXPECT_EQ(p->job.complete_min, 0u);
+  EXPECT_EQ(p->job.complete_max, 1u);
+  EXPECT_FALSE(p->job.writes);
   EXPECT_EQ(j.io.read_percent, 100u);
   EXPECT_EQ(j.io.region_start, 0u);
   EXPECT_EQ(j.io.region_len, 64 * kMiB);
   EXPECT_EQ(j.io_budget, 64 * kMiB);
-  EXPECT_EQ(p->engine, "io_uring");
+  EXPECT_EQ(p->job.engine_name, "io_uring");
   EXPECT_EQ(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED).ioengine(), v1::IO_ENGINE_UNSPECIFIED);
-  EXPECT_EQ(BuildRunPlan(Ctx(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED)))->engine, "psync");
+  EXPECT_EQ(BuildRunPlan(Ctx(Job(v1::READ, v1::IO_ENGINE_UNSPECIFIED)))->job.engine_name, "psync");
 }
 
 void ExpectInvalid(const v1::JobSpec& j, const char* needle, uint64_t size = 64 * kMiB) {
@@ -65,9 +65,9 @@ TEST(JobPlan, BatchFixupsLikeFio) {
   j.set_iodepth_batch_complete_max(0);  // 0 = min
   absl::StatusOr<RunPlan> p = BuildRunPlan(Ctx(j));
   ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->jobs[0].batch_submit, 32u);
-  EXPECT_EQ(p->jobs[0].complete_min, 8u);
-  EXPECT_EQ(p->jobs[0].complete_max, 8u);
+  EXPECT_EQ(p->job.batch_submit, 32u);
+  EXPECT_EQ(p->job.complete_min, 8u);
+  EXPECT_EQ(p->job.complete_max, 8u);
   j.set_iodepth_batch_complete_max(4);  // < min
   ExpectInvalid(j, "iodepth_batch_complete_min (8) is larger than iodepth_batch_complete_max (4)");
   j.set_iodepth_batch_complete_max(32);
@@ -76,7 +76,7 @@ TEST(JobPlan, BatchFixupsLikeFio) {
   // psync is always depth 1.
   v1::JobSpec s = Job(v1::RANDREAD, v1::PSYNC);
   s.set_iodepth(32);
-  EXPECT_EQ(BuildRunPlan(Ctx(s))->jobs[0].iodepth, 1u);
+  EXPECT_EQ(BuildRunPlan(Ctx(s))->job.iodepth, 1u);
 }
 
 TEST(JobPlan, RegionsFollowOffsetIncrement) {
@@ -96,7 +96,7 @@ TEST(JobPlan, RegionsFollowOffsetIncrement) {
     EXPECT_EQ(p->jobs[i].io.region_len, kMiB);
     EXPECT_EQ(p->jobs[i].io.seed, 100u + i);
     EXPECT_EQ(p->jobs[i].io.read_percent, 70u);
-    EXPECT_TRUE(p->jobs[i].open_for_write);
+    EXPECT_TRUE(p->job.writes);
   }
   j.set_size(0);  // to the end of the target
   p = BuildRunPlan(Ctx(j));

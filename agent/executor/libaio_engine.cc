@@ -48,7 +48,7 @@ class LibaioEngine final : public IoEngine {
 bool LibaioEngine::Init(const EngineSetup& s) {
   log_ = &s.log;
   fd_ = s.fd;
-  const uint32_t depth = s.plan.iodepth;
+  const uint32_t depth = s.plan.job->iodepth;
   arena_bytes_ = depth * (sizeof(iocb) + sizeof(iocb*) + sizeof(io_event) + sizeof(IoUnit*));
   arena_ = MapMemory(arena_bytes_, false, s.reporter);
   if (arena_ == nullptr) return false;

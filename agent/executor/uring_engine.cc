@@ -21,8 +21,8 @@ namespace {
 // kernel to wait for them, so no IPIs or task_work interruptions (fio 3.33 does the same).
 int SetupRing(const JobPlan& plan, io_uring* ring, uint32_t* used_flags) {
   uint32_t required = 0;
-  if (plan.hipri) required |= IORING_SETUP_IOPOLL;
-  if (plan.sqthread_poll) required |= IORING_SETUP_SQPOLL;
+  if (plan.job->hipri) required |= IORING_SETUP_IOPOLL;
+  if (plan.job->sqthread_poll) required |= IORING_SETUP_SQPOLL;
   constexpr uint32_t kOptional[] = {
       IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
           IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
@@ -33,7 +33,7 @@ int SetupRing(const JobPlan& plan, io_uring* ring, uint32_t* used_flags) {
   for (uint32_t optional : kOptional) {
     io_uring_params p{};
     p.flags = required | optional;
-    ret = io_uring_queue_init_params(plan.iodepth, ring, &p);
+    ret = io_uring_queue_init_params(plan.job->iodepth, ring, &p);
     if (ret == 0) {
       *used_flags = p.flags;
       return 0;
@@ -44,9 +44,9 @@ int SetupRing(const JobPlan& plan, io_uring* ring, uint32_t* used_flags) {
 }
 
 const char* RequiredOptionNames(const JobPlan& plan) {
-  if (plan.hipri && plan.sqthread_poll) return " hipri (IOPOLL) + sqthread_poll (SQPOLL)";
-  if (plan.hipri) return " hipri (IORING_SETUP_IOPOLL)";
-  if (plan.sqthread_poll) return " sqthread_poll (IORING_SETUP_SQPOLL)";
+  if (plan.job->hipri && plan.job->sqthread_poll) return " hipri (IOPOLL) + sqthread_poll (SQPOLL)";
+  if (plan.job->hipri) return " hipri (IORING_SETUP_IOPOLL)";
+  if (plan.job->sqthread_poll) return " sqthread_poll (IORING_SETUP_SQPOLL)";
   return "";
 }
 
@@ -88,7 +88,7 @@ bool UringEngine::Init(const EngineSetup& s) {
   plan_ = &plan;
   log_ = &s.log;
   units_ = s.units;
-  const uint32_t depth = plan.iodepth;
+  const uint32_t depth = plan.job->iodepth;
   arena_bytes_ = depth * (sizeof(io_uring_cqe*) + sizeof(IoUnit*) + sizeof(iovec));
   arena_ = MapMemory(arena_bytes_, false, s.reporter);
   if (arena_ == nullptr) return false;
@@ -98,17 +98,17 @@ bool UringEngine::Init(const EngineSetup& s) {
 
   if (int r = SetupRing(plan, &ring_, &flags_); r < 0) {
     UnmapMemory(arena_, arena_bytes_);
-    s.reporter.Fail(plan.hipri || plan.sqthread_poll ? absl::StatusCode::kInvalidArgument
-                                                     : absl::StatusCode::kInternal,
+    s.reporter.Fail(plan.job->hipri || plan.job->sqthread_poll ? absl::StatusCode::kInvalidArgument
+                                                               : absl::StatusCode::kInternal,
                     -r, "job %u: io_uring_queue_init(entries=%u)%s: %s (errno %d)", plan.index,
                     depth, RequiredOptionNames(plan), ErrnoText(-r), -r);
     return false;
   }
   int err = 0;
   const char* what = nullptr;
-  if (plan.registerfiles && (err = io_uring_register_files(&ring_, &s.fd, 1)) < 0) {
+  if (plan.job->registerfiles && (err = io_uring_register_files(&ring_, &s.fd, 1)) < 0) {
     what = "registerfiles: io_uring_register_files";
-  } else if (plan.fixedbufs) {
+  } else if (plan.job->fixedbufs) {
     for (uint32_t i = 0; i < depth; ++i) iovecs[i] = {s.bufs + i * s.stride, s.stride};
     if ((err = io_uring_register_buffers(&ring_, iovecs, depth)) < 0) {
       what = "fixedbufs: io_uring_register_buffers";
@@ -122,7 +122,7 @@ bool UringEngine::Init(const EngineSetup& s) {
     return false;
   }
   io_uring_register_ring_fd(&ring_);  // optional: saves an fd lookup per io_uring_enter
-  fd_arg_ = plan.registerfiles ? 0 : s.fd;
+  fd_arg_ = plan.job->registerfiles ? 0 : s.fd;
   return true;
 }
 
@@ -133,7 +133,7 @@ bool UringEngine::Init(const EngineSetup& s) {
 // the thread if it sleeps) and wait for it to consume entries (IORING_ENTER_SQ_WAIT).
 io_uring_sqe* UringEngine::GetSqe() {
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-  while (sqe == nullptr && plan_->sqthread_poll) {
+  while (sqe == nullptr && plan_->job->sqthread_poll) {
     if (int r = Submit(0); r < 0 && r != -EINTR) return nullptr;
     if (int r = io_uring_sqring_wait(&ring_); r < 0 && r != -EINTR) return nullptr;
     sqe = io_uring_get_sqe(&ring_);
@@ -147,7 +147,7 @@ QueueResult UringEngine::Queue(IoUnit& io) {
     Failed("io_uring_get_sqe (SQ ring full)", -EBUSY);
     return QueueResult::kBusy;
   }
-  if (plan_->fixedbufs) {
+  if (plan_->job->fixedbufs) {
     if (io.write) {
       io_uring_prep_write_fixed(sqe, fd_arg_, io.buf, io.len, io.offset,
                                 static_cast<int>(io.index));
@@ -159,7 +159,7 @@ QueueResult UringEngine::Queue(IoUnit& io) {
   } else {
     io_uring_prep_read(sqe, fd_arg_, io.buf, io.len, io.offset);
   }
-  if (plan_->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
+  if (plan_->job->registerfiles) sqe->flags |= IOSQE_FIXED_FILE;
   io_uring_sqe_set_data64(sqe, io.index);
   return QueueResult::kQueued;
 }
@@ -168,7 +168,7 @@ int UringEngine::Submit(uint32_t wait_nr) {
   int r;
   if (wait_nr > 0) {
     r = io_uring_submit_and_wait(&ring_, wait_nr);
-  } else if (plan_->sqthread_poll) {
+  } else if (plan_->job->sqthread_poll) {
     r = io_uring_submit(&ring_);  // the SQ thread submits; enter only to wake it
   } else {
     r = io_uring_submit_and_get_events(&ring_);  // also flushes deferred completions
@@ -206,7 +206,7 @@ int UringEngine::GetEvents(uint32_t min, uint32_t max) {
 void UringEngine::Cleanup() {
   // The kernel tears a ring down asynchronously; drop the registered file now so the
   // target is no longer held open once this job reports done.
-  if (plan_->registerfiles) io_uring_unregister_files(&ring_);
+  if (plan_->job->registerfiles) io_uring_unregister_files(&ring_);
   io_uring_queue_exit(&ring_);
   UnmapMemory(arena_, arena_bytes_);
 }

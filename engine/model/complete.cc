@@ -154,7 +154,7 @@ void Completion::PostCqe(uint32_t task_index, uint32_t io_index) {
   task.free_ios.push_back(io_index);
   ++task.cqes;
   if (task.phase == TaskPhase::kReap &&
-      task.cqes >= std::min(q_.config.job.batch_complete_min, task.inflight)) {
+      task.cqes >= std::min(static_cast<int>(q_.config.job.complete_min), task.inflight)) {
     q_.Wake(task, now);
   }
 }

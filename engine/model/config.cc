@@ -160,32 +160,12 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   // fio's defaults, fixups and limits: common/resolved_job.h, as the executor has them.
   absl::StatusOr<ResolvedJob> resolved = ResolveJobOrError(j);
   if (!resolved.ok()) return resolved.status();
-  const ResolvedJob& r = *resolved;
   JobOptions& o = c.job;
-  o.random = r.random;
-  o.read_percent = static_cast<int>(r.read_percent);
-  o.bs = r.bs;
-  o.psync = (r.engine_caps & kEngineSync) != 0;  // psync, sync, pvsync2: QD1
-  o.iodepth = static_cast<int>(r.iodepth);
-  o.numjobs = static_cast<int>(r.numjobs);
-  o.batch_submit = static_cast<int>(r.batch_submit);
-  // The model reaps at least one completion per wait: a minimum of 0 ("do not wait")
-  // behaves as 1 here.
-  o.batch_complete_min = std::max(1, static_cast<int>(r.complete_min));
-  o.batch_complete_max = std::max(o.batch_complete_min, static_cast<int>(r.complete_max));
-  o.ramp_ns = r.ramp_ns;
-  o.size = r.size;
-  o.offset = r.offset;
-  o.offset_increment = r.offset_increment;
-  o.cpus_allowed = r.cpus_allowed;
-  o.randseed = r.randseed;
-  // A simulated device has no end to run into: a job limited by neither time nor bytes
-  // runs for the default simulated second.
-  if (r.time_based) {
-    o.runtime_ns = r.runtime_ns;
-  } else {
-    o.bytes_per_job = r.io_size ? r.io_size : r.size;
-    o.runtime_ns = r.runtime_ns;
+  static_cast<ResolvedJob&>(o) = *resolved;
+  o.complete_min = std::max(1u, o.complete_min);
+  o.complete_max = std::max(o.complete_min, o.complete_max);
+  if (!o.time_based) {
+    o.bytes_per_job = o.io_size ? o.io_size : o.size;
     if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;
   }
   return c;

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/resolved_job.h"
 #include "engine/sim/time.h"
 
 namespace blkbench::engine {
@@ -53,25 +54,15 @@ absl::StatusOr<KernelSpec> ParseKernel(std::string_view kernel);
 // Parses a fio cpus_allowed list ("0-3,8,10-11"); every CPU must be < nr_cpus.
 absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view list, int nr_cpus);
 
-// fio job options in the units the model uses.
-struct JobOptions {
-  bool random = true;
-  int read_percent = 100;  // 100 = all reads, 0 = all writes (rwmixread for mixed modes)
-  uint64_t bs = 4096;
-  int iodepth = 1;
-  int numjobs = 1;
-  int batch_submit = 1;        // iodepth_batch_submit
-  int batch_complete_min = 1;  // iodepth_batch_complete_min
-  int batch_complete_max = 1;  // iodepth_batch_complete_max (default: _min, as fio)
-  SimTime runtime_ns = 0;      // measured time after ramp; 0 = bytes-limited only
-  SimTime ramp_ns = 0;
-  uint64_t bytes_per_job = 0;  // io_size / size when not time_based; 0 = unlimited
-  uint64_t size = 0;           // region per job; 0 = whole device
-  uint64_t offset = 0;
-  uint64_t offset_increment = 0;
-  std::string cpus_allowed;  // parsed against the machine profile later
-  uint64_t randseed = 0;
-  bool psync = false;  // a synchronous engine at QD1 (psync, sync, pvsync2)
+// The job as ResolveJob resolved it (fio's defaults, fixups and the engines' limits, the
+// same ResolvedJob the executor runs), with what the model reads differently:
+// complete_min is at least 1 (the model reaps at least one completion per wait) and
+// runtime_ns is never 0 for a job limited by neither time nor bytes (a simulated device
+// has no end to run into: the default simulated second).
+struct JobOptions : ResolvedJob {
+  uint64_t bytes_per_job = 0;  // io_size, else size, when not time_based; 0 = unlimited
+  // A synchronous engine at QD1 (psync, sync, pvsync2).
+  bool synchronous() const { return (engine_caps & kEngineSync) != 0; }
 };
 
 struct QueueOptions {

@@ -105,10 +105,10 @@ TEST(DeriveConfigTest, Defaults) {
   EXPECT_EQ(c->queue.scheduler, "none");
   EXPECT_EQ(c->queue.max_sectors, 1024u);
   EXPECT_EQ(c->job.runtime_ns, kDefaultRuntimeNs);
-  EXPECT_EQ(c->job.iodepth, 1);
-  EXPECT_EQ(c->job.numjobs, 1);
+  EXPECT_EQ(c->job.iodepth, 1u);
+  EXPECT_EQ(c->job.numjobs, 1u);
   EXPECT_TRUE(c->job.random);
-  EXPECT_EQ(c->job.read_percent, 100);
+  EXPECT_EQ(c->job.read_percent, 100u);
 }
 
 TEST(DeriveConfigTest, JobAndQueueOptions) {
@@ -130,19 +130,19 @@ TEST(DeriveConfigTest, JobAndQueueOptions) {
   EXPECT_TRUE(c->device_params.empty());
   EXPECT_EQ(c->queue.max_sectors, 256u);
   EXPECT_FALSE(c->job.random);
-  EXPECT_EQ(c->job.read_percent, 0);
-  EXPECT_EQ(c->job.batch_submit, 32);
-  EXPECT_EQ(c->job.batch_complete_min, 4);
-  EXPECT_EQ(c->job.batch_complete_max, 4);    // fio: defaults to _min
+  EXPECT_EQ(c->job.read_percent, 0u);
+  EXPECT_EQ(c->job.batch_submit, 32u);
+  EXPECT_EQ(c->job.complete_min, 4u);
+  EXPECT_EQ(c->job.complete_max, 4u);         // fio: defaults to _min
   EXPECT_EQ(c->job.bytes_per_job, 1u << 20);  // not time_based: size bytes, no runtime
   EXPECT_EQ(c->job.runtime_ns, 0u);
 
   j.set_ioengine(v1::PSYNC);
   c = DeriveConfig(cell);
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_TRUE(c->job.psync);
-  EXPECT_EQ(c->job.iodepth, 1);
-  EXPECT_EQ(c->job.batch_submit, 1);
+  EXPECT_TRUE(c->job.synchronous());
+  EXPECT_EQ(c->job.iodepth, 1u);
+  EXPECT_EQ(c->job.batch_submit, 1u);
 }
 
 TEST(DeriveConfigTest, Errors) {

@@ -131,7 +131,7 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     capacity = hdd != nullptr ? hdd->geometry().capacity_sectors() * 512 : kDefaultCapacity;
   }
   const Rng root(job.randseed);
-  for (int i = 0; i < job.numjobs; ++i) {
+  for (int i = 0; i < static_cast<int>(job.numjobs); ++i) {
     auto task = std::make_unique<Task>(root.Fork(static_cast<uint64_t>(i)).seed());
     task->index = static_cast<uint32_t>(i);
     task->cpu = allowed[static_cast<size_t>(i) % allowed.size()];
@@ -151,7 +151,8 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
       return absl::InvalidArgumentError(absl::StrCat("job ", i, ": region smaller than bs"));
     }
     task->ios.resize(static_cast<size_t>(job.iodepth));
-    for (int s = job.iodepth - 1; s >= 0; --s) task->free_ios.push_back(static_cast<uint32_t>(s));
+    for (int s = static_cast<int>(job.iodepth) - 1; s >= 0; --s)
+      task->free_ios.push_back(static_cast<uint32_t>(s));
     task->group = q_.config.cgroups.GroupOf(i);
     task->ioc = q_.config.threads ? 0 : static_cast<uint32_t>(i);
     task->disp.cpu = task->cpu;

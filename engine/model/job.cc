@@ -39,7 +39,8 @@ void Submission::Step(Task& task) {
           // blk_finish_plug() at the end of io_submit_sqes().
           FinishPlug(task);
           task.phase = TaskPhase::kReap;
-          if (!task.done_issuing && task.inflight < q_.config.job.iodepth) StartBatch(task);
+          if (!task.done_issuing && task.inflight < static_cast<int>(q_.config.job.iodepth))
+            StartBatch(task);
           q_.Wake(task, q_.cpus[task.cpu].busy_until());
           return;
         }
@@ -74,8 +75,8 @@ void Submission::Step(Task& task) {
 // min(n, BLK_MAX_REQUEST_COUNT) when more than IO_PLUG_THRESHOLD I/Os are submitted.
 void Submission::StartBatch(Task& task) {
   const JobOptions& job = q_.config.job;
-  const int room = job.iodepth - task.inflight;
-  const int n = std::min(job.batch_submit, room);
+  const int room = static_cast<int>(job.iodepth) - task.inflight;
+  const int n = std::min(static_cast<int>(job.batch_submit), room);
   if (n <= 0 || task.done_issuing) return;
   task.phase = TaskPhase::kSubmit;
   task.batch_left = n;
@@ -97,9 +98,9 @@ void Submission::ReapStep(Task& task) {
     q_.Wake(task, q_.sim.now());
     return;
   }
-  const int need = std::min(job.batch_complete_min, task.inflight);
+  const int need = std::min(static_cast<int>(job.complete_min), task.inflight);
   if (task.cqes < need) return;  // asleep in io_cqring_wait(); PostCqe wakes us
-  const int reaped = std::min(task.cqes, job.batch_complete_max);
+  const int reaped = std::min(task.cqes, static_cast<int>(job.complete_max));
   task.cqes -= reaped;
   task.inflight -= reaped;
   if (task.done_issuing && task.inflight == 0) {

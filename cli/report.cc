@@ -1,0 +1,511 @@
+// RenderExperimentReport: see report.h. Markup is well-formed XML (every element closed,
+// attributes quoted, text escaped), as the gate's report is, so a parser can check it.
+#include "cli/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "common/cell_label.h"
+#include "common/histogram.h"
+#include "common/resolved_job.h"
+#include "common/states.h"
+#include "controller/gate/gate_format.h"
+
+namespace blkbench {
+namespace {
+
+constexpr double kWidth = 560, kHeight = 260;                       // one plot, SVG user units
+constexpr double kLeft = 64, kRight = 12, kTop = 14, kBottom = 44;  // its margins
+constexpr size_t kMaxSeries = 12;  // lines per plot; the rest are named in a note
+constexpr const char* kColors[] = {"#3b6ea8", "#d9822b", "#2e8b57", "#b23b3b",
+                                   "#7a5195", "#8c6d31", "#1f9eb3", "#c0508b",
+                                   "#5f6b6d", "#a3a82e", "#4d4dcc", "#e07b54"};
+
+constexpr char kStyle[] = R"(
+body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px}
+table{border-collapse:collapse;font-size:13px;margin:6px 0}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}
+td.l,th.l{text-align:left}.plots{display:flex;flex-wrap:wrap;gap:18px}
+figure{margin:0}figcaption{font-size:13px;font-weight:600;margin-bottom:4px}
+.legend{font-size:12px;max-width:560px}.note{font-size:12px;color:#555}
+.failed td{background:#f8d7da}code{font-size:12px;background:#f5f5f5;padding:2px 4px}
+)";
+
+std::string Esc(std::string_view s) { return gate::XmlEscape(s); }
+
+std::string Num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+// A value for a table or an axis tick: 3 significant digits with k/M/G.
+std::string Short(double v) {
+  const char* unit = "";
+  for (const char* u : {"k", "M", "G"}) {
+    if (std::fabs(v) < 1000) break;
+    v /= 1000;
+    unit = u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 100 ? "%.0f%s" : "%.3g%s", v, unit);
+  return buf;
+}
+
+std::string NsText(double ns) {
+  if (ns >= 1e9) return absl::StrCat(Short(ns / 1e9), " s");
+  if (ns >= 1e6) return absl::StrCat(Short(ns / 1e6), " ms");
+  if (ns >= 1e3) return absl::StrCat(Short(ns / 1e3), " µs");
+  return absl::StrCat(Short(ns), " ns");
+}
+
+// One line of a plot: points (x, y) in data units, in x order.
+struct Series {
+  std::string name;
+  std::vector<std::pair<double, double>> points;
+  std::vector<std::pair<double, double>> range;  // min, max of y at each point (whiskers)
+};
+
+struct Axis {
+  std::string title;
+  bool log = false;
+  std::vector<std::string> categories;  // x only: category labels at x = 0, 1, ...
+  bool ns = false;                      // ticks as durations
+};
+
+double Scale(double v, const Axis& a) { return a.log ? std::log10(std::max(v, 1e-9)) : v; }
+
+// A line plot (markers at each point, whiskers where given): the one chart type every
+// section uses, on linear, log or categorical axes.
+std::string LinePlot(const std::string& id, const std::string& caption,
+                     const std::vector<Series>& all, const Axis& x, const Axis& y) {
+  const std::vector<Series> series(all.begin(), all.begin() + std::min(all.size(), kMaxSeries));
+  double x0 = 1e300, x1 = -1e300, y0 = y.log ? 1e300 : 0, y1 = -1e300;
+  for (const Series& s : series) {
+    for (const auto& [px, py] : s.points) {
+      x0 = std::min(x0, Scale(px, x));
+      x1 = std::max(x1, Scale(px, x));
+      y0 = std::min(y0, Scale(py, y));
+      y1 = std::max(y1, Scale(py, y));
+    }
+    for (const auto& [lo, hi] : s.range) {
+      y0 = std::min(y0, Scale(lo, y));
+      y1 = std::max(y1, Scale(hi, y));
+    }
+  }
+  if (!x.categories.empty()) {
+    x0 = -0.5;
+    x1 = static_cast<double>(x.categories.size()) - 0.5;
+  }
+  if (x1 <= x0) x1 = x0 + 1;
+  if (y1 <= y0) y1 = y0 + 1;
+  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
+  auto X = [&](double v) { return kLeft + (Scale(v, x) - x0) / (x1 - x0) * pw; };
+  auto Y = [&](double v) { return kTop + ph - (Scale(v, y) - y0) / (y1 - y0) * ph; };
+  std::string out =
+      absl::StrCat("<figure><figcaption>", Esc(caption),
+                   "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" "
+                   "class=\"plot\" data-plot=\"",
+                   Esc(id), "\" width=\"", Num(kWidth), "\" height=\"", Num(kHeight), "\">");
+  absl::StrAppend(&out, "<rect x=\"", Num(kLeft), "\" y=\"", Num(kTop), "\" width=\"", Num(pw),
+                  "\" height=\"", Num(ph), "\" fill=\"#fcfcfc\" stroke=\"#bbb\"/>");
+  // y ticks: 5 even steps (decades on a log axis).
+  for (int i = 0; i <= 4; ++i) {
+    const double sv = y0 + (y1 - y0) * i / 4;
+    const double v = y.log ? std::pow(10, sv) : sv;
+    const double py = kTop + ph - (sv - y0) / (y1 - y0) * ph;
+    absl::StrAppend(&out, "<line x1=\"", Num(kLeft), "\" x2=\"", Num(kLeft + pw), "\" y1=\"",
+                    Num(py), "\" y2=\"", Num(py), "\" stroke=\"#eee\"/><text x=\"", Num(kLeft - 4),
+                    "\" y=\"", Num(py + 4), "\" font-size=\"10\" text-anchor=\"end\">",
+                    Esc(y.ns ? NsText(v) : Short(v)), "</text>");
+  }
+  // x ticks: the categories, or 5 even steps.
+  const size_t nx = x.categories.empty() ? 5 : x.categories.size();
+  for (size_t i = 0; i < nx; ++i) {
+    double sv, v;
+    std::string label;
+    if (!x.categories.empty()) {
+      sv = static_cast<double>(i);
+      label = x.categories[i];
+    } else {
+      sv = x0 + (x1 - x0) * static_cast<double>(i) / 4;
+      v = x.log ? std::pow(10, sv) : sv;
+      label = x.ns ? NsText(v) : Short(v);
+    }
+    const double px = kLeft + (sv - x0) / (x1 - x0) * pw;
+    absl::StrAppend(&out, "<text x=\"", Num(px), "\" y=\"", Num(kTop + ph + 14),
+                    "\" font-size=\"10\" text-anchor=\"middle\">", Esc(label), "</text>");
+  }
+  absl::StrAppend(&out, "<text x=\"", Num(kLeft + pw / 2), "\" y=\"", Num(kHeight - 8),
+                  "\" font-size=\"11\" text-anchor=\"middle\">", Esc(x.title),
+                  "</text><text x=\"12\" y=\"", Num(kTop + ph / 2),
+                  "\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 ",
+                  Num(kTop + ph / 2), ")\">", Esc(y.title), "</text>");
+  for (size_t si = 0; si < series.size(); ++si) {
+    const Series& s = series[si];
+    const char* color = kColors[si % std::size(kColors)];
+    std::string pts;
+    for (const auto& [px, py] : s.points) absl::StrAppend(&pts, Num(X(px)), ",", Num(Y(py)), " ");
+    absl::StrAppend(&out, "<polyline class=\"series\" fill=\"none\" stroke=\"", color,
+                    "\" stroke-width=\"1.6\" points=\"", pts, "\"><title>", Esc(s.name),
+                    "</title></polyline>");
+    if (s.points.size() <= 40) {
+      for (size_t i = 0; i < s.points.size(); ++i) {
+        const auto& [px, py] = s.points[i];
+        if (i < s.range.size()) {
+          absl::StrAppend(&out, "<line x1=\"", Num(X(px)), "\" x2=\"", Num(X(px)), "\" y1=\"",
+                          Num(Y(s.range[i].first)), "\" y2=\"", Num(Y(s.range[i].second)),
+                          "\" stroke=\"", color, "\"/>");
+        }
+        absl::StrAppend(&out, "<circle cx=\"", Num(X(px)), "\" cy=\"", Num(Y(py)),
+                        "\" r=\"3\" fill=\"", color, "\"/>");
+      }
+    }
+  }
+  out += "</svg><div class=\"legend\">";
+  for (size_t si = 0; si < series.size(); ++si) {
+    absl::StrAppend(&out, "<span style=\"color:", kColors[si % std::size(kColors)],
+                    "\">&#9632;</span> ", Esc(series[si].name), "&#160; ");
+  }
+  if (all.size() > series.size()) {
+    absl::StrAppend(&out, "<span class=\"note\">(", all.size() - series.size(),
+                    " more not drawn)</span>");
+  }
+  return out + "</div></figure>";
+}
+
+// What one cell's finished runs add up to.
+struct Cell {
+  const v1::CellSpec* spec = nullptr;
+  std::string label;
+  std::vector<const v1::ResultRow*> done, failed;
+  std::vector<double> iops, bw;          // per done run
+  LatencyHistogram lat;                  // merged
+  std::map<std::string, double> groups;  // cgroup.<g>.ios summed
+};
+
+double Mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+std::string AxisValue(const v1::CellSpec& c, const std::string& key) {
+  for (const v1::AxisValue& a : c.axes()) {
+    if (a.key() == key) return a.value();
+  }
+  return "";
+}
+
+// The cell's other axes, as the name of its line in a plot against `key`.
+std::string OtherAxes(const v1::CellSpec& c, const std::string& key) {
+  std::vector<std::string> parts;
+  for (const v1::AxisValue& a : c.axes()) {
+    if (a.key() != key) parts.push_back(absl::StrCat(a.key(), "=", a.value()));
+  }
+  return parts.empty() ? "all" : absl::StrJoin(parts, " ");
+}
+
+std::string Time(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", absl::FromUnixMillis(unix_ms),
+                          absl::UTCTimeZone());
+}
+
+std::string AxesSection(const std::vector<Cell>& cells) {
+  // The axes in file order, each with its values in order of appearance.
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  for (const Cell& c : cells) {
+    for (const v1::AxisValue& a : c.spec->axes()) {
+      auto it =
+          std::find_if(axes.begin(), axes.end(), [&](const auto& e) { return e.first == a.key(); });
+      if (it == axes.end()) {
+        axes.push_back({a.key(), {}});
+        it = axes.end() - 1;
+      }
+      if (std::find(it->second.begin(), it->second.end(), a.value()) == it->second.end()) {
+        it->second.push_back(a.value());
+      }
+    }
+  }
+  std::string out =
+      "<h2>IOPS against each axis</h2><p class=\"note\">Mean over the repeats; "
+      "whiskers span the slowest and fastest repeat. One line per combination "
+      "of the other axes.</p><div class=\"plots\">";
+  for (const auto& [key, values] : axes) {
+    std::map<std::string, Series> lines;
+    std::vector<std::string> order;
+    for (const Cell& c : cells) {
+      if (c.iops.empty()) continue;
+      const std::string name = OtherAxes(*c.spec, key);
+      if (!lines.count(name)) order.push_back(name);
+      Series& s = lines[name];
+      s.name = name;
+      const double x = static_cast<double>(
+          std::find(values.begin(), values.end(), AxisValue(*c.spec, key)) - values.begin());
+      s.points.push_back({x, Mean(c.iops)});
+      s.range.push_back({*std::min_element(c.iops.begin(), c.iops.end()),
+                         *std::max_element(c.iops.begin(), c.iops.end())});
+    }
+    std::vector<Series> series;
+    for (const std::string& name : order) {
+      Series s = lines[name];
+      // In axis order, whiskers with their points.
+      std::vector<size_t> idx(s.points.size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::sort(idx.begin(), idx.end(),
+                [&](size_t a, size_t b) { return s.points[a].first < s.points[b].first; });
+      Series sorted{s.name, {}, {}};
+      for (size_t i : idx) {
+        sorted.points.push_back(s.points[i]);
+        sorted.range.push_back(s.range[i]);
+      }
+      series.push_back(std::move(sorted));
+    }
+    Axis x{key, false, values, false};
+    Axis y{"IOPS", false, {}, false};
+    out += LinePlot("axis:" + key, "IOPS by " + key, series, x, y);
+  }
+  if (axes.empty()) {
+    std::vector<Series> one;
+    for (const Cell& c : cells) {
+      if (!c.iops.empty()) {
+        one.push_back({c.label,
+                       {{0, Mean(c.iops)}},
+                       {{*std::min_element(c.iops.begin(), c.iops.end()),
+                         *std::max_element(c.iops.begin(), c.iops.end())}}});
+      }
+    }
+    out += LinePlot("axis:(none)", "IOPS", one, Axis{"", false, {"the cell"}, false},
+                    Axis{"IOPS", false, {}, false});
+  }
+  return out + "</div>";
+}
+
+constexpr double kPcts[] = {50, 90, 99, 99.9, 99.99};
+
+std::string LatencySection(const std::vector<Cell>& cells) {
+  std::string out =
+      "<h2>Latency</h2><p class=\"note\">From each cell's histograms merged over its "
+      "repeats (fio's log-linear buckets).</p><table><tr><th class=\"l\">cell</th><th>I/Os</th>"
+      "<th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>p99.9</th><th>p99.99</th>"
+      "<th>max</th></tr>";
+  std::vector<Series> pct, cdf;
+  for (const Cell& c : cells) {
+    if (c.lat.count() == 0) continue;
+    absl::StrAppend(&out, "<tr><td class=\"l\">", Esc(c.label), "</td><td>",
+                    Short(static_cast<double>(c.lat.count())), "</td><td>",
+                    Esc(NsText(c.lat.mean_ns())), "</td>");
+    Series p{c.label, {}, {}};
+    for (size_t i = 0; i < std::size(kPcts); ++i) {
+      const double v = static_cast<double>(c.lat.Percentile(kPcts[i]));
+      absl::StrAppend(&out, "<td>", Esc(NsText(v)), "</td>");
+      p.points.push_back({static_cast<double>(i), v});
+    }
+    absl::StrAppend(&out, "<td>", Esc(NsText(static_cast<double>(c.lat.max_ns()))), "</td></tr>");
+    pct.push_back(std::move(p));
+    // The CDF: the share of I/Os at or below each non-empty bucket.
+    v1::Histogram h;
+    c.lat.ToProto(&h);
+    Series s{c.label, {}, {}};
+    uint64_t below = 0;
+    for (int i = 0; i < h.bucket_index_size(); ++i) {
+      below += h.bucket_count(i);
+      s.points.push_back({static_cast<double>(LatencyHistogram::BucketValue(h.bucket_index(i))),
+                          static_cast<double>(below) / static_cast<double>(c.lat.count())});
+    }
+    cdf.push_back(std::move(s));
+  }
+  out += "</table><div class=\"plots\">";
+  out += LinePlot("percentiles", "Latency percentiles", pct,
+                  Axis{"percentile", false, {"p50", "p90", "p99", "p99.9", "p99.99"}, false},
+                  Axis{"latency", true, {}, true});
+  out += LinePlot("cdf", "Latency CDF", cdf, Axis{"latency", true, {}, true},
+                  Axis{"share of I/Os at or below", false, {}, false});
+  return out + "</div>";
+}
+
+std::string TimeSeriesSection(const std::vector<Cell>& cells) {
+  std::vector<Series> series;
+  for (const Cell& c : cells) {
+    for (const v1::ResultRow* row : c.done) {
+      Series s{absl::StrCat(c.label, " rep", row->run().repeat()), {}, {}};
+      for (const v1::Sample& smp : row->samples()) {
+        if (smp.interval_ns() == 0) continue;
+        const double ios = static_cast<double>(smp.io().read_ios() + smp.io().write_ios());
+        s.points.push_back({static_cast<double>(smp.offset_ns()) / 1e9,
+                            ios / (static_cast<double>(smp.interval_ns()) / 1e9)});
+      }
+      if (!s.points.empty()) series.push_back(std::move(s));
+    }
+  }
+  if (series.empty()) return "";
+  return "<h2>Per interval</h2><div class=\"plots\">" +
+         LinePlot("timeseries", "IOPS per sample interval, each run", series,
+                  Axis{"seconds into the run (after ramp)", false, {}, false},
+                  Axis{"IOPS", false, {}, false}) +
+         "</div>";
+}
+
+std::string GroupSection(const std::vector<Cell>& cells) {
+  std::vector<Series> series;
+  std::set<std::string> names;
+  for (const Cell& c : cells) {
+    for (const auto& [g, ios] : c.groups) names.insert(g);
+  }
+  if (names.empty()) return "";
+  std::vector<std::string> groups(names.begin(), names.end());
+  std::string table = "<table><tr><th class=\"l\">cell</th>";
+  for (const std::string& g : groups) absl::StrAppend(&table, "<th>", Esc(g), "</th>");
+  table += "</tr>";
+  for (const Cell& c : cells) {
+    if (c.groups.empty()) continue;
+    double total = 0;
+    for (const auto& [g, ios] : c.groups) total += ios;
+    Series s{c.label, {}, {}};
+    absl::StrAppend(&table, "<tr><td class=\"l\">", Esc(c.label), "</td>");
+    for (size_t i = 0; i < groups.size(); ++i) {
+      auto it = c.groups.find(groups[i]);
+      const double share = it == c.groups.end() || total == 0 ? 0 : it->second / total * 100;
+      s.points.push_back({static_cast<double>(i), share});
+      absl::StrAppend(&table, "<td>", Num(share), " %</td>");
+    }
+    table += "</tr>";
+    series.push_back(std::move(s));
+  }
+  table += "</table>";
+  return "<h2>Per cgroup</h2><p class=\"note\">Each group's share of the cell's I/Os "
+         "(cgroup.&lt;g&gt;.ios).</p>" +
+         table + "<div class=\"plots\">" +
+         LinePlot("groups", "Share of I/Os per group", series, Axis{"group", false, groups, false},
+                  Axis{"% of I/Os", false, {}, false}) +
+         "</div>";
+}
+
+// Host, kernel, device and the exact queue settings, one row per distinct combination.
+std::string FactsSection(const std::vector<Cell>& cells) {
+  std::map<std::string, std::vector<std::string>> rows;  // row → cells
+  for (const Cell& c : cells) {
+    for (const v1::ResultRow* row : c.done) {
+      const v1::RunResult& r = row->run().result();
+      const bool sim = IsSimulated(c.spec->target().device_class());
+      const std::string kernel =
+          sim ? (c.spec->target().kernel().empty() ? "sim:6.16" : c.spec->target().kernel())
+              : r.host().kernel_release();
+      const std::string key = absl::StrCat(
+          "<td class=\"l\">", Esc(sim ? "(engine)" : r.host().hostname()), "</td><td class=\"l\">",
+          Esc(kernel), "</td><td class=\"l\">", Esc(c.spec->target().device_class()),
+          "</td><td class=\"l\">", Esc(r.device().path()), " ", Esc(r.device().model()),
+          "</td><td class=\"l\">", Esc(r.runner()), "</td><td class=\"l\">",
+          Esc(r.applied().scheduler().empty() ? "-" : r.applied().scheduler()), "</td><td>",
+          r.applied().nr_requests() ? absl::StrCat(r.applied().nr_requests()) : "-", "</td><td>",
+          r.applied().max_sectors_kb() ? absl::StrCat(r.applied().max_sectors_kb()) : "-", "</td>");
+      std::vector<std::string>& names = rows[key];
+      if (std::find(names.begin(), names.end(), c.label) == names.end()) names.push_back(c.label);
+    }
+  }
+  std::string out =
+      "<h2>Where it ran</h2><table><tr><th class=\"l\">host</th><th class=\"l\">kernel</th>"
+      "<th class=\"l\">class</th><th class=\"l\">device</th><th class=\"l\">runner</th>"
+      "<th class=\"l\">scheduler</th><th>nr_requests</th><th>max_sectors_kb</th>"
+      "<th class=\"l\">cells</th></tr>";
+  for (const auto& [key, names] : rows) {
+    absl::StrAppend(&out, "<tr>", key, "<td class=\"l\">", names.size(), " cell",
+                    names.size() == 1 ? "" : "s", "</td></tr>");
+  }
+  return out + "</table>";
+}
+
+}  // namespace
+
+std::string RenderExperimentReport(const v1::GetResultsResponse& resp) {
+  const v1::Experiment& e = resp.experiment();
+  std::vector<Cell> cells;
+  std::map<uint32_t, size_t> by_index;
+  size_t done = 0, failed = 0, pending = 0;
+  for (const v1::ResultRow& row : resp.rows()) {
+    auto [it, fresh] = by_index.emplace(row.run().cell_index(), cells.size());
+    if (fresh) {
+      cells.emplace_back();
+      cells.back().spec = &row.cell();
+      cells.back().label = CellLabel(row.cell());
+    }
+    Cell& c = cells[it->second];
+    const v1::Run& run = row.run();
+    if (run.state() == v1::RUN_DONE) {
+      ++done;
+      c.done.push_back(&row);
+      const v1::RunResult& r = run.result();
+      c.iops.push_back(r.iops());
+      c.bw.push_back(r.bw_bytes_per_sec());
+      if (auto h = LatencyHistogram::FromProto(r.lat()); h.ok()) c.lat.Merge(*h);
+      for (const auto& [key, v] : r.internals()) {
+        if (key.rfind("cgroup.", 0) == 0 && key.size() > 11 &&
+            key.compare(key.size() - 4, 4, ".ios") == 0) {
+          c.groups[key.substr(7, key.size() - 11)] += v;
+        }
+      }
+    } else if (IsFinalRunState(run.state())) {
+      ++failed;
+      c.failed.push_back(&row);
+    } else {
+      ++pending;
+    }
+  }
+  // A `blkbench sim` without --db has no experiment id.
+  const std::string title = e.id() != 0 ? absl::StrCat("Experiment ", e.id(), ": ", e.name())
+                                        : absl::StrCat("Simulation: ", e.name());
+  std::string out = absl::StrCat(
+      "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta "
+      "charset=\"utf-8\"/><title>blkbench: ",
+      Esc(title), "</title><style>", kStyle, "</style></head><body><h1>", Esc(title),
+      "</h1><table><tr><th class=\"l\">state</th><td class=\"l\">",
+      Esc(ExperimentStateName(e.state())),
+      "</td></tr><tr><th class=\"l\">matrix</th><td class=\"l\">", Esc(e.file_name()),
+      "</td></tr><tr><th class=\"l\">cells</th><td class=\"l\">", cells.size(),
+      "</td></tr><tr><th class=\"l\">runs</th><td class=\"l\">", done, " done, ", failed,
+      " failed or canceled, ", pending,
+      " not finished</td></tr><tr><th class=\"l\">submitted</th><td "
+      "class=\"l\">",
+      Esc(Time(e.created_unix_ms())), " by ",
+      Esc(e.submitted_by().empty() ? "-" : e.submitted_by()),
+      "</td></tr><tr><th class=\"l\">finished</th><td class=\"l\">",
+      Esc(Time(e.finished_unix_ms())), "</td></tr></table>");
+  out += FactsSection(cells);
+  out += AxesSection(cells);
+  out += LatencySection(cells);
+  out += TimeSeriesSection(cells);
+  out += GroupSection(cells);
+  bool any_failed = false;
+  std::string fails =
+      "<h2>Failed runs</h2><table><tr><th>run</th><th class=\"l\">cell</th><th>repeat</th><th "
+      "class=\"l\">state</th><th class=\"l\">error</th></tr>";
+  for (const Cell& c : cells) {
+    for (const v1::ResultRow* row : c.failed) {
+      any_failed = true;
+      absl::StrAppend(&fails, "<tr class=\"failed\"><td>", row->run().id(), "</td><td class=\"l\">",
+                      Esc(c.label), "</td><td>", row->run().repeat(), "</td><td class=\"l\">",
+                      Esc(RunStateName(row->run().state())), "</td><td class=\"l\">",
+                      Esc(row->run().error()), "</td></tr>");
+    }
+  }
+  if (any_failed) out += fails + "</table>";
+  absl::StrAppend(&out, "<h2>Matrix</h2><pre>", Esc(e.matrix_text()),
+                  "</pre><p class=\"note\">Written by blkbench report; self-contained, no "
+                  "external resources.</p></body></html>\n");
+  return out;
+}
+
+}  // namespace blkbench
