@@ -142,6 +142,8 @@ TEST_F(TraceRunTest, ASequentialReadIsSequentialAtTheDevice) {
   ASSERT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
   EXPECT_THAT(seen_, ::testing::ElementsAre("blkbench-run-7-1"));
   const double issued = Internal(f, "dispatch.requests");
+  RecordProperty("issued", std::to_string(issued));
+  RecordProperty("seq_ratio", std::to_string(Internal(f, "seq_ratio")));
   EXPECT_GE(issued, kIos);
   EXPECT_LE(issued, kIos + kIos / 10);
   EXPECT_EQ(Internal(f, "trace_completed"), issued);
@@ -167,6 +169,9 @@ TEST_F(TraceRunTest, ARandomReadIsNotSequentialAtTheDevice) {
   v1::RunFinished f = Run(Assignment(loop_->path(), v1::RANDREAD, 1));
   ASSERT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
   const double issued = Internal(f, "dispatch.requests");
+  RecordProperty("issued", std::to_string(issued));
+  RecordProperty("seq_ratio", std::to_string(Internal(f, "seq_ratio")));
+  RecordProperty("inversions", std::to_string(Internal(f, "trace.inversions")));
   EXPECT_GE(issued, kIos);
   EXPECT_EQ(Internal(f, "trace_completed"), issued);
   EXPECT_EQ(Internal(f, "trace_lost_events"), 0) << "the ring overran: partial summary";
