@@ -154,6 +154,31 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
         }
         cfg.sim_devices.push_back(name);
       }
+    } else if (key == "null_blk") {
+      cfg.null_blk.enabled = true;
+      if (v.IsNull()) continue;  // `null_blk:` alone: the defaults
+      if (!v.IsMap()) {
+        errors.push_back(absl::StrCat(Where(file_name, v),
+                                      ": 'null_blk': expected a map like {configfs: "
+                                      "/sys/kernel/config, load_module: false}"));
+        continue;
+      }
+      for (const auto& nkv : v) {
+        const std::string nk = nkv.first.Scalar();
+        if (nk == "configfs" || nk == "dev") {
+          std::string* out = nk == "configfs" ? &cfg.null_blk.configfs : &cfg.null_blk.dev;
+          scalar(nkv.second, "null_blk." + nk, out);
+          if (!out->empty() && (*out)[0] != '/') {
+            errors.push_back(absl::StrCat(Where(file_name, nkv.second), ": 'null_blk.", nk,
+                                          "' must be absolute, got '", *out, "'"));
+          }
+        } else if (nk == "load_module") {
+          boolean(nkv.second, "null_blk.load_module", &cfg.null_blk.load_module);
+        } else {
+          errors.push_back(absl::StrCat(Where(file_name, nkv.first), ": null_blk: unknown key '",
+                                        nk, "' (expected configfs, dev, load_module)"));
+        }
+      }
     } else if (key == "devices") {
       if (!v.IsSequence()) {
         errors.push_back(
@@ -195,11 +220,11 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
         cfg.devices.push_back(dev);
       }
     } else {
-      errors.push_back(
-          absl::StrCat(Where(file_name, kv.first), ": unknown key '", key,
-                       "' (expected controller, agent_id, tls_dir, state_dir, cgroup_parent, "
-                       "devices, sim_devices, metrics_listen, metrics_grace_ms, metrics_tls, "
-                       "metrics_client_certs, metrics_token_file, metrics_insecure)"));
+      errors.push_back(absl::StrCat(
+          Where(file_name, kv.first), ": unknown key '", key,
+          "' (expected controller, agent_id, tls_dir, state_dir, cgroup_parent, "
+          "devices, sim_devices, null_blk, metrics_listen, metrics_grace_ms, metrics_tls, "
+          "metrics_client_certs, metrics_token_file, metrics_insecure)"));
     }
   }
   if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));

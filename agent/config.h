@@ -17,6 +17,21 @@ struct AllowedDevice {
   std::string device_class;  // null_blk, hdd, ssd, optane or a custom label
 };
 
+// null_blk devices made per run through configfs (agent/device/null_blk.h): with a
+// `null_blk:` section the agent offers one device, path kNullBlkDevicePath, class
+// "null_blk", whenever <configfs>/nullb exists; each run on it gets a fresh
+// /dev/nullb<N> with the cell's `device: {null_blk: {...}}` parameters, removed after it.
+struct NullBlkAgentConfig {
+  bool enabled = false;  // a `null_blk:` section is present
+  std::string configfs = "/sys/kernel/config";
+  std::string dev = "/dev";  // where the kernel adds nullb<N>
+  bool load_module = false;  // `modprobe null_blk nr_devices=0` at start
+};
+
+// The path the agent offers for its per-run null_blk devices (not a file: the device of
+// each run is made for it).
+inline constexpr char kNullBlkDevicePath[] = "null_blk:per-run";
+
 struct AgentConfig {
   std::string controller = "127.0.0.1:7450";  // host:port or unix:/path
   std::string agent_id;                       // default: the host name
@@ -32,6 +47,7 @@ struct AgentConfig {
   // Simulated devices offered to the controller and run by the scheduler engine; they
   // touch no hardware. `sim_devices: []` in the file turns them off.
   std::vector<std::string> sim_devices = DefaultSimDevices();  // sim:null_blk, sim:hdd, ...
+  NullBlkAgentConfig null_blk;
   // Prometheus /metrics address (host:port); "" = no exporter. Reported to the
   // controller, which lists it for Prometheus service discovery (a wildcard host is
   // replaced there by the address the agent connects from).

@@ -85,6 +85,28 @@ stat_dir: /tmp
   EXPECT_THAT(msg, HasSubstr("agent.yaml:6:1: unknown key 'stat_dir'"));
 }
 
+TEST(AgentConfigTest, NullBlkSectionEnablesPerRunDevices) {
+  auto off = ParseAgentConfig("devices: []\n", "agent.yaml");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_FALSE(off->null_blk.enabled);
+  auto defaults = ParseAgentConfig("null_blk:\n", "agent.yaml");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_TRUE(defaults->null_blk.enabled);
+  EXPECT_EQ(defaults->null_blk.configfs, "/sys/kernel/config");
+  EXPECT_EQ(defaults->null_blk.dev, "/dev");
+  EXPECT_FALSE(defaults->null_blk.load_module);
+  auto cfg = ParseAgentConfig(
+      "null_blk: {configfs: /mnt/configfs, dev: /mnt/dev, load_module: true}\n", "agent.yaml");
+  ASSERT_TRUE(cfg.ok()) << cfg.status();
+  EXPECT_EQ(cfg->null_blk.configfs, "/mnt/configfs");
+  EXPECT_EQ(cfg->null_blk.dev, "/mnt/dev");
+  EXPECT_TRUE(cfg->null_blk.load_module);
+  auto bad = ParseAgentConfig("null_blk: {configfs: rel, modprobe: 1}\n", "agent.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("'null_blk.configfs' must be absolute"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("null_blk: unknown key 'modprobe'"));
+}
+
 TEST(AgentConfigTest, CgroupParentIsARelativeCgroupPath) {
   auto cfg = ParseAgentConfig("cgroup_parent: lab.slice/bench\n", "agent.yaml");
   ASSERT_TRUE(cfg.ok()) << cfg.status();

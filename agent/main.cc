@@ -6,12 +6,15 @@
 #include <csignal>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "agent/agent.h"
+#include "agent/device/null_blk.h"
 #include "agent/metrics/agent_exporter.h"
 #include "agent/runners.h"
 #include "common/daemon_flags.h"
@@ -48,7 +51,11 @@ int main(int argc, char** argv) {
     }
   }
   mkdir(config->state_dir.c_str(), 0700);
-  auto journal = blkbench::QueueSettingsJournal::Open(config->state_dir);
+  // The runs' null_blk items may live in a configfs mounted outside /sys.
+  std::vector<std::string> extra_roots;
+  if (config->null_blk.enabled) extra_roots.push_back(config->null_blk.configfs);
+  auto journal = blkbench::QueueSettingsJournal::Open(config->state_dir, blkbench::SystemPaths(),
+                                                      std::move(extra_roots));
   if (!journal.ok()) {
     fprintf(stderr, "blkbench-agent: state dir: %s\n", journal.status().ToString().c_str());
     return 1;
@@ -58,6 +65,16 @@ int main(int argc, char** argv) {
     fprintf(stderr, "blkbench-agent: restoring settings left by a crashed run: %s\n",
             recovered.status().ToString().c_str());
     return 1;
+  }
+  // null_blk is offered while <configfs>/nullb exists: load the module if allowed to.
+  if (config->null_blk.enabled && config->null_blk.load_module) {
+    struct stat st;
+    if (stat((config->null_blk.configfs + "/nullb").c_str(), &st) != 0) {
+      if (absl::Status loaded = blkbench::LoadNullBlkModule(); !loaded.ok()) {
+        blkbench::LogEvent(blkbench::LogLevel::kWarning, "agent", "null_blk_not_loaded")
+            .Field("error", std::string(loaded.message()));
+      }
+    }
   }
 
   sigset_t sigs;

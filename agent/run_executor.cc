@@ -3,6 +3,7 @@
 #include "agent/run_executor.h"
 
 #include "absl/strings/str_cat.h"
+#include "agent/cell/null_blk_device.h"
 #include "agent/cell/real_device.h"
 #include "agent/cell/sim_device.h"
 #include "agent/device/device_facts.h"
@@ -23,13 +24,22 @@ v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
   return f;
 }
 
+NullBlkPaths NullBlkPathsOf(const AgentConfig& config) {
+  NullBlkPaths paths;
+  paths.configfs = config.null_blk.configfs;
+  paths.dev = config.null_blk.dev;
+  return paths;
+}
+
 }  // namespace
 
 RunExecutor::RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal,
-                         RunnerFactory factory)
+                         RunnerFactory factory, ConfigfsOps* configfs)
     : config_(config),
       journal_(journal),
       factory_(std::move(factory)),
+      own_configfs_(configfs == nullptr ? RealConfigfs() : nullptr),
+      configfs_(configfs == nullptr ? *own_configfs_ : *configfs),
       cgroups_(std::make_unique<CgroupManager>(journal.settings_journal(),
                                                CgroupOptions{.parent = config.cgroup_parent})) {}
 
@@ -50,6 +60,18 @@ DeviceOffer RunExecutor::OfferDevices() {
     facts->set_wwid(identity->wwid);
     facts->set_backing_file(identity->backing_file);
     offer.offered.push_back(*std::move(facts));
+  }
+  if (config_.null_blk.enabled) {
+    NullBlkProvisioner provisioner(NullBlkPathsOf(config_), journal_.settings_journal(), configfs_);
+    if (absl::Status available = provisioner.Available(); !available.ok()) {
+      offer.not_offered.emplace_back(kNullBlkDevicePath, available.ToString());
+    } else {
+      v1::DeviceFacts facts;
+      facts.set_path(kNullBlkDevicePath);
+      facts.set_device_class("null_blk");
+      facts.set_is_block(true);
+      offer.offered.push_back(std::move(facts));
+    }
   }
   return offer;
 }
@@ -72,6 +94,13 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
       device = &simulated;
       device_class = sim;
     }
+  }
+  std::unique_ptr<NullBlkDevicePreparation> null_blk;
+  if (device == nullptr && config_.null_blk.enabled && a.device_path() == kNullBlkDevicePath) {
+    null_blk = std::make_unique<NullBlkDevicePreparation>(NullBlkPathsOf(config_), configfs_,
+                                                          journal_, *cgroups_);
+    device = null_blk.get();
+    device_class = "null_blk";
   }
   if (device == nullptr) {
     // The device must be on the allowlist.

@@ -16,6 +16,7 @@
 #include "agent/cgroup/cgroup_manager.h"
 #include "agent/config.h"
 #include "agent/device/identity.h"
+#include "agent/device/null_blk.h"
 #include "agent/device/queue_settings.h"
 #include "blkbench/v1/agent.pb.h"
 #include "common/runner.h"
@@ -38,8 +39,11 @@ struct DeviceOffer {
 class RunExecutor {
  public:
   // Cgroup layouts go under config.cgroup_parent and are journaled in `journal`'s
-  // directory, so its RecoverAll also removes the groups of a crashed run.
-  RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal, RunnerFactory factory);
+  // directory, so its RecoverAll also removes the groups of a crashed run (and the
+  // null_blk devices and trace instances of one). `configfs` stands in for the kernel's
+  // configfs calls when not null (tests); it outlives the executor.
+  RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal, RunnerFactory factory,
+              ConfigfsOps* configfs = nullptr);
 
   // Runs the assignment to its end and returns the message to send to the controller:
   // outcome SUCCEEDED with the result (host, device facts and the exact queue settings
@@ -57,17 +61,24 @@ class RunExecutor {
   v1::RunFinished Execute(const v1::RunAssignment& assignment, const std::atomic<bool>& cancel,
                           const std::function<void(const v1::Sample&)>& on_sample);
 
+  // The assignment's device may also be kNullBlkDevicePath (with a `null_blk:` config):
+  // the run then gets its own null_blk device (NullBlkDevicePreparation), removed after it.
+  //
   // For a registration: reads the facts and identity of every allowlisted device; the
   // identity is recorded the first time a device is seen and must match it later (see
   // DeviceIdentityRegistry). Devices that cannot be read or have changed are not offered,
   // and runs on them are refused until a later registration offers them. The facts carry
-  // the device's serial, WWID and (loop devices) backing file.
+  // the device's serial, WWID and (loop devices) backing file. With a `null_blk:` config,
+  // kNullBlkDevicePath (class null_blk) is offered while <configfs>/nullb exists, and
+  // listed as not offered with the reason otherwise.
   DeviceOffer OfferDevices();
 
  private:
   const AgentConfig& config_;
   QueueSettingsJournal& journal_;
   RunnerFactory factory_;
+  std::unique_ptr<ConfigfsOps> own_configfs_;  // the real calls, unless a test gave its own
+  ConfigfsOps& configfs_;
   std::unique_ptr<CgroupManager> cgroups_;
   DeviceIdentityRegistry identities_;
 };

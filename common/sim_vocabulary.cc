@@ -32,6 +32,8 @@ constexpr DeviceParamDef kNullBlkParams[] = {
     {"blocksize", ParamType::kUint, 0, kU32, ""},
     {"memory_backed", ParamType::kBool, 0, 0, ""},
     {"queue_mode", ParamType::kQueueMode, 0, 0, ""},
+    {"size", ParamType::kUint, 1, kU32, "MiB; the model presents its fixed size"},
+    {"home_node", ParamType::kUint, 0, 1023, "a NUMA node; not modelled"},
 };
 
 // engine/device/hdd.h HddConfig and its geometry.

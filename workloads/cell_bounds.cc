@@ -28,6 +28,7 @@ absl::Status CheckCellBounds(const v1::CellSpec& cell) {
   range("iodepth_batch_complete_min", job.iodepth_batch_complete_min(), 0, kMaxIodepth);
   range("iodepth_batch_complete_max", job.iodepth_batch_complete_max(), 0, kMaxIodepth);
   range("rwmixread", job.rwmixread(), 0, 100);
+  range("trace", cell.trace(), 0, kMaxTrace);
   if (job.bs() % kSectorSize != 0) {
     issues.push_back(absl::StrCat("bs ", job.bs(), " (expected a multiple of ", kSectorSize, ")"));
   }

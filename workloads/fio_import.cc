@@ -122,7 +122,7 @@ const std::map<std::string, std::string, std::less<>>& Aliases() {
 // Matrix keys that are blkbench's, not fio's: a fio option of that name is never one
 // of them (fio's `cgroup` names a cgroup, the matrix's is a layout).
 constexpr std::string_view kBlkbenchOnlyKeys[] = {"scheduler", "nr_requests", "max_sectors_kb",
-                                                  "cgroup"};
+                                                  "cgroup", "trace"};
 
 template <size_t N>
 bool In(const std::string_view (&list)[N], std::string_view s) {

@@ -217,6 +217,15 @@ constexpr OptionDef kOptions[] = {
      "root, one, one:<weight>, per-job, or groups as name:weight*jobs,... (e.g. "
      "heavy:1000*1,light:100*1; weights 1 to 1000, names of a-z 0-9 _ -)",
      &ApplyCgroup},
+    // Block-layer evidence (agent/device/block_trace.h): off unless asked for, as it
+    // costs IOPS (docs/performance.md).
+    {"trace", "trace", Scope::kJob, "0 (off) or 1 (block-layer trace summary)",
+     [](std::string_view s, CellSpec& c) {
+       absl::StatusOr<uint64_t> v = ParseUint(s);
+       if (!v.ok() || *v > kMaxTrace) return false;
+       c.set_trace(static_cast<uint32_t>(*v));
+       return true;
+     }},
     // Where a cell may run.
     {"device_class", "device_class", Scope::kTarget,
      "a device class of up to 128 printable characters (e.g. null_blk, nvme, sim:null_blk)",
@@ -256,6 +265,14 @@ constexpr OptionDef kOptions[] = {
        if (!v.ok()) return false;
        (*c.mutable_device_params())["null_blk.memory_backed"] = absl::StrCat(*v ? 1 : 0);
        return true;
+     }},
+    {"null_blk.size", "null_blk.size", Scope::kNullBlk, "the device size in MiB, 1 or more",
+     [](std::string_view s, CellSpec& c) {
+       return SetNullBlk(s, "null_blk.size", 1, UINT32_MAX, c);
+     }},
+    {"null_blk.home_node", "null_blk.home_node", Scope::kNullBlk, "a NUMA node from 0 to 1023",
+     [](std::string_view s, CellSpec& c) {
+       return SetNullBlk(s, "null_blk.home_node", 0, 1023, c);
      }},
     {"null_blk.queue_mode", "null_blk.queue_mode", Scope::kNullBlk,
      "0 (bio), 1 (single queue) or 2 (multi-queue)",

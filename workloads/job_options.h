@@ -44,6 +44,8 @@ inline constexpr uint32_t kDefaultNumjobs = 1;
 inline constexpr uint32_t kDefaultBatchSubmit = 1;       // fio iodepth_batch .def = 1
 inline constexpr uint32_t kDefaultBatchCompleteMin = 1;  // fio .def = 1
 inline constexpr uint64_t kDefaultRandseed = 0x89;       // fio randseed .def = "0x89"
+// The highest `trace:` level (1: the block-layer summary; CellSpec.trace).
+inline constexpr uint32_t kMaxTrace = 1;
 // kMaxIodepth, kMaxUringDepth, kMaxNumjobs and kSectorSize: common/resolved_job.h.
 
 // The option named `name` (as written), or nullptr.

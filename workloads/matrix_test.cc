@@ -272,6 +272,40 @@ TEST(ParseMatrixTest, NullBlkValuesAreNormalized) {
   EXPECT_EQ(m.cells[0].device_params().at("null_blk.queue_mode"), "2");
 }
 
+// Seed 000's device, every attribute the agent writes for it.
+TEST(ParseMatrixTest, Seed000NullBlkDeviceParses) {
+  const Matrix m = MustParse(
+      "name: n\ntarget: {device_class: null_blk}\n"
+      "device: {null_blk: {completion_nsec: 0, blocksize: 512, home_node: 0, irqmode: 0,\n"
+      "  submit_queues: 128, hw_queue_depth: 1024, size: 1024, memory_backed: 0,\n"
+      "  queue_mode: 2}}\n");
+  EXPECT_EQ(m.cells[0].device_params().size(), 9u);
+  EXPECT_EQ(m.cells[0].device_params().at("null_blk.size"), "1024");
+  EXPECT_EQ(m.cells[0].device_params().at("null_blk.home_node"), "0");
+  for (const char* bad : {"size: 0", "home_node: 1024", "size: big"}) {
+    absl::StatusOr<Matrix> refused =
+        ParseMatrix(absl::StrCat("name: n\ntarget: {device_class: null_blk}\ndevice: {null_blk: {",
+                                 bad, "}}\n"),
+                    "test.yaml");
+    EXPECT_FALSE(refused.ok()) << bad;
+  }
+}
+
+TEST(ParseMatrixTest, TraceIsOffByDefaultAndMayBeAnAxis) {
+  EXPECT_EQ(MustParse("name: n\ntarget: {device_class: loop}\n").cells[0].trace(), 0u);
+  const Matrix m = MustParse("name: n\ntarget: {device_class: loop}\nmatrix:\n  trace: [0, 1]\n");
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(m.cells[0].trace(), 0u);
+  EXPECT_EQ(m.cells[1].trace(), 1u);
+  EXPECT_EQ(MustParse("name: n\ntarget: {device_class: loop}\njob: {trace: 1}\n").cells[0].trace(),
+            1u);
+  absl::StatusOr<Matrix> bad =
+      ParseMatrix("name: n\ntarget: {device_class: loop}\njob: {trace: 3}\n", "test.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("key 'trace': expected 0 (off) or 1 (block-layer trace summary), got '3'"));
+}
+
 TEST(ParseMatrixTest, TenThousandCellsIsTheLimit) {
   std::string a, b;
   for (int i = 1; i <= 100; ++i) {

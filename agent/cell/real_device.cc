@@ -6,6 +6,8 @@
 #include <sys/sysmacros.h>
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -24,12 +26,14 @@ absl::Status Refused(absl::string_view why) {
 RealDevicePreparation::RealDevicePreparation(std::string device_class,
                                              std::vector<AllowlistEntry> allowlist,
                                              const DeviceIdentityRegistry& identities,
-                                             QueueSettingsJournal& journal, CgroupManager& cgroups)
+                                             QueueSettingsJournal& journal, CgroupManager& cgroups,
+                                             RealDeviceOptions options)
     : device_class_(std::move(device_class)),
       allowlist_(std::move(allowlist)),
       identities_(identities),
       journal_(journal),
-      cgroups_(cgroups) {}
+      cgroups_(cgroups),
+      options_(std::move(options)) {}
 
 absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run) {
   // Wrong-disk protection before the first write: resolve (symlinks may have moved),
@@ -78,35 +82,89 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
     placement_ = std::move(*built);
   }
 
-  PreparedDevice d;
-  // The device's own counters from here to the end of the run (iostat over the run).
+  // The device number, for its counters and its trace; none for a regular file.
+  std::optional<std::pair<uint32_t, uint32_t>> devno;
   if (facts->is_block()) {
     struct stat st;
     if (stat(resolved.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
-      const uint32_t ma = major(st.st_rdev), mi = minor(st.st_rdev);
-      if (absl::StatusOr<DiskStats> before = ReadDiskStats(ma, mi); before.ok()) {
-        d.annotate = [ma, mi, before = *before,
-                      start = std::chrono::steady_clock::now()](v1::RunResult& result) {
-          absl::StatusOr<DiskStats> after = ReadDiskStats(ma, mi);
-          if (!after.ok()) return;
-          const double elapsed =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          const DiskStatsDelta delta = Delta(before, *after, elapsed);
-          v1::DeviceStats* s = result.mutable_device_stats();
-          s->set_elapsed_s(delta.elapsed_s);
-          s->set_reads(delta.reads);
-          s->set_writes(delta.writes);
-          s->set_reads_merged(delta.reads_merged);
-          s->set_writes_merged(delta.writes_merged);
-          s->set_read_bytes(delta.read_bytes);
-          s->set_write_bytes(delta.write_bytes);
-          s->set_r_await_ms(delta.r_await_ms);
-          s->set_w_await_ms(delta.w_await_ms);
-          s->set_aqu_sz(delta.aqu_sz);
-          s->set_util_pct(delta.util_pct);
-        };
-      }
+      devno.emplace(major(st.st_rdev), minor(st.st_rdev));
     }
+  }
+
+  // Undoes the cgroups and the queue settings when a later step fails.
+  auto undo = [&](const absl::Status& why) {
+    std::string error(why.message());
+    if (placement_ != nullptr) {
+      if (absl::Status s = placement_->Remove(); !s.ok()) {
+        absl::StrAppend(&error, "; removing cgroups: ", s.message());
+      }
+      placement_.reset();
+    }
+    if (absl::Status s = RestoreQueue(); !s.ok()) {
+      absl::StrAppend(&error, "; restoring queue settings: ", s.message());
+    }
+    return absl::Status(why.code(), error);
+  };
+
+  // The block layer's own evidence, last, so it covers the job and little else.
+  if (run.cell.trace() > 0) {
+    if (!devno) {
+      return undo(absl::FailedPreconditionError(absl::StrCat(
+          "trace: ", run.cell.trace(), " needs a block device; ", run.device, " is not one")));
+    }
+    BlockTraceOptions topt;
+    topt.tracefs = options_.tracefs;
+    topt.instance = absl::StrCat("blkbench-", run.name);
+    topt.major = devno->first;
+    topt.minor = devno->second;
+    absl::StatusOr<std::unique_ptr<BlockTrace>> trace =
+        BlockTrace::Start(topt, journal_.settings_journal());
+    if (!trace.ok()) return undo(trace.status());
+    trace_ = *std::move(trace);
+  }
+  trace_error_ = absl::OkStatus();
+
+  PreparedDevice d;
+  // The device's own counters from here to the end of the run (iostat over the run).
+  std::function<void(v1::RunResult&)> device_stats;
+  if (devno) {
+    const uint32_t ma = devno->first, mi = devno->second;
+    if (absl::StatusOr<DiskStats> before = ReadDiskStats(ma, mi); before.ok()) {
+      device_stats = [ma, mi, before = *before,
+                      start = std::chrono::steady_clock::now()](v1::RunResult& result) {
+        absl::StatusOr<DiskStats> after = ReadDiskStats(ma, mi);
+        if (!after.ok()) return;
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const DiskStatsDelta delta = Delta(before, *after, elapsed);
+        v1::DeviceStats* s = result.mutable_device_stats();
+        s->set_elapsed_s(delta.elapsed_s);
+        s->set_reads(delta.reads);
+        s->set_writes(delta.writes);
+        s->set_reads_merged(delta.reads_merged);
+        s->set_writes_merged(delta.writes_merged);
+        s->set_read_bytes(delta.read_bytes);
+        s->set_write_bytes(delta.write_bytes);
+        s->set_r_await_ms(delta.r_await_ms);
+        s->set_w_await_ms(delta.w_await_ms);
+        s->set_aqu_sz(delta.aqu_sz);
+        s->set_util_pct(delta.util_pct);
+      };
+    }
+  }
+  if (device_stats || trace_ != nullptr) {
+    d.annotate = [this, device_stats = std::move(device_stats)](v1::RunResult& result) {
+      if (device_stats) device_stats(result);
+      if (trace_ == nullptr) return;
+      absl::StatusOr<BlockTraceSummary> summary = StopTrace();
+      if (!summary.ok()) {
+        trace_error_ = summary.status();
+        return;
+      }
+      for (const auto& [key, value] : summary->Internals()) {
+        (*result.mutable_internals())[key] = value;
+      }
+    };
   }
   d.io_path = resolved;
   d.facts = *std::move(facts);
@@ -123,11 +181,26 @@ absl::Status RealDevicePreparation::RestoreQueue() {
   return facts_.is_block() ? journal_.Restore(facts_.kernel_name()) : absl::OkStatus();
 }
 
+absl::StatusOr<BlockTraceSummary> RealDevicePreparation::StopTrace() {
+  if (trace_ == nullptr) return absl::FailedPreconditionError("no block trace running");
+  absl::StatusOr<BlockTraceSummary> summary = trace_->Stop();
+  trace_.reset();
+  return summary;
+}
+
 absl::Status RealDevicePreparation::Release() {
   std::string error;
+  if (!trace_error_.ok())
+    absl::StrAppend(&error, "stopping the block trace: ", trace_error_.message());
+  if (trace_ != nullptr) {
+    if (absl::StatusOr<BlockTraceSummary> s = StopTrace(); !s.ok()) {
+      absl::StrAppend(&error, error.empty() ? "" : "; ",
+                      "stopping the block trace: ", s.status().message());
+    }
+  }
   if (placement_ != nullptr) {
     if (absl::Status s = placement_->Remove(); !s.ok()) {
-      absl::StrAppend(&error, "removing cgroups: ", s.message());
+      absl::StrAppend(&error, error.empty() ? "" : "; ", "removing cgroups: ", s.message());
     }
     placement_.reset();
   }

@@ -46,21 +46,40 @@ struct BlockEvent {
 // (headers, other events, lost-event markers).
 bool ParseBlockEvent(absl::string_view line, BlockEvent* out);
 
-// What the events say about one run.
+// What the events say about one run. "Issue" is block_rq_issue with data (blkparse's
+// D); a flush without data is not counted anywhere.
 struct BlockTraceSummary {
-  uint64_t inserted = 0;               // block_rq_insert: requests handed to the scheduler
-  uint64_t issued = 0;                 // block_rq_issue: dispatched to the driver (blkparse 'D')
-  uint64_t completed = 0;              // block_rq_complete ('C')
-  uint64_t merged = 0;                 // block_rq_merge + block_bio_backmerge/frontmerge
-  uint64_t sequential_issues = 0;      // issue whose sector is the previous issue's end
+  uint64_t inserted = 0;           // block_rq_insert: requests handed to the scheduler
+  uint64_t issued = 0;             // block_rq_issue: dispatched to the driver (blkparse 'D')
+  uint64_t completed = 0;          // block_rq_complete ('C')
+  uint64_t merged = 0;             // rq_merges + back_merges + front_merges
+  uint64_t rq_merges = 0;          // block_rq_merge: requests merged into others
+  uint64_t back_merges = 0;        // block_bio_backmerge: a bio appended to a request
+  uint64_t front_merges = 0;       // block_bio_frontmerge: a bio prepended to a request
+  uint64_t splits = 0;             // block_split: a bio split in two (one event per cut)
+  uint64_t requeues = 0;           // block_rq_requeue: an issued request put back
+  uint64_t sequential_issues = 0;  // issue whose sector is the previous issue's end
+  // Issues whose start sector is below the start of the previous issue in the same
+  // direction (reads against reads, writes against writes): the device is sent the
+  // stream out of ascending order. The first issue of each direction is not compared.
+  uint64_t inversions = 0;
+  uint32_t inflight_max = 0;           // most requests issued and not completed or requeued
+  double inflight_area = 0;            // ∫ in-flight dt, in request·ns, from the first issue
+  uint64_t inflight_span_ns = 0;       // from the first issue to the last complete/requeue/issue
   uint64_t lost_events = 0;            // the kernel's ring overran: the summary is partial
   LatencyHistogram insert_to_issue;    // Q2D-like: time in the scheduler
   LatencyHistogram issue_to_complete;  // D2C: time in the driver and device
   double seq_ratio() const {
     return issued == 0 ? 0.0 : static_cast<double>(sequential_issues) / issued;
   }
+  // Time-weighted mean of the requests at the device (issued, not yet completed).
+  double inflight_mean() const {
+    return inflight_span_ns == 0 ? 0.0 : inflight_area / static_cast<double>(inflight_span_ns);
+  }
   // The engine's internals keys for the same quantities (engine/model/engine_runner.cc
-  // "seq_ratio"), so real and simulated runs compare by name.
+  // "seq_ratio", "device.inflight_mean", "dispatch.requests", "dispatch.requeues"), so real
+  // and simulated runs compare by name; what the engine has no same-named counter for is
+  // under "trace.*" (docs/engines.md lists both).
   std::map<std::string, double> Internals() const;
 };
 
@@ -72,8 +91,15 @@ class BlockTraceAccumulator {
   const BlockTraceSummary& summary() const { return summary_; }
 
  private:
+  // Moves the in-flight integral to `ts_ns` before the count changes.
+  void Advance(uint64_t ts_ns);
+
   BlockTraceSummary summary_;
   uint64_t last_issue_end_ = UINT64_MAX;
+  uint64_t last_issue_start_[2] = {UINT64_MAX, UINT64_MAX};  // [read, write]
+  uint32_t inflight_ = 0;
+  uint64_t first_issue_ns_ = 0, last_change_ns_ = 0;
+  bool any_issue_ = false;
   std::map<std::pair<uint64_t, bool>, uint64_t> inserted_at_, issued_at_;  // → ts_ns
 };
 

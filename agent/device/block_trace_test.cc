@@ -85,6 +85,74 @@ TEST(BlockTraceTest, SummaryCountsSequentialIssuesAndLatencies) {
   EXPECT_DOUBLE_EQ(s.Internals().at("seq_ratio"), 0.5);
 }
 
+TEST(BlockTraceTest, ParsesSplitsAndRequeues) {
+  BlockEvent e;
+  ASSERT_TRUE(
+      ParseBlockEvent("fio-7 [001] ..... 10.000000002: block_split: 8,0 R 2048 / 2304 [fio]", &e));
+  EXPECT_EQ(e.event, "block_split");
+  EXPECT_EQ(e.sector, 2048u);
+  EXPECT_EQ(e.nr_sectors, 0u);
+  ASSERT_TRUE(ParseBlockEvent(
+      "kworker/0:1H-9 [000] ..... 10.5: block_rq_requeue: 8,0 R () 4096 + 8 be,0,4 [0]", &e));
+  EXPECT_EQ(e.event, "block_rq_requeue");
+  EXPECT_EQ(e.sector, 4096u);
+  EXPECT_EQ(e.nr_sectors, 8u);
+}
+
+// Reads issued at sectors 100, 50, 200 and a write at 10 (its own direction: no
+// inversion): one inversion (50 after 100). In flight: reads at 100 and 50 overlap for
+// 1000 of the 4000 ns from the first issue to the last completion.
+TEST(BlockTraceTest, SummaryCountsInversionsInflightMergesSplitsAndRequeues) {
+  BlockTraceAccumulator acc;
+  auto ev = [](uint64_t ts, const char* name, const char* rwbs, uint64_t sector) {
+    BlockEvent e;
+    e.ts_ns = ts;
+    e.event = name;
+    e.rwbs = rwbs;
+    e.sector = sector;
+    e.nr_sectors = 8;
+    return e;
+  };
+  acc.Add(ev(0, "block_rq_issue", "R", 100));
+  acc.Add(ev(1000, "block_rq_issue", "R", 50));
+  acc.Add(ev(2000, "block_rq_complete", "R", 100));
+  acc.Add(ev(2000, "block_rq_complete", "R", 50));
+  acc.Add(ev(2500, "block_rq_issue", "W", 10));
+  acc.Add(ev(3000, "block_rq_complete", "W", 10));
+  acc.Add(ev(3000, "block_rq_issue", "R", 200));
+  acc.Add(ev(3500, "block_rq_requeue", "R", 200));  // back to the queue: not in flight
+  acc.Add(ev(3600, "block_rq_issue", "R", 200));
+  acc.Add(ev(4000, "block_rq_complete", "R", 200));
+  acc.Add(ev(4100, "block_bio_backmerge", "R", 208));
+  acc.Add(ev(4200, "block_bio_frontmerge", "R", 0));
+  acc.Add(ev(4300, "block_bio_backmerge", "R", 300));
+  acc.Add(ev(4400, "block_rq_merge", "R", 400));
+  BlockEvent split = ev(4500, "block_split", "R", 512);
+  split.nr_sectors = 0;
+  acc.Add(split);
+  const BlockTraceSummary& s = acc.summary();
+  EXPECT_EQ(s.issued, 5u);  // the requeued request's second issue counts as a dispatch
+  EXPECT_EQ(s.completed, 4u);
+  EXPECT_EQ(s.requeues, 1u);
+  EXPECT_EQ(s.inversions, 1u);
+  EXPECT_EQ(s.inflight_max, 2u);
+  // 0-1000: 1, 1000-2000: 2, 2000-2500: 0, 2500-3000: 1, 3000-3500: 1, 3500-3600: 0,
+  // 3600-4000: 1 → 1000 + 2000 + 500 + 500 + 400 = 4400 request·ns over 4000 ns.
+  EXPECT_EQ(s.inflight_span_ns, 4000u);
+  EXPECT_DOUBLE_EQ(s.inflight_mean(), 1.1);
+  EXPECT_EQ(s.back_merges, 2u);
+  EXPECT_EQ(s.front_merges, 1u);
+  EXPECT_EQ(s.rq_merges, 1u);
+  EXPECT_EQ(s.merged, 4u);
+  EXPECT_EQ(s.splits, 1u);
+  const std::map<std::string, double> in = s.Internals();
+  EXPECT_DOUBLE_EQ(in.at("device.inflight_mean"), 1.1);
+  EXPECT_DOUBLE_EQ(in.at("dispatch.requeues"), 1);
+  EXPECT_DOUBLE_EQ(in.at("trace.inversions"), 1);
+  EXPECT_DOUBLE_EQ(in.at("trace.merges.back"), 2);
+  EXPECT_DOUBLE_EQ(in.at("trace.splits"), 1);
+}
+
 class BlockTraceRealTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -1,9 +1,9 @@
 // Tests for null_blk.h. configfs cannot be mounted on this machine, so FakeNullBlkKernel
-// stands in for drivers/block/null_blk's configfs side on a plain directory tree: mkdir
-// of an item creates its attribute files, a write to an unknown attribute is ENOENT, a
-// write to a powered device is EBUSY, power=1 checks the attributes (EINVAL) and adds
-// <dev>/nullb<index>, rmdir drops the device. The last test runs on the real kernel
-// where /sys/kernel/config/nullb exists and is skipped here, saying why.
+// (fake_null_blk.h) stands in for drivers/block/null_blk's configfs side on a plain
+// directory tree: mkdir of an item creates its attribute files, a write to an unknown
+// attribute is ENOENT, a write to a powered device is EBUSY, power=1 checks the attributes
+// (EINVAL) and adds <dev>/nullb<index>, rmdir drops the device. The last test runs on the real
+// kernel where /sys/kernel/config/nullb exists and is skipped here, saying why.
 #include "agent/device/null_blk.h"
 
 #include <sys/stat.h>
@@ -16,6 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "agent/device/fake_null_blk.h"
 #include "agent/device/testutil.h"
 #include "common/testing/command.h"
 #include "gmock/gmock.h"
@@ -28,87 +29,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-class FakeNullBlkKernel final : public ConfigfsOps {
- public:
-  explicit FakeNullBlkKernel(NullBlkPaths paths) : paths_(std::move(paths)) {
-    std::filesystem::create_directories(paths_.nullb());
-    std::filesystem::create_directories(paths_.dev);
-  }
-
-  int Mkdir(const std::string& path) override {
-    if (mkdir(path.c_str(), 0755) != 0) return errno;
-    for (const std::string& attr : NullBlkAttributes()) Put(path, attr, "0");
-    Put(path, "power", "0");
-    Put(path, "index", "0");
-    return 0;
-  }
-  int Write(const std::string& path, absl::string_view value) override {
-    writes.push_back(absl::StrCat(std::filesystem::path(path).filename().string(), "=", value));
-    if (fail_write == writes.size()) return EINVAL;
-    if (access(path.c_str(), F_OK) != 0) return ENOENT;  // not an attribute
-    const std::string item = std::filesystem::path(path).parent_path();
-    const std::string attr = std::filesystem::path(path).filename();
-    if (attr == "index") return EACCES;  // read-only
-    const bool powered = Get(item, "power") == "1";
-    if (attr != "power" && powered) return EBUSY;  // nullb_device_*_store on a live device
-    if (attr == "power" && value == "1" && !powered) {
-      // null_add_dev's checks, e.g. a zero queue depth or too many queues.
-      if (Get(item, "hw_queue_depth") == "0" && Touched(item, "hw_queue_depth")) return EINVAL;
-      const uint32_t index = next_index_++;
-      Put(item, "index", absl::StrCat(index));
-      live_[item] = index;
-      if (make_nodes) testing::WriteFile(Node(index), "");
-    } else if (attr == "power" && value == "0" && powered) {
-      unlink(Node(live_[item]).c_str());
-      live_.erase(item);
-    }
-    Put(item, attr, std::string(value));
-    touched_.insert(path);
-    return 0;
-  }
-  int Read(const std::string& path, std::string* value) override {
-    std::ifstream in(path);
-    if (!in) return ENOENT;
-    std::getline(in, *value);
-    return 0;
-  }
-  // configfs rmdir: the attribute files go with the item and its disk is deleted
-  // (nullb_group_drop_item), whatever power reads (the journal writes it as a plain file).
-  int Rmdir(const std::string& path) override {
-    if (access(path.c_str(), F_OK) != 0) return ENOENT;
-    if (auto it = live_.find(path); it != live_.end()) {
-      unlink(Node(it->second).c_str());
-      live_.erase(it);
-    }
-    std::filesystem::remove_all(path);
-    ++rmdirs;
-    return 0;
-  }
-  bool IsBlockDevice(const std::string& path) override { return access(path.c_str(), F_OK) == 0; }
-
-  std::vector<std::string> writes;
-  size_t fail_write = 0;  // 1-based write that fails with EINVAL; 0 = none
-  bool make_nodes = true;
-  int rmdirs = 0;
-
- private:
-  std::string Node(uint32_t index) const { return absl::StrCat(paths_.dev, "/nullb", index); }
-  void Put(const std::string& item, const std::string& attr, const std::string& v) {
-    testing::WriteFile(absl::StrCat(item, "/", attr), v + "\n");
-  }
-  std::string Get(const std::string& item, const std::string& attr) {
-    std::string v;
-    Read(absl::StrCat(item, "/", attr), &v);
-    return v;
-  }
-  bool Touched(const std::string& item, const std::string& attr) const {
-    return touched_.count(absl::StrCat(item, "/", attr)) > 0;
-  }
-  NullBlkPaths paths_;
-  uint32_t next_index_ = 0;
-  std::set<std::string> touched_;
-  std::map<std::string, uint32_t> live_;  // item → index of its disk
-};
+using testing::FakeNullBlkKernel;
 
 // Seed 000's device.
 const std::map<std::string, std::string> kSeed000 = {

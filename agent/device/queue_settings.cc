@@ -119,15 +119,18 @@ absl::Status Validate(const std::string& disk, const std::string& queue,
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<QueueSettingsJournal>> QueueSettingsJournal::Open(
-    const std::string& state_dir, const SystemPaths& paths) {
+    const std::string& state_dir, const SystemPaths& paths, std::vector<std::string> extra_roots,
+    RemoveDirFn remove_dir) {
   SystemPaths canonical = paths;
   // Journaled paths are canonical sysfs paths, so the allowed root must be canonical too.
   if (char* resolved = realpath(paths.sysfs.c_str(), nullptr)) {
     canonical.sysfs = resolved;
     free(resolved);
   }
+  std::vector<std::string> roots = {canonical.sysfs};
+  for (std::string& root : extra_roots) roots.push_back(std::move(root));
   absl::StatusOr<std::unique_ptr<SettingsJournal>> journal =
-      SettingsJournal::Open(state_dir, {canonical.sysfs}, canonical);
+      SettingsJournal::Open(state_dir, std::move(roots), canonical, std::move(remove_dir));
   if (!journal.ok()) return journal.status();
   return std::unique_ptr<QueueSettingsJournal>(
       new QueueSettingsJournal(std::move(canonical), *std::move(journal)));

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,9 +20,12 @@ class QueueSettingsJournal {
  public:
   // Opens the journal in `state_dir` (owned exclusively by this instance; see
   // SettingsJournal::Open) for the sysfs tree at `paths.sysfs`. Does not recover: call
-  // RecoverAll before the first Apply.
+  // RecoverAll before the first Apply. `extra_roots` are further directories its entries
+  // may name (a configfs mounted outside sysfs, for the runs' null_blk items); `remove_dir`
+  // as SettingsJournal::Open's.
   static absl::StatusOr<std::unique_ptr<QueueSettingsJournal>> Open(
-      const std::string& state_dir, const SystemPaths& paths = SystemPaths());
+      const std::string& state_dir, const SystemPaths& paths = SystemPaths(),
+      std::vector<std::string> extra_roots = {}, RemoveDirFn remove_dir = nullptr);
 
   // Makes `wanted` the queue settings of `dev` (a field left at ""/0 is left as it is) and
   // sets `*applied` to the settings in force afterwards, as read back from sysfs.

@@ -53,7 +53,11 @@ std::vector<Param> NullBlkParams(NullBlkConfig* c) {
           Uint("blocksize", &c->blocksize),
           Bool("memory_backed", &c->memory_backed),
           // Only blk-mq remains: the bio mode (queue_mode 0/1) was removed in 6.9.
-          {"queue_mode", [](const ParsedParam&) {}}};
+          {"queue_mode", [](const ParsedParam&) {}},
+          // Accepted so real and simulated cells share seed 000's device: the model presents
+          // kSimulatedDeviceBytes whatever the size, and places no memory on a node.
+          {"size", [](const ParsedParam&) {}},
+          {"home_node", [](const ParsedParam&) {}}};
 }
 
 std::vector<Param> HddParams(HddConfig* c) {
