@@ -206,8 +206,6 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
           }
         }
         if (dev.path.empty()) errors.push_back(absl::StrCat(where, ": 'path' is required"));
-        if (dev.device_class.empty())
-          errors.push_back(absl::StrCat(where, ": 'class' is required"));
         if (!dev.path.empty() && dev.path[0] != '/') {
           errors.push_back(absl::StrCat(where, ": 'path' must be absolute, got '", dev.path, "'"));
         }

@@ -13,8 +13,10 @@
 namespace blkbench {
 
 struct AllowedDevice {
-  std::string path;          // block device (by-id paths welcome) or regular file
-  std::string device_class;  // null_blk, hdd, ssd, optane or a custom label
+  std::string path;  // block device (by-id paths welcome) or regular file
+  // null_blk, hdd, ssd, optane or a custom label; "" = detected from sysfs at registration
+  // (agent/device/device_facts.h DetectDeviceClass).
+  std::string device_class;
 };
 
 // null_blk devices made per run through configfs (agent/device/null_blk.h): with a
@@ -76,7 +78,7 @@ struct AgentConfig {
 std::string KernelNameWarning(const std::string& path);
 
 // Parses an agent config. Errors name the file, line and key, e.g.
-// "agent.yaml:4:5: devices[1]: 'class' is required"; warnings (KernelNameWarning) likewise
+// "agent.yaml:4:5: devices[1]: 'path' is required"; warnings (KernelNameWarning) likewise
 // go to AgentConfig::warnings.
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& file_name);
 absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path);

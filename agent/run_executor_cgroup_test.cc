@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "agent/cgroup/io_stats.h"
 #include "agent/executor/executor.h"
 #include "agent/run_executor.h"
 #include "common/testing/loop_device.h"
@@ -32,27 +32,12 @@ using testing::TempDir;
 
 constexpr uint64_t kSec = 1'000'000'000;
 
-// Bytes read by group `dir` from device `dev` ("7:3"), from the kernel's per-cgroup stats.
+// Bytes read by group `dir` from device `dev` ("7:3"), from the kernel's per-cgroup stats:
+// bfq's own counters on v1 (the agent reports blk-throttle's, so the two cross-check).
 uint64_t GroupReadBytes(CgroupVersion version, const std::string& dir, const std::string& dev) {
-  std::istringstream in(ReadFileOr(
-      dir + (version == CgroupVersion::kV1 ? "/blkio.bfq.io_service_bytes" : "/io.stat")));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line);
-    std::string device, field;
-    words >> device;
-    if (device != dev) continue;
-    if (version == CgroupVersion::kV1) {
-      uint64_t value = 0;
-      words >> field >> value;
-      if (field == "Read") return value;
-    } else {
-      while (words >> field) {  // "rbytes=N wbytes=N rios=N ..."
-        if (field.rfind("rbytes=", 0) == 0) return std::stoull(field.substr(7));
-      }
-    }
-  }
-  return 0;
+  if (version == CgroupVersion::kV2)
+    return ParseIoStatV2(ReadFileOr(dir + "/io.stat"), dev).read_bytes;
+  return ParseBlkioV1(ReadFileOr(dir + "/blkio.bfq.io_service_bytes"), "", dev).read_bytes;
 }
 
 // The executor, plus a look at every group's stats after the jobs ended and before the
@@ -198,6 +183,14 @@ TEST_F(RunExecutorCgroupTest, BfqWeightsGiveTheHeavyGroupClearlyMoreIo) {
     EXPECT_NEAR(static_cast<double>(heavy + light),
                 static_cast<double>(f.result().io().read_bytes()),
                 static_cast<double>(f.result().io().read_bytes()) / 100);
+    // The result carries the same split under the engine's keys (groups 1, 2 in layout order).
+    const auto& in = f.result().internals();
+    ASSERT_TRUE(in.count("cgroup.1.bytes") && in.count("cgroup.2.bytes"));
+    const uint64_t first = layout[0] == 'h' ? heavy : light;
+    const uint64_t second = layout[0] == 'h' ? light : heavy;
+    EXPECT_NEAR(in.at("cgroup.1.bytes"), static_cast<double>(first), first / 100.0);
+    EXPECT_NEAR(in.at("cgroup.2.bytes"), static_cast<double>(second), second / 100.0);
+    EXPECT_NEAR(in.at("cgroup.1.ios") * 4096, in.at("cgroup.1.bytes"), first / 100.0);
     EXPECT_EQ(loop_->SysfsQueue("iosched/strict_guarantees"), "1");
     ExpectHostAsFound();
   }

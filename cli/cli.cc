@@ -212,13 +212,22 @@ int CmdWatch(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   return WatchExperiment(*c, id, Flag(a, "progress", "auto"), out, err);
 }
 
-int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
+// The experiment named by the command's EXP argument, with its samples if asked: 0, or
+// the exit code (2 for a bad id, the RPC's failure otherwise).
+int FetchResults(const Args& a, Client* c, bool with_samples, v1::GetResultsResponse* resp,
+                 std::ostream& err) {
   uint64_t id = 0;
   if (!ParseId(a, &id, err)) return 2;
   grpc::ClientContext ctx;
   c->Deadline(&ctx, 120);
   v1::GetResultsRequest req;
   req.set_experiment_id(id);
+  req.set_with_samples(with_samples);
+  grpc::Status s = c->stub().GetResults(&ctx, req, resp);
+  return s.ok() ? 0 : c->Fail(s);
+}
+
+int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   const std::string format = Flag(a, "format", "table");
   const bool fio = format == "fio-json" || format == "fio-json+";
   if (!fio && (a.flags.count("out") || a.flags.count("per"))) {
@@ -226,10 +235,10 @@ int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
     return 2;
   }
   // fio's bw_*/iops_* statistics come from the interval samples.
-  req.set_with_samples(a.flags.count("samples") > 0 || fio);
   v1::GetResultsResponse resp;
-  grpc::Status s = c->stub().GetResults(&ctx, req, &resp);
-  if (!s.ok()) return c->Fail(s);
+  if (int rc = FetchResults(a, c, a.flags.count("samples") > 0 || fio, &resp, err); rc != 0) {
+    return rc;
+  }
   if (fio && !a.flags.count("samples")) {
     return PrintFioJson(resp, format, Flag(a, "per", "cell"), Flag(a, "out", ""), out, err);
   }
@@ -242,16 +251,8 @@ int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
 }
 
 int CmdReport(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
-  uint64_t id = 0;
-  if (!ParseId(a, &id, err)) return 2;
-  grpc::ClientContext ctx;
-  c->Deadline(&ctx, 120);
-  v1::GetResultsRequest req;
-  req.set_experiment_id(id);
-  req.set_with_samples(true);  // the per-interval plots
-  v1::GetResultsResponse resp;
-  grpc::Status s = c->stub().GetResults(&ctx, req, &resp);
-  if (!s.ok()) return c->Fail(s);
+  v1::GetResultsResponse resp;  // with samples: the per-interval plots
+  if (int rc = FetchResults(a, c, /*with_samples=*/true, &resp, err); rc != 0) return rc;
   const std::string html = RenderExperimentReport(resp);
   const std::string path = Flag(a, "html", "");
   if (path.empty()) {

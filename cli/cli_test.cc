@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -40,6 +41,21 @@ TEST(CliTest, ValidatePrintsCellsOfTheQuickstart) {
   const std::string src = std::string(BLKBENCH_SOURCE_DIR) + "/examples/quickstart.yaml";
   ASSERT_EQ(Cli({"validate", src}, &out, &err), 0) << err;
   EXPECT_THAT(out, HasSubstr("8 cells x 1 repeat = 8 runs"));
+}
+
+// Every matrix shipped under examples/ (not the CI pipeline files) validates: examples
+// that users copy never rot behind the parser.
+TEST(CliTest, EveryExampleMatrixValidates) {
+  const std::filesystem::path root = std::filesystem::path(BLKBENCH_SOURCE_DIR) / "examples";
+  size_t checked = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    const std::filesystem::path& p = entry.path();
+    if (p.extension() != ".yaml" || p.parent_path().filename() == "ci") continue;
+    std::string out, err;
+    EXPECT_EQ(Cli({"validate", p.string()}, &out, &err), 0) << p << ": " << err;
+    ++checked;
+  }
+  EXPECT_GE(checked, 10u);
 }
 
 TEST(CliTest, ValidateNamesTheLineOfATypo) {

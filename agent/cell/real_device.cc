@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/cgroup/io_stats.h"
 #include "agent/device/device_facts.h"
 #include "agent/device/diskstats.h"
 
@@ -152,9 +153,24 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
       };
     }
   }
-  if (device_stats || trace_ != nullptr) {
-    d.annotate = [this, device_stats = std::move(device_stats)](v1::RunResult& result) {
+  // Each group's own I/O on the device, under the engine's keys (cgroup.<g>.ios, groups
+  // numbered 1..n in layout order), read before Release removes the groups.
+  std::string dev;
+  if (devno) dev = absl::StrCat(devno->first, ":", devno->second);
+  if (device_stats || trace_ != nullptr || (placement_ != nullptr && !dev.empty())) {
+    d.annotate = [this, dev, device_stats = std::move(device_stats)](v1::RunResult& result) {
       if (device_stats) device_stats(result);
+      if (placement_ != nullptr && !dev.empty()) {
+        const std::vector<std::string>& dirs = placement_->group_dirs();
+        for (size_t g = 0; g < dirs.size(); ++g) {
+          absl::StatusOr<GroupIoStats> stats =
+              ReadGroupIoStats(placement_->version(), dirs[g], dev);
+          if (!stats.ok()) continue;  // no counters in this hierarchy: nothing to report
+          auto& internals = *result.mutable_internals();
+          internals[absl::StrCat("cgroup.", g + 1, ".ios")] = static_cast<double>(stats->ios());
+          internals[absl::StrCat("cgroup.", g + 1, ".bytes")] = static_cast<double>(stats->bytes());
+        }
+      }
       if (trace_ == nullptr) return;
       absl::StatusOr<BlockTraceSummary> summary = StopTrace();
       if (!summary.ok()) {

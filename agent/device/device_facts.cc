@@ -8,8 +8,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace blkbench {
@@ -78,7 +81,41 @@ absl::StatusOr<v1::DeviceFacts> ReadBlockDeviceFacts(const std::string& device_d
   facts.mutable_queue()->set_nr_requests(static_cast<uint32_t>(UintOrZero(queue + "/nr_requests")));
   facts.mutable_queue()->set_max_sectors_kb(
       static_cast<uint32_t>(UintOrZero(queue + "/max_sectors_kb")));
+  // Capabilities: optional attributes (older kernels, drivers without them).
+  if (absl::StatusOr<std::string> zoned = ReadAttribute(queue + "/zoned"); zoned.ok()) {
+    facts.set_zoned(*zoned);
+  }
+  if (absl::StatusOr<std::string> wc = ReadAttribute(queue + "/write_cache"); wc.ok()) {
+    facts.set_write_cache(*wc);
+  }
+  facts.set_io_poll(UintOrZero(queue + "/io_poll") != 0);
+  std::error_code ec;
+  uint32_t hw_queues = 0;
+  for (std::filesystem::directory_iterator it(disk_dir + "/mq", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    hw_queues += it->is_directory(ec) ? 1 : 0;
+  }
+  facts.set_nr_hw_queues(hw_queues);
+  facts.set_detected_class(DetectDeviceClass(facts));
   return facts;
+}
+
+std::string DetectDeviceClass(const v1::DeviceFacts& facts) {
+  if (!facts.is_block()) return "file";
+  const std::string& name = facts.kernel_name();
+  if (absl::StartsWith(name, "nullb")) return "null_blk";
+  if (absl::StartsWith(name, "loop")) return "loop";
+  if (absl::StartsWith(name, "nvme")) {
+    // Intel Optane (3D XPoint) drives by their model strings: the Optane SSD DC P4800X,
+    // P4801X, P5800X, the 900P/905P and P1600X ("INTEL SSDPE21D..." is a 900P/905P).
+    const std::string model = absl::AsciiStrToLower(facts.model());
+    for (const char* mark : {"optane", "p4800x", "p4801x", "p5800x", "p1600x", "900p", "905p",
+                             "ssdpe21", "ssdpf21", "ssdpel1"}) {
+      if (absl::StrContains(model, mark)) return "optane";
+    }
+    return "nvme";
+  }
+  return facts.rotational() ? "hdd" : "ssd";
 }
 
 absl::StatusOr<v1::DeviceFacts> ReadDeviceFacts(const std::string& path,
@@ -101,7 +138,9 @@ absl::StatusOr<v1::DeviceFacts> ReadDeviceFacts(const std::string& path,
   }
   if (!facts.ok()) return facts.status();
   facts->set_path(path);
-  facts->set_device_class(device_class);
+  if (!facts->is_block()) facts->set_detected_class(DetectDeviceClass(*facts));
+  // The config's class wins; without one, what sysfs says.
+  facts->set_device_class(device_class.empty() ? facts->detected_class() : device_class);
   return facts;
 }
 

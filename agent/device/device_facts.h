@@ -18,6 +18,7 @@ namespace blkbench {
 // Regular file: size, the direct-I/O alignment the filesystem needs as logical block size
 // (statx STATX_DIOALIGN, else 512), st_blksize as physical block size, no queue settings.
 // Errors: NotFound if the path does not resolve, InvalidArgument for any other file type.
+// `device_class` "" means the class DetectDeviceClass finds (detected_class is always set).
 absl::StatusOr<v1::DeviceFacts> ReadDeviceFacts(const std::string& path,
                                                 const std::string& device_class,
                                                 const SystemPaths& paths = SystemPaths());
@@ -27,6 +28,13 @@ absl::StatusOr<v1::DeviceFacts> ReadDeviceFacts(const std::string& path,
 // model, schedulers, queue settings and queue_depth; path and device_class are left empty.
 // Optional attributes (model, queue_depth, a scheduler file) may be absent; size and logical
 // block size may not.
+// Also the capabilities (zoned, write_cache, io_poll, nr_hw_queues) and detected_class.
 absl::StatusOr<v1::DeviceFacts> ReadBlockDeviceFacts(const std::string& device_dir);
+
+// What a device is, from its facts: "null_blk" (nullbN), "loop", "optane" (an NVMe drive
+// whose model names Intel Optane / 3D XPoint: P4800X, P4801X, P5800X, P1600X, 900P, 905P),
+// "nvme", then "hdd" (rotational) or "ssd"; "file" for a regular file. A config's class
+// overrides it (a SATA SSD behind a RAID controller may claim to rotate).
+std::string DetectDeviceClass(const v1::DeviceFacts& facts);
 
 }  // namespace blkbench

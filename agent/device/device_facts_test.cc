@@ -37,6 +37,50 @@ TEST(BlockDeviceFactsTest, ReadsAFakeDisk) {
   EXPECT_EQ(facts->queue().max_sectors_kb(), 1280u);
 }
 
+// The class from sysfs (the config may override it) and the capabilities the seeds'
+// authors look at: poll queues, zoned model, write cache, hardware queues.
+TEST(BlockDeviceFactsTest, DetectsTheClassAndCapabilities) {
+  testing::TempDir tmp;
+  SystemPaths paths = testing::FakePaths(tmp.path());
+  struct Case {
+    const char* name;
+    const char* devno;
+    const char* rotational;
+    const char* model;  // "" = no device/model
+    const char* want;
+  } cases[] = {
+      {"sdb", "8:16", "1", "ST4000NM0035-1V4", "hdd"},
+      {"sdc", "8:32", "0", "Samsung SSD 870", "ssd"},
+      {"nvme0n1", "259:0", "0", "Samsung SSD 980 PRO 1TB", "nvme"},
+      {"nvme1n1", "259:1", "0", "INTEL SSDPF21Q800GB", "optane"},  // a P5800X
+      {"nvme2n1", "259:2", "0", "Intel Optane SSD DC P4800X", "optane"},
+      {"nullb0", "251:0", "0", "", "null_blk"},
+      {"loop3", "7:3", "0", "", "loop"},
+  };
+  for (const Case& c : cases) {
+    std::string disk = testing::MakeFakeDisk(paths, c.name, c.devno);
+    testing::WriteFile(disk + "/queue/rotational", std::string(c.rotational) + "\n");
+    if (*c.model) testing::WriteFile(disk + "/device/model", std::string(c.model) + "\n");
+    absl::StatusOr<v1::DeviceFacts> facts = ReadBlockDeviceFacts(disk);
+    ASSERT_TRUE(facts.ok()) << facts.status();
+    EXPECT_EQ(facts->detected_class(), c.want) << c.name;
+    EXPECT_EQ(DetectDeviceClass(*facts), c.want) << c.name;
+  }
+  std::string disk = testing::MakeFakeDisk(paths, "nvme3n1", "259:3");
+  testing::WriteFile(disk + "/queue/zoned", "host-managed\n");
+  testing::WriteFile(disk + "/queue/write_cache", "write back\n");
+  testing::WriteFile(disk + "/queue/io_poll", "1\n");
+  for (const char* q : {"0", "1", "2", "3"}) {
+    testing::WriteFile(disk + "/mq/" + q + "/nr_tags", "1023\n");
+  }
+  absl::StatusOr<v1::DeviceFacts> facts = ReadBlockDeviceFacts(disk);
+  ASSERT_TRUE(facts.ok()) << facts.status();
+  EXPECT_EQ(facts->zoned(), "host-managed");
+  EXPECT_EQ(facts->write_cache(), "write back");
+  EXPECT_TRUE(facts->io_poll());
+  EXPECT_EQ(facts->nr_hw_queues(), 4u);
+}
+
 TEST(BlockDeviceFactsTest, PartitionReportsItsOwnSizeAndItsDisksQueue) {
   testing::TempDir tmp;
   SystemPaths paths = testing::FakePaths(tmp.path());
