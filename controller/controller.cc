@@ -27,10 +27,15 @@ Controller::Controller(Store& store, Clock& clock, ControllerOptions options,
 
 absl::Status Controller::Start() {
   absl::MutexLock lock(&mu_);
-  auto active = store_.ListRunsInStates({v1::RUN_ASSIGNED, v1::RUN_RUNNING});
-  if (!active.ok()) return active.status();
+  // The only read of every queued run: from here on queue_ follows each transition.
+  auto unended = store_.ListRunsInStates({v1::RUN_QUEUED, v1::RUN_ASSIGNED, v1::RUN_RUNNING});
+  if (!unended.ok()) return unended.status();
   const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
-  for (const v1::Run& run : *active) {
+  for (const v1::Run& run : *unended) {
+    if (run.state() == v1::RUN_QUEUED) {
+      Enqueue(run.id(), run.experiment_id(), run.cell_index());
+      continue;
+    }
     Lease& lease = leases_[run.id()];
     lease.agent_id = run.agent_id();
     lease.device_path = run.device_path();
@@ -49,10 +54,6 @@ absl::Status Controller::Start() {
     // experiment's: the first Tick brings every unended experiment up to date.
     unsynced_experiments_.insert(e.id());
   }
-  // The only read of every queued run: from here on queue_ follows each transition.
-  auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
-  if (!queued.ok()) return queued.status();
-  for (const v1::Run& run : *queued) Enqueue(run.id(), run.experiment_id(), run.cell_index());
   return absl::OkStatus();
 }
 

@@ -66,7 +66,8 @@ class Controller {
              ControllerObserver* observer = nullptr);
 
   // Re-arms leases of runs that were active when the controller last stopped: each
-  // gets a full TTL for its agent to reconnect (calm restarts).
+  // gets a full TTL for its agent to reconnect (calm restarts). Loads the queued runs
+  // into the placement queue: the one read of every queued run.
   absl::Status Start();
 
   // --- CLI side ---
