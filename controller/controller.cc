@@ -92,7 +92,6 @@ absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
   // places them before they are queued below.
   auto stored = store_.GetExperiment(id, false);
   Outbox out;
-  bool placed = false;
   {
     absl::MutexLock lock(&mu_);
     if (!stored.ok()) {
@@ -101,11 +100,20 @@ absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
       EnqueueRunsOf(*stored);
     }
     const std::vector<uint64_t> touched = PlaceQueuedRuns(out);
-    placed = std::find(touched.begin(), touched.end(), id) != touched.end();
+    if (stored.ok() && std::find(touched.begin(), touched.end(), id) != touched.end()) {
+      // The answer shows the runs just placed as assigned (as written), and the state
+      // they moved the experiment to, without reading every run again.
+      for (v1::Run& run : *stored->mutable_runs()) {
+        auto lease = leases_.find(run.id());
+        if (lease != leases_.end()) run = lease->second.run;
+      }
+      auto progress = store_.GetExperimentProgress(id);
+      if (progress.ok()) stored->set_state(progress->state);
+    }
     Changed();
   }
   Flush(out);
-  if (stored.ok() && !placed) return stored;  // still as read: every run queued
+  if (stored.ok()) return stored;
   return GetExperiment(id, false);
 }
 

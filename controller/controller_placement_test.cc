@@ -92,6 +92,22 @@ TEST_F(ControllerPlacementTest, APassWithNothingPlaceableReadsNoRunFromTheStore)
   EXPECT_EQ(counting_->list_runs.load(), 0);
 }
 
+TEST_F(ControllerPlacementTest, SubmitAnswersWithTheRunsItPlaced) {
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  ASSERT_EQ(exp->runs_size(), 4);
+  EXPECT_EQ(exp->state(), v1::EXPERIMENT_RUNNING);
+  EXPECT_EQ(exp->runs(0).state(), v1::RUN_ASSIGNED);
+  EXPECT_EQ(exp->runs(0).agent_id(), "a1");
+  EXPECT_EQ(exp->runs(1).state(), v1::RUN_QUEUED);
+  auto stored = controller_->GetExperiment(exp->id(), false);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->runs(0).lease_id(), exp->runs(0).lease_id());
+  EXPECT_EQ(AssignedIds(link), (std::vector<uint64_t>{exp->runs(0).id()}));
+}
+
 TEST_F(ControllerPlacementTest, QueuedRunsAreReloadedAtStartAndPlacedInIdOrder) {
   auto first = controller_->Submit("m.yaml", kMatrix);
   auto second = controller_->Submit("m.yaml", kMatrix);
