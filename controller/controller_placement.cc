@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -17,6 +18,11 @@ namespace {
 
 LogEvent Warn(absl::string_view event) { return LogEvent(LogLevel::kWarning, "controller", event); }
 LogEvent Info(absl::string_view event) { return LogEvent(LogLevel::kInfo, "controller", event); }
+
+// A pass with at least this many free devices reads an experiment of at most
+// kWholeReadPerDevice runs per free device whole, rather than run by run.
+constexpr size_t kWholeReadMinDevices = 16;
+constexpr uint64_t kWholeReadPerDevice = 4;
 
 // 128 bits from the kernel's CSPRNG (getrandom), hex: a lease id cannot be guessed, so a
 // client that is not the lease's agent cannot forge its samples or result.
@@ -120,6 +126,35 @@ std::vector<uint64_t> Controller::PlaceQueuedRuns(Outbox& out) {
   // still queued, and gives its attempt and repeat.
   std::vector<v1::Run> runs;
   std::vector<const v1::CellSpec*> cells;
+  // A pass with many free devices may place much of a small experiment (a lab's agents
+  // taking a fresh submit): then one read of the whole experiment replaces a read per
+  // run, when the experiment is no bigger than a few times the free devices.
+  std::map<uint64_t, std::map<uint64_t, v1::Run>> read_whole;  // experiment → its runs
+  std::set<uint64_t> read_singly;
+  auto read_run = [&](const QueuedRun& q) -> absl::StatusOr<v1::Run> {
+    if (free.size() >= kWholeReadMinDevices && !read_singly.count(q.experiment_id)) {
+      auto whole = read_whole.find(q.experiment_id);
+      if (whole == read_whole.end()) {
+        auto progress = store_.GetExperimentProgress(q.experiment_id);
+        auto exp = progress.ok() && progress->runs <= kWholeReadPerDevice * free.size()
+                       ? store_.GetExperiment(q.experiment_id, false)
+                       : absl::StatusOr<v1::Experiment>(absl::CancelledError("not read whole"));
+        if (exp.ok()) {
+          std::map<uint64_t, v1::Run>& by_id = read_whole[q.experiment_id];
+          for (v1::Run& r : *exp->mutable_runs()) by_id.emplace(r.id(), std::move(r));
+          whole = read_whole.find(q.experiment_id);
+        } else {
+          read_singly.insert(q.experiment_id);
+        }
+      }
+      if (whole != read_whole.end()) {
+        auto it = whole->second.find(q.run_id);
+        if (it == whole->second.end()) return absl::NotFoundError("run not in its experiment");
+        return it->second;
+      }
+    }
+    return store_.GetRun(q.run_id);
+  };
   const std::vector<RunQueue::Pick> picks =
       queue_.Choose(offered, [&](const QueuedRun& q) -> RunQueue::Verdict {
         auto stop = [&](const absl::Status& s) {
@@ -127,7 +162,7 @@ std::vector<uint64_t> Controller::PlaceQueuedRuns(Outbox& out) {
           placement_due_ = true;  // the next tick tries again
           return RunQueue::Verdict::kStop;
         };
-        auto run = store_.GetRun(q.run_id);
+        auto run = read_run(q);
         if (absl::IsNotFound(run.status())) return RunQueue::Verdict::kGone;
         if (!run.ok()) return stop(run.status());
         auto of = CellsOf(q.experiment_id);

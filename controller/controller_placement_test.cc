@@ -92,6 +92,27 @@ TEST_F(ControllerPlacementTest, APassWithNothingPlaceableReadsNoRunFromTheStore)
   EXPECT_EQ(counting_->list_runs.load(), 0);
 }
 
+// Many free devices and a small experiment: one read of the experiment instead of one
+// per run placed, in the same order.
+TEST_F(ControllerPlacementTest, APassPlacingMuchOfAnExperimentReadsItOnce) {
+  UseCountingStore();
+  std::string m = kMatrix;
+  m.replace(m.find("repeats: 2"), 10, "repeats: 10");  // 20 runs
+  auto exp = controller_->Submit("m.yaml", m);
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  std::vector<std::string> paths;
+  for (int i = 0; i < 24; ++i) paths.push_back("/dev/d" + std::to_string(100 + i));
+  counting_->Reset();
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", paths), link).ok());
+  std::vector<uint64_t> want;
+  for (const v1::Run& run : exp->runs()) want.push_back(run.id());
+  EXPECT_EQ(AssignedIds(link), want);
+  EXPECT_EQ(counting_->get_run.load(), 0);
+  EXPECT_EQ(counting_->get_experiment.load(), 1);
+  EXPECT_EQ(counting_->list_runs.load(), 0);
+}
+
 TEST_F(ControllerPlacementTest, SubmitAnswersWithTheRunsItPlaced) {
   auto link = std::make_shared<FakeLink>();
   ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
