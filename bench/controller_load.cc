@@ -58,6 +58,9 @@ ABSL_FLAG(int, queued_runs, 0,
           "agent matches, and report the submit time, the controller's CPU while they wait "
           "(--idle_s) and the latency of list and of showing another experiment");
 ABSL_FLAG(int, idle_s, 10, "with --queued_runs: how long to measure the waiting controller");
+ABSL_FLAG(bool, queued_match, false,
+          "with --queued_runs: the big experiment targets the agents' device class, so the "
+          "submit places --agents of its runs (submit + place), the rest wait");
 
 namespace {
 
@@ -389,7 +392,7 @@ pid_t StartController(const std::string& bin, const std::string& db, int port, i
 
 // --queued_runs: a small experiment, then a big one nothing can place; the cost of the
 // big one while it waits.
-int QueuedRuns(v1::ControllerService::Stub& cli, pid_t pid) {
+int QueuedRuns(v1::ControllerService::Stub& cli, pid_t pid, const Totals& totals) {
   const int runs = absl::GetFlag(FLAGS_queued_runs);
   auto submit = [&](const std::string& text, v1::Experiment* exp) {
     v1::SubmitExperimentRequest req;
@@ -413,9 +416,10 @@ int QueuedRuns(v1::ControllerService::Stub& cli, pid_t pid) {
   st = submit(absl::StrCat("name: big\nrepeats: ", runs / 100,
                            "\njob: {rw: randread, bs: 4k, ioengine: io_uring, runtime: 1s, "
                            "time_based: 1}\nmatrix:\n  iodepth: [",
-                           depths, "]\ntarget: {device_class: nomatch}\n"),
+                           depths, "]\ntarget: {device_class: ",
+                           absl::GetFlag(FLAGS_queued_match) ? "loadbench" : "nomatch", "}\n"),
               &big);
-  const double submit_s = SecondsSince(t0);
+  const double submit_s = SecondsSince(t0);  // Submit answers after its placement pass
   if (!st.ok()) {
     std::fprintf(stderr, "submit big: %s\n", st.error_message().c_str());
     return 1;
@@ -445,9 +449,10 @@ int QueuedRuns(v1::ControllerService::Stub& cli, pid_t pid) {
     return cli.GetExperiment(&ctx, req, &resp);
   });
   std::printf(
-      "queued runs %d: submit %.2f s | waiting: controller cpu %.1f %% of a core, rss %.0f MB "
-      "(peak %.0f) | list %.1f ms, show another experiment %.1f ms\n",
-      big.runs_size(), submit_s, idle_cpu, after.rss_mb, after.hwm_mb, list_ms, show_ms);
+      "queued runs %d: submit %.2f s (%d placed) | waiting: controller cpu %.1f %% of a core, "
+      "rss %.0f MB (peak %.0f) | list %.1f ms, show another experiment %.1f ms\n",
+      big.runs_size(), submit_s, totals.assigned.load(), idle_cpu, after.rss_mb, after.hwm_mb,
+      list_ms, show_ms);
   return 0;
 }
 
@@ -492,7 +497,7 @@ int main(int argc, char** argv) {
     while (idle_totals.registered.load() + idle_totals.ended.load() < n) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    const int code = QueuedRuns(*cli, pid);
+    const int code = QueuedRuns(*cli, pid, idle_totals);
     for (auto& a : idle_agents) a->Stop();
     for (auto& a : idle_agents) {
       while (!a->ended()) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -14,9 +14,12 @@ namespace blkbench {
 bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
                    const v1::DeviceFacts& device) {
   if (device.device_class() != cell.target().device_class()) return false;
-  const std::string& kernel = cell.target().kernel();
-  if (kernel.empty() || IsSimulated(kernel)) return true;
-  return fnmatch(kernel.c_str(), agent.host().kernel_release().c_str(), 0) == 0;
+  return KernelMatches(cell.target().kernel(), agent.host().kernel_release());
+}
+
+bool KernelMatches(const std::string& pattern, const std::string& kernel_release) {
+  if (pattern.empty() || IsSimulated(pattern)) return true;
+  return fnmatch(pattern.c_str(), kernel_release.c_str(), 0) == 0;
 }
 
 std::string UnplaceableReason(const v1::CellSpec& cell, const std::vector<v1::AgentInfo>& agents) {

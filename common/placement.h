@@ -16,6 +16,10 @@ namespace blkbench {
 bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
                    const v1::DeviceFacts& device);
 
+// The kernel half of DeviceMatches: whether a host running `kernel_release` may take a
+// cell whose target kernel is `pattern` ("" and simulated kernels match every host).
+bool KernelMatches(const std::string& pattern, const std::string& kernel_release);
+
 // Why none of the connected `agents` can ever take `cell`, e.g. "no connected agent
 // offers device class 'nvme'" or "no connected agent with a 'ssd' device runs a kernel
 // matching '6.9*' (they run 6.1.0-18-amd64)"; "" when some connected agent's device

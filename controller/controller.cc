@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "common/run_order.h"
 #include "common/states.h"
 #include "controller/gate/history.h"
 #include "workloads/matrix.h"
@@ -26,10 +27,15 @@ Controller::Controller(Store& store, Clock& clock, ControllerOptions options,
 
 absl::Status Controller::Start() {
   absl::MutexLock lock(&mu_);
-  auto active = store_.ListRunsInStates({v1::RUN_ASSIGNED, v1::RUN_RUNNING});
-  if (!active.ok()) return active.status();
+  // The only read of every queued run: from here on queue_ follows each transition.
+  auto unended = store_.ListRunsInStates({v1::RUN_QUEUED, v1::RUN_ASSIGNED, v1::RUN_RUNNING});
+  if (!unended.ok()) return unended.status();
   const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
-  for (const v1::Run& run : *active) {
+  for (const v1::Run& run : *unended) {
+    if (run.state() == v1::RUN_QUEUED) {
+      Enqueue(run.id(), run.experiment_id(), run.cell_index());
+      continue;
+    }
     Lease& lease = leases_[run.id()];
     lease.agent_id = run.agent_id();
     lease.device_path = run.device_path();
@@ -42,10 +48,11 @@ absl::Status Controller::Start() {
   auto exps = store_.ListExperiments(0);
   if (!exps.ok()) return exps.status();
   for (const v1::Experiment& e : *exps) {
-    if (e.state() == v1::EXPERIMENT_CANCELED || !e.canceled_by().empty()) canceled_[e.id()] = true;
+    if (IsEndedExperimentState(e.state())) continue;  // nothing to remember of it
+    if (!e.canceled_by().empty()) canceled_.insert(e.id());
     // A previous process may have died between a run's final write and the
     // experiment's: the first Tick brings every unended experiment up to date.
-    if (!IsEndedExperimentState(e.state())) unsynced_experiments_.insert(e.id());
+    unsynced_experiments_.insert(e.id());
   }
   return absl::OkStatus();
 }
@@ -73,18 +80,40 @@ absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
   exp.set_created_unix_ms(clock_.WallMs());
   exp.set_submitted_by(submitted_by);
   for (const v1::CellSpec& c : matrix->cells) *exp.add_cells() = c;
-  Outbox out;
   uint64_t id = 0;
   {
     absl::MutexLock lock(&mu_);
-    auto created = store_.CreateExperiment(exp);
+    auto created = store_.CreateExperiment(exp);  // one transaction for all its runs
     if (!created.ok()) return created.status();
     id = *created;
     cells_[id] = matrix->cells;
-    PlaceQueuedRuns(out);
+  }
+  // The new runs' ids, read without the lock (the answer needs them anyway); nothing
+  // places them before they are queued below.
+  auto stored = store_.GetExperiment(id, false);
+  Outbox out;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stored.ok()) {
+      unqueued_experiments_.insert(id);  // Tick reads it again
+    } else if (cells_.count(id)) {       // else it ended meanwhile (canceled)
+      EnqueueRunsOf(*stored);
+    }
+    const std::vector<uint64_t> touched = PlaceQueuedRuns(out);
+    if (stored.ok() && std::find(touched.begin(), touched.end(), id) != touched.end()) {
+      // The answer shows the runs just placed as assigned (as written), and the state
+      // they moved the experiment to, without reading every run again.
+      for (v1::Run& run : *stored->mutable_runs()) {
+        auto lease = leases_.find(run.id());
+        if (lease != leases_.end()) run = lease->second.run;
+      }
+      auto progress = store_.GetExperimentProgress(id);
+      if (progress.ok()) stored->set_state(progress->state);
+    }
     Changed();
   }
   Flush(out);
+  if (stored.ok()) return stored;
   return GetExperiment(id, false);
 }
 
@@ -116,13 +145,16 @@ absl::StatusOr<v1::Experiment> Controller::Cancel(uint64_t id, const std::string
           "experiment ", id, " has already ended (", v1::ExperimentState_Name(exp->state()), ")"));
     }
     if (absl::Status s = store_.RecordCancel(id, canceled_by); !s.ok()) return s;
-    canceled_[id] = true;
+    canceled_.insert(id);
     const int64_t now = clock_.WallMs();
     for (const v1::Run& run : exp->runs()) {
       if (run.state() == v1::RUN_QUEUED) {
         absl::Status s =
             store_.FinishRun(run.id(), run.attempt(), v1::RUN_CANCELED, "canceled", now, nullptr);
         if (!s.ok()) return s;
+        if (run.cell_index() < static_cast<uint32_t>(exp->cells_size())) {
+          queue_.Remove(PlacementKey::Of(exp->cells(static_cast<int>(run.cell_index()))), run.id());
+        }
       } else if (!IsFinalRunState(run.state())) {
         auto lease = leases_.find(run.id());
         if (lease == leases_.end()) continue;
@@ -199,12 +231,16 @@ absl::StatusOr<v1::AddRepeatsResponse> Controller::AddRepeats(
   Outbox out;
   {
     absl::MutexLock lock(&mu_);
-    if (canceled_.count(id)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("experiment ", id, " was canceled; it takes no more runs"));
-    }
+    const std::string refused =
+        absl::StrCat("experiment ", id, " was canceled; it takes no more runs");
+    if (canceled_.count(id)) return absl::FailedPreconditionError(refused);
     auto current = store_.GetExperiment(id, false);
     if (!current.ok()) return current.status();
+    // canceled_ holds only experiments still ending; one that ended canceled says so in
+    // the store.
+    if (current->state() == v1::EXPERIMENT_CANCELED || !current->canceled_by().empty()) {
+      return absl::FailedPreconditionError(refused);
+    }
     const uint64_t total =
         static_cast<uint64_t>(current->runs_size()) + uint64_t{count} * cell_indices.size();
     if (total > options_.max_runs_per_experiment) {
@@ -214,7 +250,15 @@ absl::StatusOr<v1::AddRepeatsResponse> Controller::AddRepeats(
     }
     auto ids = store_.AddRuns(id, cell_indices, count, clock_.WallMs());
     if (!ids.ok()) return ids.status();
-    for (uint64_t run_id : *ids) resp.add_run_ids(run_id);
+    // The store numbers the new runs in RunOrder over the chosen cells (store.h).
+    const std::vector<RunSlot> order = RunOrder(static_cast<uint32_t>(cell_indices.size()), count);
+    if (order.size() != ids->size()) {
+      unqueued_experiments_.insert(id);  // not as documented: Tick reads them back
+    }
+    for (size_t i = 0; i < ids->size(); ++i) {
+      resp.add_run_ids((*ids)[i]);
+      if (order.size() == ids->size()) Enqueue((*ids)[i], id, cell_indices[order[i].cell_index]);
+    }
     PlaceQueuedRuns(out);
     Changed();
   }
@@ -273,7 +317,7 @@ void Controller::SyncExperimentState(uint64_t experiment_id) {
     if (all_final) {
       finished = clock_.WallMs();
       state = v1::EXPERIMENT_DONE;
-      if (canceled_.count(experiment_id)) {
+      if (canceled_.count(experiment_id) || exp->state == v1::EXPERIMENT_CANCELED) {
         state = v1::EXPERIMENT_CANCELED;
       } else if (failed > 0) {
         state = v1::EXPERIMENT_FAILED;
@@ -285,9 +329,12 @@ void Controller::SyncExperimentState(uint64_t experiment_id) {
     if (state != exp->state) {
       s = store_.UpdateExperimentState(experiment_id, state, error, finished);
     }
-    // An ended experiment's cells leave the cache (CellsOf reloads them should repeats be
-    // added): the cache holds only experiments with runs to place or running.
-    if (s.ok() && all_final) cells_.erase(experiment_id);
+    // An ended experiment leaves the caches (CellsOf reloads its cells should repeats be
+    // added): they hold only experiments with runs to place or running.
+    if (s.ok() && all_final) {
+      cells_.erase(experiment_id);
+      canceled_.erase(experiment_id);
+    }
   }
   if (s.ok()) {
     unsynced_experiments_.erase(experiment_id);

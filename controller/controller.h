@@ -23,6 +23,7 @@
 #include "controller/deadline.h"
 #include "controller/metrics/observer.h"
 #include "controller/report_batcher.h"
+#include "controller/run_queue.h"
 #include "controller/store/store.h"
 
 namespace blkbench {
@@ -65,7 +66,8 @@ class Controller {
              ControllerObserver* observer = nullptr);
 
   // Re-arms leases of runs that were active when the controller last stopped: each
-  // gets a full TTL for its agent to reconnect (calm restarts).
+  // gets a full TTL for its agent to reconnect (calm restarts). Loads the queued runs
+  // into the placement queue: the one read of every queued run.
   absl::Status Start();
 
   // --- CLI side ---
@@ -187,9 +189,23 @@ class Controller {
   // The contiguous stored prefix of (run_id, attempt)'s samples.
   uint64_t StoredThrough(uint64_t run_id, uint32_t attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // The experiment's cells, from cells_ or (then cached) the store.
   absl::StatusOr<const std::vector<v1::CellSpec>*> CellsOf(uint64_t experiment_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts a run the store holds as RUN_QUEUED into queue_ under its cell's placement key
+  // and marks a placement pass due. If its cells cannot be read, the experiment goes to
+  // unqueued_experiments_ and Tick queues its runs later.
+  void Enqueue(uint64_t run_id, uint64_t experiment_id, uint32_t cell_index)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Enqueue for each RUN_QUEUED run of `exp` (as read from the store).
+  void EnqueueRunsOf(const v1::Experiment& exp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Places queued runs on free devices: the devices of connected agents without a lease,
+  // matched against queue_ (RunQueue::Choose), so the pass costs O(free devices x keys)
+  // plus a store read and write per run placed, however many runs wait. Called on the
+  // events that can change its answer — runs queued, a device freed, an agent
+  // registered — and by Tick only while placement_due_. Returns the experiments it
+  // placed runs of.
+  std::vector<uint64_t> PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A run stops being active: requeue it (lease lost) or fail it after max_attempts.
   // The store write comes first; if it fails the lease is kept, marked with `why`, and
   // Tick retries (the error is returned too).
@@ -232,8 +248,24 @@ class Controller {
   // that attempt yet.
   StoredSamples& StoredFor(uint64_t run_id, uint32_t attempt) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Advance(StoredSamples& st);  // moves `through` over stored seqs
+  // Cells of experiments with runs to place or running, by experiment id; an ended
+  // experiment's entry is dropped (SyncExperimentState), so this is bounded by the
+  // experiments in flight, not by their runs or by history.
   std::map<uint64_t, std::vector<v1::CellSpec>> cells_ ABSL_GUARDED_BY(mu_);
-  std::map<uint64_t, bool> canceled_ ABSL_GUARDED_BY(mu_);
+  // Experiments someone asked to cancel that have not ended yet (their running runs are
+  // being stopped); dropped once the experiment is stored as CANCELED.
+  std::set<uint64_t> canceled_ ABSL_GUARDED_BY(mu_);
+  // The runs stored as RUN_QUEUED, by placement key: loaded once by Start, then kept in
+  // step with every transition (submit, added repeats, re-queue, cancel, assignment). It
+  // may hold a run that ended meanwhile (placement checks each run with the store and
+  // drops those), never miss a queued one (but see unqueued_experiments_).
+  RunQueue queue_ ABSL_GUARDED_BY(mu_);
+  // Experiments whose queued runs could not be put into queue_ (a failed store read);
+  // Tick retries.
+  std::set<uint64_t> unqueued_experiments_ ABSL_GUARDED_BY(mu_);
+  // Something that can change placement happened since the last pass (or that pass could
+  // not finish): Tick runs one. A tick with nothing new runs none.
+  bool placement_due_ ABSL_GUARDED_BY(mu_) = false;
   std::set<uint64_t> unsynced_experiments_ ABSL_GUARDED_BY(mu_);
   // Leases a run lost because its agent fenced itself in time (not because the agent went
   // silent for the TTL): these attempts do not count toward max_attempts, so stalls of

@@ -1,15 +1,12 @@
-// Controller, agent side: registration, heartbeats, samples, results, lease expiry and
-// placement of queued runs on free devices.
-#include <sys/random.h>
-
+// Controller, agent side: registration, heartbeats, lease expiry and re-queueing
+// (placement is controller_placement.cc, samples and results controller_reports.cc).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
-#include "common/placement.h"
 #include "common/states.h"
 #include "controller/controller.h"
 #include "workloads/labels.h"
@@ -19,19 +16,6 @@ namespace {
 
 LogEvent Warn(absl::string_view event) { return LogEvent(LogLevel::kWarning, "controller", event); }
 LogEvent Info(absl::string_view event) { return LogEvent(LogLevel::kInfo, "controller", event); }
-
-// 128 bits from the kernel's CSPRNG (getrandom), hex: a lease id cannot be guessed, so a
-// client that is not the lease's agent cannot forge its samples or result.
-std::string NewLeaseId() {
-  unsigned char bytes[16];
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    const ssize_t n = getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n > 0) got += static_cast<size_t>(n);
-  }
-  return absl::StrCat("L", absl::BytesToHexString(absl::string_view(
-                               reinterpret_cast<const char*>(bytes), sizeof(bytes))));
-}
 
 }  // namespace
 
@@ -242,151 +226,21 @@ void Controller::Tick() {
     for (const auto& [run_id, why] : expired) (void)LoseLease(run_id, why, out);
     const std::set<uint64_t> unsynced = unsynced_experiments_;
     for (uint64_t id : unsynced) SyncExperimentState(id);
-    PlaceQueuedRuns(out);
+    const std::set<uint64_t> unqueued = std::exchange(unqueued_experiments_, {});
+    for (uint64_t id : unqueued) {
+      auto exp = store_.GetExperiment(id, false);
+      if (exp.ok()) {
+        EnqueueRunsOf(*exp);
+      } else if (!absl::IsNotFound(exp.status())) {
+        unqueued_experiments_.insert(id);
+      }
+    }
+    // Only when something happened that can place a run: a tick with nothing new costs
+    // O(leases), however many runs wait.
+    if (placement_due_) PlaceQueuedRuns(out);
     if (!expired.empty()) Changed();
   }
   Flush(out);
-}
-
-absl::StatusOr<const std::vector<v1::CellSpec>*> Controller::CellsOf(uint64_t experiment_id) {
-  auto it = cells_.find(experiment_id);
-  if (it != cells_.end()) return &it->second;
-  auto exp = store_.GetExperiment(experiment_id, false);
-  if (!exp.ok()) return exp.status();
-  std::vector<v1::CellSpec>& cells = cells_[experiment_id];
-  cells.assign(exp->cells().begin(), exp->cells().end());
-  return &cells;
-}
-
-void Controller::PlaceQueuedRuns(Outbox& out) {
-  // Metrics: how long a pass takes (store reads and writes under the lock) and what it
-  // placed. A steady clock, not clock_: this measures real latency, never a timeout.
-  const auto pass_start = std::chrono::steady_clock::now();
-  std::vector<v1::Run> placed;
-  struct Report {
-    ControllerObserver* observer;
-    const std::chrono::steady_clock::time_point& start;
-    const std::vector<v1::Run>& placed;
-    ~Report() {
-      if (observer == nullptr) return;
-      observer->OnPlacement(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), placed);
-    }
-  } report{observer_, pass_start, placed};
-  // Free devices in placement order — agents in name order, devices in registration
-  // order: deterministic; one run per device at a time spreads an experiment over every
-  // matching device. Built once per pass (a scan of leases_ per device considered made
-  // placing N runs on N agents O(N^3)).
-  std::set<std::pair<std::string, std::string>> busy;
-  for (const auto& [run_id, lease] : leases_) busy.emplace(lease.agent_id, lease.device_path);
-  struct Candidate {
-    const std::string* agent_id;
-    AgentState* agent;
-    const v1::DeviceFacts* device;
-    bool taken = false;
-  };
-  std::vector<Candidate> free;
-  for (auto& [agent_id, agent] : agents_) {
-    if (agent.link == nullptr) continue;
-    for (const v1::DeviceFacts& dev : agent.info.devices()) {
-      if (!busy.count({agent_id, dev.path()})) free.push_back({&agent_id, &agent, &dev, false});
-    }
-  }
-  // No free device (every agent busy, or none connected): nothing to read, however many
-  // runs wait — a pass per tick then costs O(agents), not O(queued runs).
-  if (free.empty()) return;
-  auto queued = store_.ListRunsInStates({v1::RUN_QUEUED});
-  if (!queued.ok()) {
-    Warn("list_queued_failed").Field("error", queued.status().ToString());
-    return;
-  }
-  if (queued->empty()) return;
-  struct Choice {
-    v1::Run* run;
-    const v1::CellSpec* cell;
-    const Candidate* where;
-  };
-  std::vector<Choice> chosen;
-  std::vector<v1::Run> assigned;
-  std::set<std::pair<uint64_t, uint32_t>> unplaceable;  // (experiment, cell) with no match
-  size_t first_free = 0;                                // free[0..first_free) are all taken
-  for (v1::Run& run : *queued) {
-    while (first_free < free.size() && free[first_free].taken) ++first_free;
-    if (first_free == free.size()) break;  // every free device is taken
-    if (unplaceable.count({run.experiment_id(), run.cell_index()})) continue;
-    auto cells = CellsOf(run.experiment_id());
-    if (!cells.ok() || run.cell_index() >= (*cells)->size()) continue;
-    const v1::CellSpec& cell = (**cells)[run.cell_index()];
-    Candidate* where = nullptr;
-    for (size_t i = first_free; i < free.size() && where == nullptr; ++i) {
-      if (!free[i].taken && DeviceMatches(cell, free[i].agent->info, *free[i].device)) {
-        where = &free[i];
-      }
-    }
-    if (where == nullptr) {
-      // Devices only get taken in a pass: no later run of this cell can match either.
-      unplaceable.emplace(run.experiment_id(), run.cell_index());
-      continue;
-    }
-    where->taken = true;
-    run.set_attempt(run.attempt() + 1);
-    run.set_state(v1::RUN_ASSIGNED);
-    run.set_agent_id(*where->agent_id);
-    run.set_device_path(where->device->path());
-    run.set_lease_id(NewLeaseId());
-    run.set_started_unix_ms(clock_.WallMs());
-    run.set_error("");
-    chosen.push_back({&run, &cell, where});
-    assigned.push_back(run);
-  }
-  if (chosen.empty()) return;
-  // Committed (one transaction for the pass) before anything in memory changes or an
-  // agent hears of it; a run that could not be written stays queued for the next pass.
-  const RunsWritten written = store_.UpdateRuns(assigned);
-  if (!written.status.ok()) {
-    Warn("assign_store_failed")
-        .Field("run", assigned[written.count].id())
-        .Field("error", written.status.ToString());
-  }
-  std::vector<uint64_t> experiments;
-  for (size_t i = 0; i < written.count; ++i) {
-    const v1::Run& run = *chosen[i].run;
-    const Candidate& where = *chosen[i].where;
-    v1::ControllerMessage msg;
-    v1::RunAssignment* a = msg.mutable_assign();
-    a->set_run_id(run.id());
-    a->set_attempt(run.attempt());
-    a->set_lease_id(run.lease_id());
-    a->set_experiment_id(run.experiment_id());
-    a->set_device_path(run.device_path());
-    *a->mutable_cell() = *chosen[i].cell;
-    a->set_sample_interval_ms(options_.sample_interval_ms);
-    a->set_repeat(run.repeat());
-    const int64_t now = clock_.MonotonicMs();
-    Lease& lease = leases_[run.id()];
-    lease = Lease{};
-    lease.agent_id = run.agent_id();
-    lease.instance_id = where.agent->instance_id;
-    lease.device_path = run.device_path();
-    lease.lease_id = run.lease_id();
-    lease.attempt = run.attempt();
-    lease.expires_ms = now + options_.lease_ttl_ms;
-    lease.run = run;
-    lease.assignment = msg;
-    lease.sent_ms = now;
-    Info("run_assigned")
-        .Field("run", run.id())
-        .Field("attempt", run.attempt())
-        .Field("agent", run.agent_id())
-        .Field("device", run.device_path());
-    if (std::find(experiments.begin(), experiments.end(), run.experiment_id()) ==
-        experiments.end()) {
-      experiments.push_back(run.experiment_id());
-    }
-    out.emplace_back(where.agent->link, std::move(msg));
-    placed.push_back(run);
-  }
-  for (uint64_t id : experiments) SyncExperimentState(id);  // QUEUED → RUNNING
 }
 
 uint32_t Controller::CountedAttempts(const v1::Run& run, bool fenced) const {
@@ -420,6 +274,7 @@ absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outb
       run->set_device_path("");
       run->set_lease_id("");
       s = store_.UpdateRun(*run);
+      if (s.ok()) Enqueue(run_id, run->experiment_id(), run->cell_index());
     }
   }
   if (!s.ok() && !absl::IsNotFound(s)) {
@@ -436,6 +291,7 @@ absl::Status Controller::LoseLease(uint64_t run_id, const std::string& why, Outb
   if (fenced) ++fenced_losses_[run_id];
   const Lease lost = lease;
   leases_.erase(it);
+  placement_due_ = true;  // its device is free
   stored_.erase(run_id);
   Warn("lease_lost")
       .Field("run", run_id)
