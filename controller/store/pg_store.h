@@ -89,7 +89,10 @@ class PgStore final : public Store {
   absl::Status WriteFinish(const v1::Run& run, uint32_t attempt, v1::RunState state,
                            const std::string& error, int64_t finished_unix_ms,
                            const v1::RunResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteReport(const AgentReport& report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One report of CommitReports, inside its savepoint; `run` is the batch's copy of the
+  // report's run (null: no such run), updated as the report changes it.
+  absl::Status WriteReport(const AgentReport& report, v1::Run* run)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteResult(uint64_t run_id, uint32_t attempt, const v1::RunResult& result)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status WriteHistogram(const char* owner_kind, int64_t owner_id, const char* name,

@@ -1,9 +1,12 @@
 // PgStore::CommitReports, the group commit of agents' samples and results (a batch from
 // every agent in one transaction, so one WAL flush covers them all), and progress counts.
 #include <string>
+#include <unordered_map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/states.h"
+#include "controller/store/pg_rows.h"
 #include "controller/store/pg_store.h"
 #include "controller/store/sqlite_rows.h"
 
@@ -22,15 +25,20 @@ bool IsReportRefusal(const absl::Status& s) {
 
 }  // namespace
 
-absl::Status PgStore::WriteReport(const AgentReport& r) {
+absl::Status PgStore::WriteReport(const AgentReport& r, v1::Run* run) {
   if (r.kind == AgentReport::Kind::kFinish && !IsFinalRunState(r.state)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "run ", r.run_id, ": report of a final outcome with a state that is not final"));
   }
-  absl::StatusOr<v1::Run> run = ReadRun(r.run_id);
-  if (!run.ok()) return run.status();
+  if (run == nullptr) return absl::NotFoundError(absl::StrCat("run ", r.run_id, " not found"));
   if (absl::Status s = CheckReportLease(r, *run); !s.ok()) return s;
-  if (r.kind == AgentReport::Kind::kSample) return WriteSample(r.run_id, r.attempt, r.sample);
+  if (r.kind == AgentReport::Kind::kSample) {
+    // Start the run only on its first sample; a running run's sample is one INSERT.
+    if (run->state() != v1::RUN_ASSIGNED) return InsertSample(r.run_id, r.attempt, r.sample);
+    if (absl::Status s = WriteSample(r.run_id, r.attempt, r.sample); !s.ok()) return s;
+    run->set_state(v1::RUN_RUNNING);  // as WriteSample's UPDATE (the lease check fixed the attempt)
+    return absl::OkStatus();
+  }
   if (r.samples_through > 0 && !IsFinalRunState(run->state())) {
     // The first seq in 1..samples_through not stored, if any (0 = all there).
     absl::StatusOr<Result> gap = conn_->Query(
@@ -41,8 +49,14 @@ absl::Status PgStore::WriteReport(const AgentReport& r) {
     if (!gap.ok()) return gap.status();
     if (const uint64_t first = gap->U64(0, 0); first != 0) return MissingSamples(r, first);
   }
-  return WriteFinish(*run, r.attempt, r.state, r.error, r.finished_unix_ms,
-                     r.has_result ? &r.result : nullptr);
+  if (IsFinalRunState(run->state())) return absl::OkStatus();  // WriteFinish's idempotence
+  if (absl::Status s = WriteFinish(*run, r.attempt, r.state, r.error, r.finished_unix_ms,
+                                   r.has_result ? &r.result : nullptr);
+      !s.ok()) {
+    return s;
+  }
+  run->set_state(r.state);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<absl::Status>> PgStore::CommitReports(
@@ -50,20 +64,47 @@ absl::StatusOr<std::vector<absl::Status>> PgStore::CommitReports(
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*conn_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();
+  // Every run of the batch in one query. The copies follow what this batch writes (a
+  // report's changes only once it is stored), and nothing else writes meanwhile: the
+  // store's one connection is ours until the commit.
+  std::unordered_map<uint64_t, v1::Run> runs;
+  {
+    std::vector<std::string> ids;
+    for (const AgentReport& r : reports) ids.push_back(absl::StrCat(r.run_id));
+    absl::StatusOr<Result> rows = conn_->Query(
+        "read the batch's runs",
+        absl::StrCat("SELECT ", sqlite::kRunColumns, " FROM runs r WHERE r.id = ANY($1::bigint[])"),
+        absl::StrCat("{", absl::StrJoin(ids, ","), "}"));
+    if (!rows.ok()) return rows.status();
+    for (int i = 0; i < rows->rows(); ++i) {
+      absl::StatusOr<v1::Run> run = pg::RunFromRow(*rows, i);
+      if (!run.ok()) return run.status();
+      runs[run->id()] = *std::move(run);
+    }
+  }
   std::vector<absl::Status> out;
   out.reserve(reports.size());
   for (const AgentReport& r : reports) {
-    if (absl::Status s = conn_->Exec("savepoint", "SAVEPOINT report"); !s.ok()) return s;
-    absl::Status s = WriteReport(r);
+    // One round trip: release the previous report's savepoint and open this one's (COMMIT
+    // releases the last).
+    if (absl::Status s =
+            conn_->Exec("savepoint", out.empty() ? "SAVEPOINT report"
+                                                 : "RELEASE SAVEPOINT report; SAVEPOINT report");
+        !s.ok()) {
+      return s;
+    }
+    auto it = runs.find(r.run_id);
+    v1::Run copy;  // the report's changes reach `runs` only if it is stored
+    if (it != runs.end()) copy = it->second;
+    absl::Status s = WriteReport(r, it != runs.end() ? &copy : nullptr);
     if (!s.ok() && !IsReportRefusal(s)) return s;  // the guard rolls everything back
     if (!s.ok()) {
       if (absl::Status u = conn_->Exec("rollback report", "ROLLBACK TO SAVEPOINT report");
           !u.ok()) {
         return u;
       }
-    }
-    if (absl::Status u = conn_->Exec("release report", "RELEASE SAVEPOINT report"); !u.ok()) {
-      return u;
+    } else if (it != runs.end()) {
+      it->second = std::move(copy);
     }
     out.push_back(std::move(s));
   }

@@ -223,18 +223,34 @@ absl::Status PgStore::WriteSample(uint64_t run_id, uint32_t attempt, const v1::S
 
 absl::Status PgStore::InsertSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) {
   const v1::IoCounters& io = sample.io();
-  absl::StatusOr<Result> r = conn_->Query(
-      "insert sample",
+  constexpr char kInsert[] =
       "INSERT INTO samples (run_id, attempt, seq, offset_ns, interval_ns, read_ios, write_ios,"
       " read_bytes, write_bytes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)"
-      " ON CONFLICT (run_id, attempt, seq) DO NOTHING RETURNING id",
-      static_cast<int64_t>(run_id), attempt, sample.seq(), sample.offset_ns(), sample.interval_ns(),
-      io.read_ios(), io.write_ios(), io.read_bytes(), io.write_bytes());
-  if (!r.ok()) return r.status();
-  // A duplicate (the agent resent after a lost ack): the first copy is already durable.
-  if (r->rows() == 0) return absl::OkStatus();
-  if (sample.has_lat()) return WriteHistogram("sample", r->Int(0, 0), "lat", sample.lat());
-  return absl::OkStatus();
+      " ON CONFLICT (run_id, attempt, seq) DO NOTHING RETURNING id";
+  // A duplicate (the agent resent after a lost ack) inserts nothing: the first copy is
+  // already durable, and so is its histogram.
+  if (!sample.has_lat()) {
+    return conn_
+        ->Query("insert sample", kInsert, static_cast<int64_t>(run_id), attempt, sample.seq(),
+                sample.offset_ns(), sample.interval_ns(), io.read_ios(), io.write_ios(),
+                io.read_bytes(), io.write_bytes())
+        .status();
+  }
+  // The sample and its histogram in one statement (one round trip per sample).
+  const v1::Histogram& lat = sample.lat();
+  absl::StatusOr<std::string> bytes = sqlite::Serialize(lat, "lat");
+  if (!bytes.ok()) return bytes.status();
+  return conn_
+      ->Query("insert sample",
+              absl::StrCat("WITH s AS (", kInsert,
+                           ") INSERT INTO histograms (owner_kind, owner_id, name, count, min_ns,"
+                           " max_ns, sum_ns, histogram) SELECT 'sample', s.id, 'lat', $10, $11,"
+                           " $12, $13, $14 FROM s"),
+              static_cast<int64_t>(run_id), attempt, sample.seq(), sample.offset_ns(),
+              sample.interval_ns(), io.read_ios(), io.write_ios(), io.read_bytes(),
+              io.write_bytes(), lat.count(), lat.min_ns(), lat.max_ns(), lat.sum_ns(),
+              Bytea{*bytes})
+      .status();
 }
 
 absl::StatusOr<std::vector<v1::Sample>> PgStore::ListSamples(uint64_t run_id) {
