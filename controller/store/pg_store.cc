@@ -22,7 +22,7 @@ using pg::Transaction;
 absl::StatusOr<std::unique_ptr<PgStore>> PgStore::Open(const std::string& conninfo) {
   absl::StatusOr<std::unique_ptr<pg::Conn>> conn = pg::Conn::Connect(conninfo);
   if (!conn.ok()) return conn.status();
-  // Durable commits are the store's promise (docs/RELIABILITY.md): refuse a server or
+  // Durable commits are the store's promise (docs/reliability.md, promise 1): refuse a server or
   // role configured to acknowledge before the WAL is flushed.
   absl::StatusOr<Result> sync =
       (*conn)->Query("read synchronous_commit", "SELECT current_setting('synchronous_commit')");
