@@ -17,7 +17,7 @@
 #include "common/resolved_job.h"
 #include "common/run_order.h"
 #include "common/sim_vocabulary.h"
-#include "controller/store/sqlite_store.h"
+#include "controller/store/store_factory.h"
 #include "engine/model/engine_runner.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
@@ -101,11 +101,12 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
   exp.set_created_unix_ms(clock.WallMs());
   for (const v1::CellSpec& c : m->cells) *exp.add_cells() = c;
 
-  // With --db the experiment and every run land in a SQLite file like the controller's.
-  std::unique_ptr<SqliteStore> store;
+  // With --db the experiment and every run land in a store like the controller's (a SQLite
+  // file or a postgresql:// database, OpenStore).
+  std::unique_ptr<Store> store;
   uint64_t exp_id = 0;
   if (!db_path.empty()) {
-    auto opened = SqliteStore::Open(db_path);
+    auto opened = OpenStore(db_path);
     if (!opened.ok()) {
       err << "blkbench sim: " << opened.status().message() << "\n";
       return 1;
@@ -203,9 +204,10 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
         exp_id, failures ? v1::EXPERIMENT_FAILED : v1::EXPERIMENT_DONE,
         failures ? absl::StrCat(failures, " of ", total, " runs failed") : "", clock.WallMs()));
     if (store_error.ok()) {
-      progress << "stored as experiment " << exp_id << " in " << db_path << "\n";
+      progress << "stored as experiment " << exp_id << " in " << RedactedStoreName(db_path) << "\n";
     } else {
-      err << "blkbench sim: storing in " << db_path << " failed: " << store_error.message() << "\n";
+      err << "blkbench sim: storing in " << RedactedStoreName(db_path)
+          << " failed: " << store_error.message() << "\n";
     }
   }
   v1::Experiment& shown = *results.mutable_experiment();

@@ -58,6 +58,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION admin)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_STRIP_FILES ON)  # debug info stays in the build tree
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "util-linux")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "prometheus, fio")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "prometheus, fio, postgresql")
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/package)
 include(CPack)

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,7 +15,9 @@
 #include "absl/synchronization/mutex.h"
 #include "common/clock.h"
 #include "controller/controller.h"
+#include "controller/store/pg_store.h"
 #include "controller/store/sqlite_store.h"
+#include "controller/store/testing/pg_server.h"
 #include "gtest/gtest.h"
 
 namespace blkbench {
@@ -63,19 +66,44 @@ class ControllerTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
+    if (OnPostgres()) {
+      std::string skip;
+      auto server = ::blkbench::testing::PgServerEnvironment::Get(&skip);
+      ASSERT_TRUE(server.ok()) << server.status();
+      if (*server == nullptr) GTEST_SKIP() << skip;
+      pg_ = *server;
+      auto db = pg_->CreateDatabase();
+      ASSERT_TRUE(db.ok()) << db.status();
+      pg_db_ = *db;
+    }
     Reopen();
   }
   void TearDown() override {
     controller_.reset();
     store_.reset();
+    if (pg_ != nullptr) {
+      EXPECT_TRUE(pg_->DropDatabase(pg_db_).ok());
+    }
     std::filesystem::remove_all(dir_);
+  }
+  // BLKBENCH_TEST_STORE=postgres: every controller test on PgStore, a fresh database of a
+  // real server per test (ctest's controller_test_postgres); SQLite otherwise.
+  static bool OnPostgres() {
+    const char* store = std::getenv("BLKBENCH_TEST_STORE");
+    return store != nullptr && std::string(store) == "postgres";
   }
   void Reopen() {
     controller_.reset();
     store_.reset();
-    auto s = SqliteStore::Open((dir_ / "db.sqlite").string());
-    ASSERT_TRUE(s.ok()) << s.status();
-    store_ = std::move(*s);
+    if (pg_ != nullptr) {
+      auto s = PgStore::Open(pg_->Uri(pg_db_));
+      ASSERT_TRUE(s.ok()) << s.status();
+      store_ = std::move(*s);
+    } else {
+      auto s = SqliteStore::Open((dir_ / "db.sqlite").string());
+      ASSERT_TRUE(s.ok()) << s.status();
+      store_ = std::move(*s);
+    }
     options_.lease_ttl_ms = 30'000;
     options_.max_attempts = 2;
     controller_ = std::make_unique<Controller>(*store_, clock_, options_);
@@ -138,6 +166,8 @@ class ControllerTest : public ::testing::Test {
   FakeClock clock_;
   ControllerOptions options_;
   std::unique_ptr<Store> store_;
+  ::blkbench::testing::PgServer* pg_ = nullptr;  // BLKBENCH_TEST_STORE=postgres only
+  std::string pg_db_;
   std::unique_ptr<Controller> controller_;
 };
 

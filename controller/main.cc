@@ -1,8 +1,12 @@
-// blkbench-controller: the controller daemon (gRPC on TCP and/or a Unix socket, SQLite).
+// blkbench-controller: the controller daemon (gRPC on TCP and/or a Unix socket; a SQLite
+// or PostgreSQL store), and `blkbench-controller migrate` from a SQLite store to PostgreSQL.
 #include <pthread.h>
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -10,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/daemon_flags.h"
 #include "controller/server.h"
+#include "controller/store/store_factory.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
           "TCP address to serve on (host:port), '' for none");
@@ -20,7 +25,9 @@ ABSL_FLAG(std::string, tls_dir, "",
 ABSL_FLAG(bool, insecure, false,
           "serve a non-loopback --listen address without TLS (anyone who reaches it acts as "
           "admin)");
-ABSL_FLAG(std::string, db, "blkbench.db", "SQLite database file");
+ABSL_FLAG(std::string, db, "blkbench.db",
+          "the store: a SQLite file (PATH or sqlite:PATH) or a PostgreSQL database "
+          "(postgresql://user@host/dbname, any libpq URI; docs/deploy.md \"PostgreSQL\")");
 ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "re-queue a run whose agent is silent this long");
 ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
 ABSL_FLAG(uint32_t, sample_interval_ms, 1000, "interval of live samples from agents");
@@ -61,10 +68,58 @@ ABSL_FLAG(std::string, metrics_token_file, "",
 ABSL_FLAG(int64_t, metrics_grace_ms, 300000,
           "keep a finished run's counters this long before dropping its series");
 
+namespace {
+
+constexpr char kMigrateUsage[] =
+    "usage: blkbench-controller migrate --from sqlite:FILE --to postgresql://…\n"
+    "copies every experiment, run, sample, result and agent into an empty PostgreSQL "
+    "database in one transaction (stop the controller first)\n";
+
+// `blkbench-controller migrate --from X --to Y` (or --from=X --to=Y). Its own tiny parser,
+// so the daemon's flags stay as they are.
+int Migrate(int argc, char** argv) {
+  std::string from, to;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    for (auto [name, out] : {std::pair{"--from", &from}, std::pair{"--to", &to}}) {
+      const std::string prefix = std::string(name) + "=";
+      if (arg == name && i + 1 < argc) {
+        *out = argv[++i];
+      } else if (arg.rfind(prefix, 0) == 0) {
+        *out = arg.substr(prefix.size());
+      }
+    }
+    if (arg == "--help" || arg == "-h") {
+      fputs(kMigrateUsage, stdout);
+      return 0;
+    }
+  }
+  if (from.empty() || to.empty()) {
+    fputs(kMigrateUsage, stderr);
+    return 2;
+  }
+  auto summary = blkbench::MigrateStore(from, to);
+  if (!summary.ok()) {
+    fprintf(stderr, "blkbench-controller migrate: %s\n", summary.status().ToString().c_str());
+    return 1;
+  }
+  fprintf(stderr,
+          "blkbench-controller migrate: copied %zu experiments, %zu runs, %zu samples, %zu "
+          "results and %zu agents from %s to %s\n",
+          summary->experiments, summary->runs, summary->samples, summary->results, summary->agents,
+          from.c_str(), blkbench::RedactedStoreName(to).c_str());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "migrate") == 0) return Migrate(argc, argv);
   blkbench::InitDaemonFlags("blkbench-controller",
-                            "blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE] "
-                            "[--metrics_listen ADDR] [flags]");
+                            "blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE|URI] "
+                            "[--metrics_listen ADDR] [flags]\n"
+                            "       blkbench-controller migrate --from sqlite:FILE --to "
+                            "postgresql://…");
   absl::ParseCommandLine(argc, argv);
   blkbench::ServerOptions opts;
   opts.listen = absl::GetFlag(FLAGS_listen);
@@ -134,7 +189,8 @@ int main(int argc, char** argv) {
   fprintf(stderr, "blkbench-controller: serving on %s%s%s%s (db %s)\n",
           opts.listen.empty() ? "" : ("port " + std::to_string((*server)->port())).c_str(),
           opts.listen.empty() ? "" : (opts.tls_dir.empty() ? " without TLS" : " with mutual TLS"),
-          opts.unix_socket.empty() ? "" : " unix:", opts.unix_socket.c_str(), opts.db_path.c_str());
+          opts.unix_socket.empty() ? "" : " unix:", opts.unix_socket.c_str(),
+          blkbench::RedactedStoreName(opts.db_path).c_str());
   if (!opts.listen.empty() && opts.tls_dir.empty() && opts.insecure) {
     fprintf(stderr,
             "blkbench-controller: WARNING: --insecure: %s is served without TLS or "

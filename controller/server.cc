@@ -9,7 +9,7 @@
 #include "controller/metrics/state_counts.h"
 #include "controller/request_checks.h"
 #include "controller/results_api.h"
-#include "controller/store/sqlite_store.h"
+#include "controller/store/store_factory.h"
 #include "grpcpp/resource_quota.h"
 
 namespace blkbench {
@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
   if (absl::Status st = CheckLimits(options.limits); !st.ok()) return st;
   std::unique_ptr<ControllerServer> s(new ControllerServer());
-  auto store = SqliteStore::Open(options.db_path);
+  auto store = OpenStore(options.db_path);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
   if (options.wrap_store) s->store_ = options.wrap_store(std::move(s->store_));

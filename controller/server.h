@@ -33,7 +33,7 @@ struct ServerOptions {
   // The deny list both gRPC and HTTPS consult, loaded once by the caller so the two
   // cannot disagree; null: <tls_dir>/revoked.txt, loaded by Start.
   std::shared_ptr<tls::RevocationList> revoked;
-  std::string db_path;  // SQLite file (required)
+  std::string db_path;  // the store (required): a SQLite file or postgresql:// URI (OpenStore)
   ControllerOptions controller;
   ServiceLimits limits;   // streams, threads, deadlines, rates (controller/limits.h)
   int64_t tick_ms = 500;  // lease expiry and placement check period

@@ -4,10 +4,12 @@
 namespace blkbench {
 
 std::vector<std::string> InstrumentedStore::Operations() {
-  return {"create_experiment", "add_runs",     "get_experiment", "list_experiments",
-          "update_experiment", "get_run",      "list_runs",      "update_run",
-          "append_sample",     "list_samples", "finish_run",     "upsert_agent",
-          "list_agents"};
+  return {"create_experiment", "add_runs",          "get_experiment",
+          "list_experiments",  "update_experiment", "record_cancel",
+          "get_run",           "list_runs",         "update_run",
+          "update_runs",       "append_sample",     "list_samples",
+          "finish_run",        "commit_reports",    "experiment_progress",
+          "upsert_agent",      "list_agents"};
 }
 
 absl::StatusOr<uint64_t> InstrumentedStore::CreateExperiment(const v1::Experiment& experiment) {
@@ -77,6 +79,25 @@ absl::Status InstrumentedStore::UpsertAgent(const v1::AgentInfo& agent) {
 
 absl::StatusOr<std::vector<v1::AgentInfo>> InstrumentedStore::ListAgents() {
   return Timed("list_agents", [&] { return inner_->ListAgents(); });
+}
+
+absl::StatusOr<std::vector<absl::Status>> InstrumentedStore::CommitReports(
+    const std::vector<AgentReport>& reports) {
+  return Timed("commit_reports", [&] { return inner_->CommitReports(reports); });
+}
+
+RunsWritten InstrumentedStore::UpdateRuns(const std::vector<v1::Run>& runs) {
+  const auto start = std::chrono::steady_clock::now();
+  RunsWritten written = inner_->UpdateRuns(runs);
+  metrics_.ObserveStore(
+      "update_runs",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+      written.status.ok());
+  return written;
+}
+
+absl::StatusOr<ExperimentProgress> InstrumentedStore::GetExperimentProgress(uint64_t id) {
+  return Timed("experiment_progress", [&] { return inner_->GetExperimentProgress(id); });
 }
 
 }  // namespace blkbench

@@ -43,6 +43,12 @@ class InstrumentedStore final : public Store {
                          const v1::RunResult* result) override;
   absl::Status UpsertAgent(const v1::AgentInfo& agent) override;
   absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() override;
+  // Forwarded whole, so the inner store's one-transaction versions (group commit, a
+  // placement pass, one counting query) stay one transaction behind the decorator.
+  absl::StatusOr<std::vector<absl::Status>> CommitReports(
+      const std::vector<AgentReport>& reports) override;
+  RunsWritten UpdateRuns(const std::vector<v1::Run>& runs) override;
+  absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id) override;
 
  private:
   // Runs `call`, observes its duration (a steady clock: real latency, not a timer) and

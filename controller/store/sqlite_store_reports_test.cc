@@ -1,6 +1,5 @@
-// SqliteStore::CommitReports: one transaction per batch; a report refused for its content
-// (stale lease, unknown run, a result ahead of its samples) rolls back alone; a batch
-// that cannot commit (full disk) stores none of its reports.
+// SqliteStore::CommitReports on a full disk: a batch that cannot commit stores none of its
+// reports. (The per-report behaviour every Store shares is in store_contract_reports_test.cc.)
 #include <string>
 #include <vector>
 
@@ -53,39 +52,6 @@ class SqliteStoreReportsTest : public ::blkbench::testing::TempDirTest {
   }
 };
 
-TEST_F(SqliteStoreReportsTest, RefusedReportsRollBackAloneAndTheRestCommits) {
-  auto opened = SqliteStore::Open(DbPath());
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  SqliteStore& store = **opened;
-  AssignRunOne(store);
-  const std::vector<AgentReport> batch = {
-      Sample(1, 1),        // stored; the run becomes RUNNING
-      Sample(1, 5, "L0"),  // a stale lease: refused
-      Sample(9, 1),        // no such run
-      Finish(2),           // sample 2 is not stored yet: refused, the run stays RUNNING
-      Sample(1, 2),        // stored
-      Sample(1, 1),        // a duplicate: OK, changes nothing
-      Finish(2),           // now complete: DONE with its result
-  };
-  absl::StatusOr<std::vector<absl::Status>> got = store.CommitReports(batch);
-  ASSERT_TRUE(got.ok()) << got.status();
-  ASSERT_EQ(got->size(), batch.size());
-  EXPECT_TRUE((*got)[0].ok()) << (*got)[0];
-  EXPECT_EQ((*got)[1].code(), absl::StatusCode::kFailedPrecondition) << (*got)[1];
-  EXPECT_EQ((*got)[2].code(), absl::StatusCode::kNotFound) << (*got)[2];
-  EXPECT_EQ((*got)[3].code(), absl::StatusCode::kFailedPrecondition) << (*got)[3];
-  EXPECT_NE((*got)[3].message().find("samples 2..2"), std::string::npos) << (*got)[3];
-  EXPECT_TRUE((*got)[4].ok()) << (*got)[4];
-  EXPECT_TRUE((*got)[5].ok()) << (*got)[5];
-  EXPECT_TRUE((*got)[6].ok()) << (*got)[6];
-  absl::StatusOr<v1::Run> run = store.GetRun(1);
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->state(), v1::RUN_DONE);
-  EXPECT_EQ(run->samples(), 2u);
-  EXPECT_EQ(run->result().iops(), 1234);
-  EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM samples"), "2");
-}
-
 TEST_F(SqliteStoreReportsTest, ABatchThatCannotCommitStoresNoneOfItsReports) {
   SqliteStore::Options options;
   options.max_db_bytes = 256 << 10;  // the schema takes ~80 KiB
@@ -115,40 +81,6 @@ TEST_F(SqliteStoreReportsTest, ABatchThatCannotCommitStoresNoneOfItsReports) {
   EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM samples"), std::to_string(stored));
   EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM histograms"), std::to_string(stored));
   EXPECT_EQ(QueryText(DbPath(), "PRAGMA integrity_check"), "ok");
-}
-
-TEST_F(SqliteStoreReportsTest, UpdateRunsWritesAPlacementPassAllOrNone) {
-  auto opened = SqliteStore::Open(DbPath());
-  ASSERT_TRUE(opened.ok()) << opened.status();
-  SqliteStore& store = **opened;
-  ASSERT_TRUE(store.CreateExperiment(MakeExperiment("e", 2, 1)).ok());  // runs 1 and 2
-  std::vector<v1::Run> runs;
-  for (uint64_t id : {1, 2}) {
-    absl::StatusOr<v1::Run> run = store.GetRun(id);
-    ASSERT_TRUE(run.ok()) << run.status();
-    run->set_state(v1::RUN_ASSIGNED);
-    run->set_attempt(1);
-    run->set_lease_id(absl::StrCat("L", id));
-    runs.push_back(*run);
-  }
-  v1::Run unknown = runs[1];
-  unknown.set_id(99);
-  RunsWritten w = store.UpdateRuns({runs[0], unknown});
-  EXPECT_EQ(w.count, 0u);
-  EXPECT_EQ(w.status.code(), absl::StatusCode::kNotFound) << w.status;
-  absl::StatusOr<v1::Run> first = store.GetRun(1);
-  ASSERT_TRUE(first.ok());
-  EXPECT_EQ(first->state(), v1::RUN_QUEUED) << "rolled back with the failed run";
-
-  w = store.UpdateRuns(runs);
-  EXPECT_EQ(w.count, 2u);
-  EXPECT_TRUE(w.status.ok()) << w.status;
-  for (uint64_t id : {1, 2}) {
-    absl::StatusOr<v1::Run> run = store.GetRun(id);
-    ASSERT_TRUE(run.ok());
-    EXPECT_EQ(run->state(), v1::RUN_ASSIGNED);
-    EXPECT_EQ(run->lease_id(), absl::StrCat("L", id));
-  }
 }
 
 }  // namespace

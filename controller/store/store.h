@@ -1,5 +1,5 @@
-// The Store interface: everything the controller persists. SQLite (controller/store/sqlite_store.h)
-// is the embedded default; a PostgreSQL store would be another implementation of this.
+// The Store interface: everything the controller persists. SqliteStore is the embedded default,
+// PgStore keeps it in PostgreSQL; OpenStore (store_factory.h) picks one from --db.
 #ifndef BLKBENCH_CONTROLLER_STORE_STORE_H_
 #define BLKBENCH_CONTROLLER_STORE_STORE_H_
 
@@ -120,7 +120,7 @@ class Store {
   virtual absl::Status UpdateRun(const v1::Run& run) = 0;
 
   // UpdateRun for each of `runs`, in order (a placement pass's assignments). SqliteStore
-  // writes them in one transaction: all (count == runs.size()) or none (count 0 and the
+  // and PgStore write them in one transaction: all (count == runs.size()) or none (count 0 and the
   // error). The default implementation calls UpdateRun per run and stops at the first
   // error: the runs before it are written (count), the rest are not.
   virtual RunsWritten UpdateRuns(const std::vector<v1::Run>& runs);
@@ -156,13 +156,13 @@ class Store {
   //
   // The default implementation calls GetRun, AppendSample and FinishRun per report, so
   // a StoreWrapper/FaultyStore sees (and fails) every write; it is not one transaction
-  // (its outer status is always OK). SqliteStore overrides it with one transaction.
+  // (its outer status is always OK). SqliteStore and PgStore: one transaction.
   virtual absl::StatusOr<std::vector<absl::Status>> CommitReports(
       const std::vector<AgentReport>& reports);
 
   // The experiment's stored state and its runs counted by state. NotFound if there is no
   // such id. The default implementation reads the whole experiment (GetExperiment);
-  // SqliteStore counts with one indexed query.
+  // SqliteStore and PgStore count with one indexed query.
   virtual absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id);
 
   // Inserts or replaces an agent and its devices (keyed by agent_id; devices by path).

@@ -1,12 +1,11 @@
-// SqliteStore against real SQLite files: each Store method's contract, one test per method
-// group (experiments, runs, samples, results, agents).
-#include "controller/store/sqlite_store.h"
+// The Store contract against every implementation (a real SQLite file, a real PostgreSQL
+// server): each method's contract, one test per method group (experiments, runs, samples,
+// results, agents).
+#include "controller/store/store_contract.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
-
-#include "controller/store/store_test_util.h"
 
 namespace blkbench {
 namespace {
@@ -15,9 +14,13 @@ using ::blkbench::testing::MakeExperiment;
 using ::blkbench::testing::MakeResult;
 using ::blkbench::testing::MakeSample;
 using ::blkbench::testing::ProtoEq;
-using ::blkbench::testing::QueryText;
+using ::blkbench::testing::StoreKind;
 
-class SqliteStoreTest : public ::blkbench::testing::SqliteStoreTestBase {
+// One PostgreSQL server for the whole binary (started by the first test that needs it).
+[[maybe_unused]] ::testing::Environment* const kPgEnvironment =
+    ::testing::AddGlobalTestEnvironment(new ::blkbench::testing::PgServerEnvironment);
+
+class StoreTest : public ::blkbench::testing::StoreContractTest {
  protected:
   // Creates an experiment and returns its runs.
   v1::Experiment Create(const std::string& name, int cells, uint32_t repeats) {
@@ -29,7 +32,7 @@ class SqliteStoreTest : public ::blkbench::testing::SqliteStoreTestBase {
   }
 };
 
-TEST_F(SqliteStoreTest, CreateAndGetExperimentRoundTrips) {
+TEST_P(StoreTest, CreateAndGetExperimentRoundTrips) {
   const v1::Experiment in = MakeExperiment("dd-batch", 2, 3);
   absl::StatusOr<uint64_t> id = store_->CreateExperiment(in);
   ASSERT_TRUE(id.ok()) << id.status();
@@ -67,10 +70,10 @@ TEST_F(SqliteStoreTest, CreateAndGetExperimentRoundTrips) {
   }
 
   // The label column is there for SQL users.
-  EXPECT_EQ(QueryText(DbPath(), "SELECT label FROM cells WHERE cell_index = 1"), "scheduler=s1");
+  EXPECT_EQ(Query("SELECT label FROM cells WHERE cell_index = 1"), "scheduler=s1");
 }
 
-TEST_F(SqliteStoreTest, CreateRejectsEmptyExperimentsAndStoresNothing) {
+TEST_P(StoreTest, CreateRejectsEmptyExperimentsAndStoresNothing) {
   EXPECT_EQ(store_->CreateExperiment(MakeExperiment("a", 2, 0)).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->CreateExperiment(MakeExperiment("a", 0, 2)).status().code(),
@@ -80,7 +83,7 @@ TEST_F(SqliteStoreTest, CreateRejectsEmptyExperimentsAndStoresNothing) {
   EXPECT_TRUE(list->empty());
 }
 
-TEST_F(SqliteStoreTest, ListExperimentsIsNewestFirstAndBounded) {
+TEST_P(StoreTest, ListExperimentsIsNewestFirstAndBounded) {
   Create("first", 1, 1);
   Create("second", 1, 1);
   Create("third", 2, 1);
@@ -100,7 +103,7 @@ TEST_F(SqliteStoreTest, ListExperimentsIsNewestFirstAndBounded) {
   EXPECT_EQ((*two)[1].name(), "second");
 }
 
-TEST_F(SqliteStoreTest, UpdateExperimentState) {
+TEST_P(StoreTest, UpdateExperimentState) {
   const v1::Experiment e = Create("x", 1, 1);
   ASSERT_TRUE(store_->UpdateExperimentState(e.id(), v1::EXPERIMENT_FAILED, "boom", 42).ok());
   absl::StatusOr<v1::Experiment> out = store_->GetExperiment(e.id(), false);
@@ -108,14 +111,14 @@ TEST_F(SqliteStoreTest, UpdateExperimentState) {
   EXPECT_EQ(out->state(), v1::EXPERIMENT_FAILED);
   EXPECT_EQ(out->error(), "boom");
   EXPECT_EQ(out->finished_unix_ms(), 42);
-  EXPECT_EQ(QueryText(DbPath(), "SELECT state FROM experiments"), "EXPERIMENT_FAILED");
+  EXPECT_EQ(Query("SELECT state FROM experiments"), "EXPERIMENT_FAILED");
 
   EXPECT_EQ(store_->UpdateExperimentState(99, v1::EXPERIMENT_DONE, "", 1).code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->GetExperiment(99, false).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, UpdateRunWritesBookkeepingFields) {
+TEST_P(StoreTest, UpdateRunWritesBookkeepingFields) {
   const v1::Experiment e = Create("x", 1, 2);
   v1::Run run = e.runs(1);
   run.set_state(v1::RUN_RUNNING);
@@ -132,14 +135,14 @@ TEST_F(SqliteStoreTest, UpdateRunWritesBookkeepingFields) {
   ASSERT_TRUE(out.ok()) << out.status();
   run.clear_result();
   EXPECT_TRUE(ProtoEq(*out, run));
-  EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM results"), "0");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM results"), "0");
 
   run.set_id(999);
   EXPECT_EQ(store_->UpdateRun(run).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->GetRun(999).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, ListRunsInStatesSpansExperimentsInIdOrder) {
+TEST_P(StoreTest, ListRunsInStatesSpansExperimentsInIdOrder) {
   const v1::Experiment a = Create("a", 2, 1);
   const v1::Experiment b = Create("b", 2, 1);
   v1::Run r = b.runs(0);
@@ -165,7 +168,7 @@ TEST_F(SqliteStoreTest, ListRunsInStatesSpansExperimentsInIdOrder) {
   EXPECT_TRUE(none->empty());
 }
 
-TEST_F(SqliteStoreTest, AppendSampleIsIdempotentPerRunAttemptSeq) {
+TEST_P(StoreTest, AppendSampleIsIdempotentPerRunAttemptSeq) {
   const v1::Experiment e = Create("x", 1, 1);
   const uint64_t run = e.runs(0).id();
   ASSERT_TRUE(store_->AppendSample(run, 0, MakeSample(1)).ok());
@@ -178,8 +181,7 @@ TEST_F(SqliteStoreTest, AppendSampleIsIdempotentPerRunAttemptSeq) {
   ASSERT_TRUE(samples.ok()) << samples.status();
   ASSERT_EQ(samples->size(), 3u);
   for (uint64_t i = 0; i < 3; ++i) EXPECT_TRUE(ProtoEq((*samples)[i], MakeSample(i + 1)));
-  EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM histograms WHERE owner_kind = 'sample'"),
-            "3");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM histograms WHERE owner_kind = 'sample'"), "3");
 
   absl::StatusOr<v1::Experiment> out = store_->GetExperiment(e.id(), false);
   ASSERT_TRUE(out.ok());
@@ -205,7 +207,7 @@ TEST_F(SqliteStoreTest, AppendSampleIsIdempotentPerRunAttemptSeq) {
   EXPECT_EQ(store_->ListSamples(999).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, FinishRunIsIdempotentAndFencedByAttempt) {
+TEST_P(StoreTest, FinishRunIsIdempotentAndFencedByAttempt) {
   const v1::Experiment e = Create("x", 1, 1);
   const uint64_t run = e.runs(0).id();
   const v1::RunResult result = MakeResult(250000);
@@ -229,7 +231,7 @@ TEST_F(SqliteStoreTest, FinishRunIsIdempotentAndFencedByAttempt) {
             absl::StatusCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, ResultsAreAttachedOnlyWithResultsAndForTheCurrentAttempt) {
+TEST_P(StoreTest, ResultsAreAttachedOnlyWithResultsAndForTheCurrentAttempt) {
   const v1::Experiment e = Create("x", 2, 1);
   const v1::RunResult result = MakeResult(123456.5);
   ASSERT_TRUE(store_->FinishRun(e.runs(1).id(), 0, v1::RUN_DONE, "", 5, &result).ok());
@@ -248,9 +250,8 @@ TEST_F(SqliteStoreTest, ResultsAreAttachedOnlyWithResultsAndForTheCurrentAttempt
   EXPECT_TRUE(ProtoEq(with->runs(1).result(), result));
 
   // Queryable columns and the dashboard view.
-  EXPECT_EQ(QueryText(DbPath(), "SELECT p99_ns FROM results"), "80000");
-  EXPECT_EQ(QueryText(DbPath(), "SELECT cell || ' ' || iops FROM run_results"),
-            "scheduler=s1 123456.5");
+  EXPECT_EQ(Query("SELECT p99_ns FROM results"), "80000");
+  EXPECT_EQ(Query("SELECT cell || ' ' || iops FROM run_results"), "scheduler=s1 123456.5");
 
   // Re-queued for another attempt: the old result no longer belongs to the run.
   v1::Run retry = with->runs(1);
@@ -266,11 +267,10 @@ TEST_F(SqliteStoreTest, ResultsAreAttachedOnlyWithResultsAndForTheCurrentAttempt
   absl::StatusOr<v1::Run> got = store_->GetRun(retry.id());
   ASSERT_TRUE(got.ok());
   EXPECT_TRUE(ProtoEq(got->result(), second));
-  EXPECT_EQ(QueryText(DbPath(), "SELECT COUNT(*) FROM histograms WHERE owner_kind = 'result'"),
-            "2");
+  EXPECT_EQ(Query("SELECT COUNT(*) FROM histograms WHERE owner_kind = 'result'"), "2");
 }
 
-TEST_F(SqliteStoreTest, AgentsUpsertReplaceAndList) {
+TEST_P(StoreTest, AgentsUpsertReplaceAndList) {
   v1::AgentInfo a;
   a.set_agent_id("host-a");
   a.mutable_host()->set_hostname("host-a.lab");
@@ -324,6 +324,11 @@ TEST_F(SqliteStoreTest, AgentsUpsertReplaceAndList) {
   ASSERT_EQ((*agents)[0].devices_size(), 1);
   EXPECT_EQ((*agents)[0].devices(0).path(), "/dev/nvme0n1");
 }
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, StoreTest, ::testing::Values(StoreKind::kSqlite),
+                         ::blkbench::testing::StoreKindName);
+INSTANTIATE_TEST_SUITE_P(Postgres, StoreTest, ::testing::Values(StoreKind::kPostgres),
+                         ::blkbench::testing::StoreKindName);
 
 }  // namespace
 }  // namespace blkbench

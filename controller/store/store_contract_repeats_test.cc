@@ -1,22 +1,24 @@
-// SqliteStore::AddRuns: repeat numbering, validation, reopening an ended experiment.
+// Store::AddRuns on every implementation: repeat numbering, validation, reopening an ended
+// experiment.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
 
-#include "controller/store/sqlite_store.h"
-#include "controller/store/store_test_util.h"
+#include "controller/store/store_contract.h"
 
 namespace blkbench {
 namespace {
 
 using ::blkbench::testing::MakeExperiment;
 using ::blkbench::testing::MakeResult;
+using ::blkbench::testing::StoreKind;
 
-class AddRunsTest : public ::blkbench::testing::SqliteStoreTestBase {
+class AddRunsTest : public ::blkbench::testing::StoreContractTest {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(SqliteStoreTestBase::SetUp());
+    ASSERT_NO_FATAL_FAILURE(StoreContractTest::SetUp());
+    if (IsSkipped()) return;
     absl::StatusOr<uint64_t> id = store_->CreateExperiment(MakeExperiment("e", 3, 2));
     ASSERT_TRUE(id.ok()) << id.status();
     id_ = *id;
@@ -25,7 +27,7 @@ class AddRunsTest : public ::blkbench::testing::SqliteStoreTestBase {
   uint64_t id_ = 0;
 };
 
-TEST_F(AddRunsTest, NewRunsContinueEachCellsRepeatsAndAreQueued) {
+TEST_P(AddRunsTest, NewRunsContinueEachCellsRepeatsAndAreQueued) {
   absl::StatusOr<std::vector<uint64_t>> first = store_->AddRuns(id_, {2, 0}, 2, 1700000001000);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_EQ(first->size(), 4u);
@@ -51,7 +53,7 @@ TEST_F(AddRunsTest, NewRunsContinueEachCellsRepeatsAndAreQueued) {
   EXPECT_EQ(e->repeats(), 2u);  // the matrix's own repeats are unchanged
 }
 
-TEST_F(AddRunsTest, AnEndedExperimentRunsAgainButACanceledOneDoesNot) {
+TEST_P(AddRunsTest, AnEndedExperimentRunsAgainButACanceledOneDoesNot) {
   absl::StatusOr<v1::Experiment> e = store_->GetExperiment(id_, false);
   for (const v1::Run& r : e->runs()) {
     v1::Run run = r;
@@ -71,7 +73,7 @@ TEST_F(AddRunsTest, AnEndedExperimentRunsAgainButACanceledOneDoesNot) {
   EXPECT_EQ(store_->AddRuns(id_, {1}, 1, 8).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(AddRunsTest, BadRequestsChangeNothing) {
+TEST_P(AddRunsTest, BadRequestsChangeNothing) {
   EXPECT_EQ(store_->AddRuns(id_, {0}, 0, 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->AddRuns(id_, {}, 1, 1).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->AddRuns(id_, {1, 1}, 1, 1).status().code(), absl::StatusCode::kInvalidArgument);
@@ -80,6 +82,11 @@ TEST_F(AddRunsTest, BadRequestsChangeNothing) {
   EXPECT_EQ(store_->AddRuns(id_ + 1, {0}, 1, 1).status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->GetExperiment(id_, false)->runs_size(), 6);
 }
+
+INSTANTIATE_TEST_SUITE_P(Sqlite, AddRunsTest, ::testing::Values(StoreKind::kSqlite),
+                         ::blkbench::testing::StoreKindName);
+INSTANTIATE_TEST_SUITE_P(Postgres, AddRunsTest, ::testing::Values(StoreKind::kPostgres),
+                         ::blkbench::testing::StoreKindName);
 
 }  // namespace
 }  // namespace blkbench

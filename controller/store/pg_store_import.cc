@@ -1,0 +1,103 @@
+// PgStore::Import: the write side of `blkbench-controller migrate` — a whole store copied
+// into an empty PostgreSQL database in one transaction, ids kept.
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "controller/store/pg_store.h"
+#include "controller/store/sqlite_rows.h"
+#include "workloads/format.h"
+
+namespace blkbench {
+
+using pg::Bytea;
+using pg::Result;
+using pg::Transaction;
+
+absl::Status PgStore::Import(const StoreContents& contents) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(*conn_, Transaction::Mode::kWrite);
+  if (!txn.ok()) return txn.status();
+  // EXCLUSIVE: nobody writes (a controller started too early) while the copy runs.
+  if (absl::Status s = conn_->Exec("lock tables for import",
+                                   "LOCK TABLE experiments, runs, agents IN EXCLUSIVE MODE");
+      !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<Result> count =
+      conn_->Query("check the target is empty",
+                   "SELECT (SELECT COUNT(*) FROM experiments), (SELECT COUNT(*) FROM agents)");
+  if (!count.ok()) return count.status();
+  if (count->Int(0, 0) != 0 || count->Int(0, 1) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PostgreSQL database ", conn_->target(), " is not empty (", count->Int(0, 0),
+                     " experiments, ", count->Int(0, 1),
+                     " agents): migrate only into a new database, so no id is used twice"));
+  }
+  for (const v1::Experiment& e : contents.experiments) {
+    const auto id = static_cast<int64_t>(e.id());
+    if (absl::StatusOr<Result> r = conn_->Query(
+            "import experiment",
+            "INSERT INTO experiments (id, name, state, file_name, matrix_text, repeats,"
+            " created_unix_ms, finished_unix_ms, error, submitted_by, canceled_by)"
+            " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            id, e.name(), sqlite::ExperimentStateName(e.state()), e.file_name(), e.matrix_text(),
+            e.repeats(), e.created_unix_ms(), e.finished_unix_ms(), e.error(), e.submitted_by(),
+            e.canceled_by());
+        !r.ok()) {
+      return r.status();
+    }
+    for (const v1::CellSpec& cell : e.cells()) {
+      absl::StatusOr<std::string> spec = sqlite::Serialize(cell, "cell spec");
+      if (!spec.ok()) return spec.status();
+      if (absl::StatusOr<Result> r = conn_->Query(
+              "import cell",
+              "INSERT INTO cells (experiment_id, cell_index, label, spec) VALUES ($1, $2, $3, $4)",
+              id, cell.index(), workloads::CellLabel(cell), Bytea{*spec});
+          !r.ok()) {
+        return r.status();
+      }
+    }
+    for (const v1::Run& run : e.runs()) {
+      if (absl::StatusOr<Result> r = conn_->Query(
+              "import run",
+              "INSERT INTO runs (id, experiment_id, cell_index, repeat, attempt, state, agent_id,"
+              " device_path, lease_id, created_unix_ms, started_unix_ms, finished_unix_ms, error)"
+              " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+              run.id(), id, run.cell_index(), run.repeat(), run.attempt(),
+              sqlite::RunStateName(run.state()), run.agent_id(), run.device_path(), run.lease_id(),
+              run.created_unix_ms(), run.started_unix_ms(), run.finished_unix_ms(), run.error());
+          !r.ok()) {
+        return r.status();
+      }
+      if (auto it = contents.samples.find(run.id()); it != contents.samples.end()) {
+        for (const v1::Sample& sample : it->second) {
+          if (absl::Status s = InsertSample(run.id(), run.attempt(), sample); !s.ok()) return s;
+        }
+      }
+      if (run.has_result()) {
+        if (absl::Status s = WriteResult(run.id(), run.attempt(), run.result()); !s.ok()) return s;
+      }
+    }
+  }
+  for (const v1::AgentInfo& agent : contents.agents) {
+    if (absl::Status s = WriteAgent(agent); !s.ok()) return s;
+  }
+  // New experiments and runs continue after the copied ids.
+  for (const char* table : {"experiments", "runs"}) {
+    if (absl::StatusOr<Result> r =
+            conn_->Query(absl::StrCat("move the ", table, " id sequence"),
+                         absl::StrCat("SELECT setval(pg_get_serial_sequence('", table,
+                                      "', 'id'),"
+                                      " COALESCE((SELECT MAX(id) FROM ",
+                                      table,
+                                      "), 1),"
+                                      " (SELECT MAX(id) FROM ",
+                                      table, ") IS NOT NULL)"));
+        !r.ok()) {
+      return r.status();
+    }
+  }
+  return txn->Commit();
+}
+
+}  // namespace blkbench
