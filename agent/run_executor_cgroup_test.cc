@@ -33,7 +33,7 @@ using testing::TempDir;
 constexpr uint64_t kSec = 1'000'000'000;
 
 // Bytes read by group `dir` from device `dev` ("7:3"), from the kernel's per-cgroup stats:
-// bfq's own counters on v1 (the agent reports blk-throttle's, so the two cross-check).
+// bfq's own counters on v1, through the parsers the agent uses.
 uint64_t GroupReadBytes(CgroupVersion version, const std::string& dir, const std::string& dev) {
   if (version == CgroupVersion::kV2)
     return ParseIoStatV2(ReadFileOr(dir + "/io.stat"), dev).read_bytes;

@@ -3,6 +3,7 @@
 #include "agent/cgroup/io_stats.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,12 +79,19 @@ absl::StatusOr<GroupIoStats> ReadGroupIoStats(CgroupVersion version, const std::
     if (!text.ok()) return absl::NotFoundError(dir + ": no io.stat (io controller not enabled)");
     return ParseIoStatV2(*text, dev);
   }
-  for (const char* family : {"throttle", "bfq"}) {
+  // The first family whose counters saw the device: bfq's when bfq scheduled the run,
+  // blk-throttle's otherwise (recent kernels leave those at 0 for a group with no limit).
+  std::optional<GroupIoStats> found;
+  for (const char* family : {"bfq", "throttle"}) {
     absl::StatusOr<std::string> bytes = Slurp(dir + "/blkio." + family + ".io_service_bytes");
     absl::StatusOr<std::string> ios = Slurp(dir + "/blkio." + family + ".io_serviced");
-    if (bytes.ok() && ios.ok()) return ParseBlkioV1(*bytes, *ios, dev);
+    if (!bytes.ok() || !ios.ok()) continue;
+    const GroupIoStats stats = ParseBlkioV1(*bytes, *ios, dev);
+    if (stats.ios() > 0) return stats;
+    if (!found) found = stats;
   }
-  return absl::NotFoundError(dir + ": no blkio.throttle.* or blkio.bfq.* statistics");
+  if (found) return *found;
+  return absl::NotFoundError(dir + ": no blkio.bfq.* or blkio.throttle.* statistics");
 }
 
 }  // namespace blkbench

@@ -1,9 +1,9 @@
 // What each of a run's cgroups did on the run's device, from the kernel's own per-cgroup
-// counters: cgroup v2 io.stat ("MAJ:MIN rbytes=.. wbytes=.. rios=.. wios=.. ..."), cgroup v1
-// blkio.throttle.io_service_bytes / io_serviced ("MAJ:MIN Read N", "Write N", ...), which
-// blk-throttle keeps for every group whether or not a limit is set (bios as submitted), or
-// else bfq's blkio.bfq.io_service_bytes / io_serviced. The groups are made per run, so the
-// counters are the run's, ramp included.
+// counters: cgroup v2 io.stat ("MAJ:MIN rbytes=.. wbytes=.. rios=.. wios=.. ..."); cgroup v1
+// bfq's blkio.bfq.io_service_bytes / io_serviced ("MAJ:MIN Read N", "Write N", ...) when
+// they saw the device (bfq scheduled the run), else blk-throttle's blkio.throttle.* (which
+// recent kernels keep at 0 for a group without a limit). The groups are made per run, so
+// the counters are the run's, ramp included.
 #ifndef BLKBENCH_AGENT_CGROUP_IO_STATS_H_
 #define BLKBENCH_AGENT_CGROUP_IO_STATS_H_
 

@@ -38,7 +38,7 @@ TEST(IoStatsTest, ParsesCgroupV1BlkioFiles) {
   EXPECT_EQ(s.write_ios, 2u);
 }
 
-TEST(IoStatsTest, ReadsThrottleFilesElseBfqElseSaysWhy) {
+TEST(IoStatsTest, ReadsBfqElseThrottleElseSaysWhy) {
   testing::TempDir dir("io_stats");
   auto write = [&](const std::string& name, const std::string& text) {
     std::ofstream(dir.File(name)) << text;
@@ -50,8 +50,12 @@ TEST(IoStatsTest, ReadsThrottleFilesElseBfqElseSaysWhy) {
   absl::StatusOr<GroupIoStats> bfq = ReadGroupIoStats(CgroupVersion::kV1, dir.path(), "7:3");
   ASSERT_TRUE(bfq.ok()) << bfq.status();
   EXPECT_EQ(bfq->read_ios, 1u);
+  // bfq's counters win when they saw the device; blk-throttle's when bfq's are empty.
   write("blkio.throttle.io_service_bytes", "7:3 Read 8192\n");
   write("blkio.throttle.io_serviced", "7:3 Read 2\n");
+  EXPECT_EQ(ReadGroupIoStats(CgroupVersion::kV1, dir.path(), "7:3")->read_ios, 1u);
+  write("blkio.bfq.io_service_bytes", "Total 0\n");
+  write("blkio.bfq.io_serviced", "Total 0\n");
   absl::StatusOr<GroupIoStats> throttle = ReadGroupIoStats(CgroupVersion::kV1, dir.path(), "7:3");
   ASSERT_TRUE(throttle.ok()) << throttle.status();
   EXPECT_EQ(throttle->read_ios, 2u);
