@@ -138,6 +138,7 @@ class ChaosTest : public ::testing::Test {
       spans[key].stop_ms = std::stoll(LogField(l, "mono_ms"));
     }
     std::vector<WriteSpan> out;
+    out.reserve(spans.size());
     for (auto& [k, w] : spans) out.push_back(w);
     return out;
   }

@@ -13,6 +13,7 @@ namespace blkbench::testing {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& log, Log what) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t fa;

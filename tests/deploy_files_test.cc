@@ -160,7 +160,7 @@ TEST(DockerComposeTest, EveryMountedPathExistsAndServicesMatchTheDatasources) {
       std::string dst = spec.substr(colon + 1);
       dst = dst.substr(0, dst.find(':'));
       if (src[0] == '.' || src[0] == '/') {
-        EXPECT_TRUE(std::filesystem::exists(deploy + "/" + src))
+        EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(deploy) / src))
             << svc.first.as<std::string>() << ": mounts missing " << src;
         mounts[dst] = src;
       } else {

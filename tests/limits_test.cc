@@ -72,6 +72,7 @@ TEST_F(LimitsTest, StreamsBeyondTheCapsAreRefusedUntilOneCloses) {
   limits.max_watch_streams = 1;
   ASSERT_NO_FATAL_FAILURE(Start(limits));
   std::vector<std::unique_ptr<RawAgent>> agents;
+  agents.reserve(5);
   for (int i = 0; i < 5; ++i) agents.push_back(std::make_unique<RawAgent>(ControllerAddress(), i));
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(agents[i]->Register(absl::StrCat("a", i)).ok()) << i;
   for (int i = 3; i < 5; ++i) {

@@ -331,9 +331,9 @@ class PrometheusTest : public testing::ClusterTest {
     std::vector<std::pair<std::string, std::string>> subs;
     for (const auto& [name, value] : values) {
       const std::string v = regex_vars.count(name) ? RegexEscape(value) : value;
-      subs.push_back({"${" + name + ":percentencode}", UrlEncode(value)});
-      subs.push_back({"${" + name + "}", v});
-      subs.push_back({"$" + name, v});
+      subs.emplace_back(absl::StrCat("${", name, ":percentencode}"), UrlEncode(value));
+      subs.emplace_back(absl::StrCat("${", name, "}"), v);
+      subs.emplace_back(absl::StrCat("$", name), v);
     }
     std::sort(subs.begin(), subs.end(),
               [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });

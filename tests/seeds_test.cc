@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "engine/model/engine_runner.h"
 #include "gtest/gtest.h"
 #include "workloads/matrix.h"
@@ -64,7 +65,7 @@ TEST(SeedsTest, Seed000BatchDispatchRaisesIopsForBothElevators) {
   const std::string after = "sim:6.16+dd-batch-dispatch+bfq-batch-dispatch";
   for (const std::string sched : {"mq-deadline", "bfq"}) {
     const v1::RunResult& b = s.Get("scheduler=" + sched + " kernel=sim:6.16");
-    const v1::RunResult& a = s.Get("scheduler=" + sched + " kernel=" + after);
+    const v1::RunResult& a = s.Get(absl::StrCat("scheduler=", sched, " kernel=", after));
     EXPECT_GT(a.iops(), 1.15 * b.iops()) << sched;
     EXPECT_LT(In(a, "cpu_ns_per_io.lock_spin"), In(b, "cpu_ns_per_io.lock_spin")) << sched;
   }

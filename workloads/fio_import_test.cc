@@ -3,9 +3,9 @@
 // Where fio is installed, `fio --parse-only` confirms each input is fio's own syntax.
 #include "workloads/fio_import.h"
 
-#include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>

@@ -1,11 +1,11 @@
 // Crash safety of cgroup layouts: groups journaled by an agent that died (a forked child that
 // exits or is SIGKILLed without removing them) are removed by the next agent's RecoverAll, on
 // a fake tree and, where the machine has an I/O cgroup hierarchy and we are root, for real.
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <memory>
 #include <string>
 

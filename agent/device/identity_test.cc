@@ -2,8 +2,9 @@
 // comparison's messages, and the registry's record-once, check-before-every-run contract.
 #include "agent/device/identity.h"
 
-#include <stdio.h>
 #include <sys/sysmacros.h>
+
+#include <cstdio>
 
 #include "agent/device/testutil.h"
 #include "gmock/gmock.h"

@@ -1,11 +1,11 @@
 // Journaled application of sysfs queue settings; see queue_settings.h.
 #include "agent/device/queue_settings.h"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

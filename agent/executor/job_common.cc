@@ -1,12 +1,12 @@
 // Lifecycle reporting, measured-phase bookkeeping and setup helpers shared by the job
 // loop and the engines (see job.h).
-#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>

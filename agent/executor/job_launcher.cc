@@ -2,12 +2,12 @@
 // fork_main / thread_main start-up and reap_threads, much reduced).
 #include "agent/executor/job_launcher.h"
 
-#include <errno.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <utility>
 

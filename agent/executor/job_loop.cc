@@ -2,10 +2,10 @@
 // td_io_queue / td_io_commit / io_u_queued_complete, keeping iodepth I/Os queued or in
 // flight with iodepth_batch_submit and iodepth_batch_complete_min/max semantics, and the
 // set-up and teardown around it (target, buffers, engine init, start barrier).
-#include <errno.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "agent/executor/io_engine.h"

@@ -3,12 +3,12 @@
 // prepares an iocb, commit() io_submit()s the batch, getevents() io_getevents(min, max)
 // until min are in, as fio's libaio does with iodepth_batch_complete_min/max.
 // Without direct=1 the kernel completes buffered I/O inside io_submit (fio warns the same).
-#include <errno.h>
 #include <libaio.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <memory>
 
 #include "agent/executor/engine_registry.h"

@@ -1,14 +1,14 @@
 // Shared mapping for executor/job communication, futex helpers and the clock.
 #include "agent/executor/shared_state.h"
 
-#include <errno.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <new>
 
 #include "absl/status/status.h"

@@ -6,10 +6,10 @@
 //   sync     read/write at the file position, with an lseek only when the next offset
 //            is not where the last I/O ended (fio_syncio_prep / fio_syncio_queue), so a
 //            sequential job issues no lseek at all.
-#include <errno.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <memory>
 
 #include "agent/executor/engine_registry.h"

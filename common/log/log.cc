@@ -1,9 +1,8 @@
 // Structured log lines; see log.h.
 #include "common/log/log.h"
 
-#include <time.h>
-
 #include <cstdio>
+#include <ctime>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"

@@ -1,10 +1,10 @@
 // RELIABILITY.md promise 1 for SqliteStore: what a method returned OK for survives the
 // writing process exiting or being SIGKILLed, concurrent writers, and a full disk.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <memory>
 #include <thread>
 #include <vector>
