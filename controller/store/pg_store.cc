@@ -3,7 +3,6 @@
 // pg_store_reports.cc; Import in pg_store_import.cc.
 #include "controller/store/pg_store.h"
 
-#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -37,12 +36,7 @@ absl::StatusOr<std::unique_ptr<PgStore>> PgStore::Open(const std::string& connin
 }
 
 absl::StatusOr<uint64_t> PgStore::CreateExperiment(const v1::Experiment& experiment) {
-  if (experiment.repeats() == 0) {
-    return absl::InvalidArgumentError("CreateExperiment: repeats must be at least 1");
-  }
-  if (experiment.cells().empty()) {
-    return absl::InvalidArgumentError("CreateExperiment: the experiment has no cells");
-  }
+  if (absl::Status s = CheckNewExperiment(experiment); !s.ok()) return s;
   std::vector<std::string> specs;
   for (int i = 0; i < experiment.cells_size(); ++i) {
     v1::CellSpec cell = experiment.cells(i);
@@ -93,11 +87,7 @@ absl::StatusOr<uint64_t> PgStore::CreateExperiment(const v1::Experiment& experim
 absl::StatusOr<std::vector<uint64_t>> PgStore::AddRuns(uint64_t experiment_id,
                                                        const std::vector<uint32_t>& cell_indices,
                                                        uint32_t count, int64_t created_unix_ms) {
-  if (count == 0) return absl::InvalidArgumentError("AddRuns: count must be at least 1");
-  if (cell_indices.empty()) return absl::InvalidArgumentError("AddRuns: no cells");
-  if (std::set<uint32_t>(cell_indices.begin(), cell_indices.end()).size() != cell_indices.size()) {
-    return absl::InvalidArgumentError("AddRuns: a cell index is repeated");
-  }
+  if (absl::Status s = CheckAddRuns(cell_indices, count); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*conn_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();

@@ -107,6 +107,7 @@ absl::StatusOr<std::vector<v1::Run>> PgStore::ListRunsInStates(
   if (states.empty()) return std::vector<v1::Run>{};
   // One array parameter: the same prepared statement serves every set of states.
   std::vector<std::string> names;
+  names.reserve(states.size());
   for (v1::RunState state : states) names.push_back(sqlite::RunStateName(state));
   const std::string array = absl::StrCat("{", absl::StrJoin(names, ","), "}");
 
@@ -327,11 +328,7 @@ absl::Status PgStore::WriteResult(uint64_t run_id, uint32_t attempt, const v1::R
 absl::Status PgStore::FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                                 const std::string& error, int64_t finished_unix_ms,
                                 const v1::RunResult* result) {
-  if (!IsFinalRunState(state)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "FinishRun: state must be RUN_DONE, RUN_FAILED or RUN_CANCELED, not ",
-        v1::RunState_IsValid(state) ? sqlite::RunStateName(state) : absl::StrCat(state)));
-  }
+  if (absl::Status s = CheckFinalState(state); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*conn_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();

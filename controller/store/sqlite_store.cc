@@ -79,12 +79,7 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
 }
 
 absl::StatusOr<uint64_t> SqliteStore::CreateExperiment(const v1::Experiment& experiment) {
-  if (experiment.repeats() == 0) {
-    return absl::InvalidArgumentError("CreateExperiment: repeats must be at least 1");
-  }
-  if (experiment.cells().empty()) {
-    return absl::InvalidArgumentError("CreateExperiment: the experiment has no cells");
-  }
+  if (absl::Status s = CheckNewExperiment(experiment); !s.ok()) return s;
   // Serialize before taking the lock: it is the only part that depends on input size.
   std::vector<std::string> specs;
   for (int i = 0; i < experiment.cells_size(); ++i) {

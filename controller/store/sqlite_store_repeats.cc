@@ -1,6 +1,5 @@
 // SqliteStore::AddRuns: more repeats of some cells of an existing experiment (the gate's
 // --auto-repeat), in one transaction with reopening the experiment.
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "common/run_order.h"
@@ -15,11 +14,7 @@ using sqlite::Transaction;
 absl::StatusOr<std::vector<uint64_t>> SqliteStore::AddRuns(
     uint64_t experiment_id, const std::vector<uint32_t>& cell_indices, uint32_t count,
     int64_t created_unix_ms) {
-  if (count == 0) return absl::InvalidArgumentError("AddRuns: count must be at least 1");
-  if (cell_indices.empty()) return absl::InvalidArgumentError("AddRuns: no cells");
-  if (std::set<uint32_t>(cell_indices.begin(), cell_indices.end()).size() != cell_indices.size()) {
-    return absl::InvalidArgumentError("AddRuns: a cell index is repeated");
-  }
+  if (absl::Status s = CheckAddRuns(cell_indices, count); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();

@@ -308,11 +308,7 @@ absl::Status SqliteStore::WriteResult(uint64_t run_id, uint32_t attempt,
 absl::Status SqliteStore::FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
                                     const std::string& error, int64_t finished_unix_ms,
                                     const v1::RunResult* result) {
-  if (!IsFinalRunState(state)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "FinishRun: state must be RUN_DONE, RUN_FAILED or RUN_CANCELED, not ",
-        v1::RunState_IsValid(state) ? sqlite::RunStateName(state) : absl::StrCat(state)));
-  }
+  if (absl::Status s = CheckFinalState(state); !s.ok()) return s;
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(*db_, Transaction::Mode::kWrite);
   if (!txn.ok()) return txn.status();

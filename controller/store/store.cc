@@ -1,6 +1,9 @@
 // Store's default CommitReports: report by report through the store's own methods.
 #include "controller/store/store.h"
 
+#include <set>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "common/states.h"
 
@@ -86,6 +89,32 @@ absl::Status CheckReportLease(const AgentReport& report, const v1::Run& run) {
                      ": stale lease (the run's current attempt is ", run.attempt(), ")"));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckNewExperiment(const v1::Experiment& experiment) {
+  if (experiment.repeats() == 0) {
+    return absl::InvalidArgumentError("CreateExperiment: repeats must be at least 1");
+  }
+  if (experiment.cells().empty()) {
+    return absl::InvalidArgumentError("CreateExperiment: the experiment has no cells");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckAddRuns(const std::vector<uint32_t>& cell_indices, uint32_t count) {
+  if (count == 0) return absl::InvalidArgumentError("AddRuns: count must be at least 1");
+  if (cell_indices.empty()) return absl::InvalidArgumentError("AddRuns: no cells");
+  if (std::set<uint32_t>(cell_indices.begin(), cell_indices.end()).size() != cell_indices.size()) {
+    return absl::InvalidArgumentError("AddRuns: a cell index is repeated");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckFinalState(v1::RunState state) {
+  if (IsFinalRunState(state)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("FinishRun: state must be RUN_DONE, RUN_FAILED or RUN_CANCELED, not ",
+                   v1::RunState_IsValid(state) ? v1::RunState_Name(state) : absl::StrCat(state)));
 }
 
 absl::Status MissingSamples(const AgentReport& report, uint64_t first_missing) {

@@ -57,6 +57,13 @@ struct RunsWritten {
 // `run` (as stored) is at the report's attempt and lease; FailedPrecondition naming the
 // samples first_missing..samples_through that a kFinish report is missing.
 absl::Status CheckReportLease(const AgentReport& report, const v1::Run& run);
+
+// The arguments every implementation refuses before touching its database, with the same
+// InvalidArgument messages: CreateExperiment without repeats or cells; AddRuns with count
+// 0, no cells or a repeated cell index; FinishRun with a state that is not final.
+absl::Status CheckNewExperiment(const v1::Experiment& experiment);
+absl::Status CheckAddRuns(const std::vector<uint32_t>& cell_indices, uint32_t count);
+absl::Status CheckFinalState(v1::RunState state);
 absl::Status MissingSamples(const AgentReport& report, uint64_t first_missing);
 
 // Thread-safe: every method may be called from any thread. Every mutating method is

@@ -11,58 +11,25 @@
 namespace blkbench {
 namespace {
 
+using ::blkbench::testing::AssignRunOne;
+using ::blkbench::testing::FinishReport;
 using ::blkbench::testing::MakeExperiment;
-using ::blkbench::testing::MakeSample;
+using ::blkbench::testing::SampleReport;
 using ::blkbench::testing::StoreKind;
 
-class ReportsTest : public ::blkbench::testing::StoreContractTest {
- protected:
-  // Run 1 of a new experiment, assigned: attempt 1 under lease "L1".
-  void AssignRunOne(Store& store) {
-    ASSERT_TRUE(store.CreateExperiment(MakeExperiment("e", 1, 1)).ok());
-    absl::StatusOr<v1::Run> run = store.GetRun(1);
-    ASSERT_TRUE(run.ok()) << run.status();
-    run->set_state(v1::RUN_ASSIGNED);
-    run->set_attempt(1);
-    run->set_agent_id("a1");
-    run->set_device_path("/dev/x");
-    run->set_lease_id("L1");
-    ASSERT_TRUE(store.UpdateRun(*run).ok());
-  }
-  static AgentReport Sample(uint64_t run_id, uint64_t seq, const std::string& lease = "L1") {
-    AgentReport r;
-    r.run_id = run_id;
-    r.attempt = 1;
-    r.lease_id = lease;
-    r.sample = MakeSample(seq);
-    return r;
-  }
-  static AgentReport Finish(uint64_t samples_through) {
-    AgentReport r;
-    r.kind = AgentReport::Kind::kFinish;
-    r.run_id = 1;
-    r.attempt = 1;
-    r.lease_id = "L1";
-    r.state = v1::RUN_DONE;
-    r.finished_unix_ms = 1700000001000;
-    r.has_result = true;
-    r.result.set_iops(1234);
-    r.samples_through = samples_through;
-    return r;
-  }
-};
+class ReportsTest : public ::blkbench::testing::StoreContractTest {};
 
 TEST_P(ReportsTest, RefusedReportsRollBackAloneAndTheRestCommits) {
   Store& store = *store_;
-  AssignRunOne(store);
+  ASSERT_NO_FATAL_FAILURE(AssignRunOne(store));
   const std::vector<AgentReport> batch = {
-      Sample(1, 1),        // stored; the run becomes RUNNING
-      Sample(1, 5, "L0"),  // a stale lease: refused
-      Sample(9, 1),        // no such run
-      Finish(2),           // sample 2 is not stored yet: refused, the run stays RUNNING
-      Sample(1, 2),        // stored
-      Sample(1, 1),        // a duplicate: OK, changes nothing
-      Finish(2),           // now complete: DONE with its result
+      SampleReport(1, 1),        // stored; the run becomes RUNNING
+      SampleReport(1, 5, "L0"),  // a stale lease: refused
+      SampleReport(9, 1),        // no such run
+      FinishReport(2),           // sample 2 is not stored yet: refused, the run stays RUNNING
+      SampleReport(1, 2),        // stored
+      SampleReport(1, 1),        // a duplicate: OK, changes nothing
+      FinishReport(2),           // now complete: DONE with its result
   };
   absl::StatusOr<std::vector<absl::Status>> got = store.CommitReports(batch);
   ASSERT_TRUE(got.ok()) << got.status();

@@ -105,6 +105,45 @@ inline v1::Sample MakeSample(uint64_t seq, uint64_t salt = 0) {
   return s;
 }
 
+// Run 1 of a new one-cell experiment in `store`, assigned: attempt 1 under lease "L1".
+// Use under ASSERT_NO_FATAL_FAILURE.
+inline void AssignRunOne(Store& store) {
+  ASSERT_TRUE(store.CreateExperiment(MakeExperiment("e", 1, 1)).ok());
+  absl::StatusOr<v1::Run> run = store.GetRun(1);
+  ASSERT_TRUE(run.ok()) << run.status();
+  run->set_state(v1::RUN_ASSIGNED);
+  run->set_attempt(1);
+  run->set_agent_id("a1");
+  run->set_device_path("/dev/x");
+  run->set_lease_id("L1");
+  ASSERT_TRUE(store.UpdateRun(*run).ok());
+}
+
+// A CommitReports sample report: sample `seq` of attempt 1 of `run_id` under `lease`.
+inline AgentReport SampleReport(uint64_t run_id, uint64_t seq, const std::string& lease = "L1") {
+  AgentReport r;
+  r.run_id = run_id;
+  r.attempt = 1;
+  r.lease_id = lease;
+  r.sample = MakeSample(seq);
+  return r;
+}
+
+// Run 1's attempt 1 under "L1" finishing DONE (IOPS 1234) after samples 1..samples_through.
+inline AgentReport FinishReport(uint64_t samples_through) {
+  AgentReport r;
+  r.kind = AgentReport::Kind::kFinish;
+  r.run_id = 1;
+  r.attempt = 1;
+  r.lease_id = "L1";
+  r.state = v1::RUN_DONE;
+  r.finished_unix_ms = 1700000001000;
+  r.has_result = true;
+  r.result.set_iops(1234);
+  r.samples_through = samples_through;
+  return r;
+}
+
 inline v1::RunResult MakeResult(double iops) {
   v1::RunResult r;
   r.set_duration_ns(30000000000);
