@@ -101,7 +101,9 @@ struct EngineConfig {
   JobOptions job;
   QueueOptions queue;
   CgroupOptions cgroups;
-  bool threads = false;  // fio thread=1: jobs are threads of one process (one io context)
+  // fio thread=1: jobs are threads of one process. Each still has its own io context
+  // (pthreads are created without CLONE_IO), so no scheduler sees a difference.
+  bool threads = false;
 };
 
 inline constexpr SimTime kDefaultRuntimeNs = 1'000'000'000;  // 1 s simulated

@@ -154,7 +154,10 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     for (int s = static_cast<int>(job.iodepth) - 1; s >= 0; --s)
       task->free_ios.push_back(static_cast<uint32_t>(s));
     task->group = q_.config.cgroups.GroupOf(i);
-    task->ioc = q_.config.threads ? 0 : static_cast<uint32_t>(i);
+    // Every job has its own io context, thread or process: fio's threads are pthreads,
+    // created without CLONE_IO, so each gets its own on its first I/O (copy_io() shares
+    // the parent's only with CLONE_IO), and bfq gives each its own queue.
+    task->ioc = static_cast<uint32_t>(i);
     task->disp.cpu = task->cpu;
     task->disp.pid = 1000 + i;  // as dispatch.cc's fio pids
     task->disp.list.reserve(2 * kBlkMaxRequestCount);
