@@ -54,9 +54,12 @@ struct EngineCounters {
   uint64_t elv_dispatch_skipped = 0;  // dd-serialize-dispatch: found dispatch in progress
   uint64_t dispatch_inversions = 0;   // issued right after a request handed out later
   uint64_t dispatch_in_order = 0;     // issued right after its elevator predecessor
-  uint64_t driver_tag_fails = 0;      // blk_mq_get_driver_tag failures at dispatch
-  uint64_t budget_fails = 0;          // no per-LUN budget at dispatch
-  uint64_t elv_timer_fires = 0;       // the elevator's timer (bfq idle slice, kyber stats)
+  uint64_t dispatch_hctx_in_order =
+      0;  // issued right after its hctx's previous one in elevator order
+  uint64_t dispatch_inverted_pairs = 0;  // pairs issued in the opposite order (IssueOrder)
+  uint64_t driver_tag_fails = 0;         // blk_mq_get_driver_tag failures at dispatch
+  uint64_t budget_fails = 0;             // no per-LUN budget at dispatch
+  uint64_t elv_timer_fires = 0;          // the elevator's timer (bfq idle slice, kyber stats)
 };
 
 // The simulator events of the model (the values are hashed into the trace: never renumber).
@@ -171,8 +174,9 @@ struct Hctx {
   bool dispatch_busy = false;
   std::unique_ptr<SbitmapQueue> driver_tags;  // with an elevator (tags = sched_tags)
   Dispatcher kblockd;
-  bool run_pending = false;  // an async run (kblockd) is scheduled
-  int run_cpu = 0;           // the CPU that run executes on
+  bool run_pending = false;      // an async run (kblockd) is scheduled
+  int run_cpu = 0;               // the CPU that run executes on
+  uint64_t last_issued_seq = 0;  // elevator hand-out number of its last issued request
 };
 
 class Submission;

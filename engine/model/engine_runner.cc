@@ -72,6 +72,14 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
     m["dispatch.in_order_ratio"] =
         c.dispatched ? static_cast<double>(c.dispatch_in_order) / static_cast<double>(c.dispatched)
                      : 0.0;
+    m["dispatch.hctx_in_order_ratio"] =
+        c.dispatched
+            ? static_cast<double>(c.dispatch_hctx_in_order) / static_cast<double>(c.dispatched)
+            : 0.0;
+    m["dispatch.inverted_pairs_per_io"] =
+        c.dispatched
+            ? static_cast<double>(c.dispatch_inverted_pairs) / static_cast<double>(c.dispatched)
+            : 0.0;
     m["dispatch.driver_tag_fails"] = static_cast<double>(c.driver_tag_fails);
     m["dispatch.budget_fails"] = static_cast<double>(c.budget_fails);
   }

@@ -152,7 +152,9 @@ int SchedPath::ElvDispatch(Dispatcher& d, int want) {
     const uint32_t index = IndexOf(*s);
     Request& rq = q_.requests[index];
     rq.budget = q_.has_budget;
+    if (rq.dispatch_seq != 0) issue_order_.Withdrawn(rq.dispatch_seq);
     rq.dispatch_seq = next_dispatch_seq_++;
+    issue_order_.HandedOut(rq.dispatch_seq);
     d.list.push_back(index);
     ++got;
     if (!GetDriverTag(index, d.cpu)) {
@@ -227,12 +229,21 @@ void SchedPath::IssueStep(Dispatcher& d) {
   }
   ++d.pos;
   rq.issue_cpu = d.cpu;
-  // An inversion: the device sees this request right after one the elevator handed
-  // out later (rq1-rq3-rq2-rq4 for an elevator order 1-2-3-4).
+  // Dispatch order against the elevator's (seed 000's 1-3-2-4: t1 and t2 take rq1..rq4
+  // in turn under the lock, then t1 issues rq1, rq3 and t2 rq2, rq4). Over the device: an
+  // inversion is an issue right after one the elevator handed out later, and the pairs
+  // issued in opposite order are counted (IssueOrder). Per hardware queue: an issue in
+  // order follows that queue's previous issue in the elevator's order, which a
+  // dispatcher's own list does only when no other dispatcher took requests in between.
   if (rq.dispatch_seq != 0) {
     if (rq.dispatch_seq < last_issued_seq_) ++q_.counters.dispatch_inversions;
     if (rq.dispatch_seq == last_issued_seq_ + 1) ++q_.counters.dispatch_in_order;
     last_issued_seq_ = rq.dispatch_seq;
+    Hctx& hctx = q_.hctxs[d.hctx];
+    if (rq.dispatch_seq == hctx.last_issued_seq + 1) ++q_.counters.dispatch_hctx_in_order;
+    hctx.last_issued_seq = rq.dispatch_seq;
+    q_.counters.dispatch_inverted_pairs += issue_order_.Issued(rq.dispatch_seq);
+    rq.dispatch_seq = 0;  // the tag's next request starts unnumbered
   }
   q_.cpus[d.cpu].Run(q_.sim.now(), Stage::kDriver, q_.profile.stage.driver_queue_rq);
   Srq(index).io_start_time_ns = q_.sim.now();  // blk_mq_start_request()

@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "engine/model/blk_mq.h"
+#include "engine/model/issue_order.h"
 #include "engine/sched/elevator.h"
 #include "engine/sched/elevator_registry.h"
 #include "engine/sim/spinlock.h"
@@ -89,6 +90,7 @@ class SchedPath {
   std::deque<SimTime> dispatch_visible_until_;
   uint64_t next_dispatch_seq_ = 1;
   uint64_t last_issued_seq_ = 0;
+  IssueOrder issue_order_;  // pairs issued against the elevator's hand-out order
   EventId elv_timer_event_;
   uint64_t elv_timer_at_ = kNoTimer;
   std::vector<uint32_t> run_requests_;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/model/engine_test_util.h"
+#include "engine/model/issue_order.h"
 #include "gtest/gtest.h"
 
 namespace blkbench::engine {
@@ -166,6 +167,52 @@ TEST(SchedTest, BfqGroupWeightsShareTheDevice) {
   // Equal weights: equal shares.
   const v1::RunResult eq = RunCell(Groups(cell, {500, 500}));
   EXPECT_NEAR(In(eq, "cgroup.1.ios") / In(eq, "cgroup.2.ios"), 1.0, 0.15);
+}
+
+// Yu Kuai's example: handed out 1-2-3-4, issued 1-3-2-4: one inverted pair (2, 3).
+TEST(IssueOrderTest, CountsThePairsIssuedAgainstTheHandOutOrder) {
+  const auto pairs = [](std::initializer_list<uint64_t> issued, uint64_t withdrawn = 0) {
+    IssueOrder order;
+    for (uint64_t s = 1; s <= issued.size() + (withdrawn ? 1 : 0); ++s) order.HandedOut(s);
+    if (withdrawn) order.Withdrawn(withdrawn);
+    uint64_t n = 0;
+    for (const uint64_t s : issued) n += order.Issued(s);
+    EXPECT_EQ(order.pending(), 0u);
+    return n;
+  };
+  EXPECT_EQ(pairs({1, 3, 2, 4}), 1u);
+  EXPECT_EQ(pairs({1, 2, 3, 4}), 0u);
+  EXPECT_EQ(pairs({5, 4, 3, 2, 1}), 10u);  // n(n-1)/2: every pair
+  // Two dispatchers issuing interleaved batches of two: 1 3 2 4 5 7 6 8.
+  EXPECT_EQ(pairs({1, 3, 2, 4, 5, 7, 6, 8}), 2u);
+  // A request handed out again under a new number does not count under the old one.
+  EXPECT_EQ(pairs({1, 3, 4}, 2), 0u);
+  IssueOrder order;
+  order.HandedOut(1);
+  EXPECT_EQ(order.Issued(2), 0u);  // never handed out: not counted
+}
+
+// One submitter at queue depth 1 on one CPU: nothing can overtake, so no pair is
+// inverted; several dispatchers on several CPUs invert some.
+TEST(SchedTest, InvertedPairsAreZeroWithOneRequestInFlight) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 1, 1, 2'000'000);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  const v1::RunResult one = RunCell(cell);
+  EXPECT_GT(Ios(one), 1000u);
+  EXPECT_EQ(In(one, "dispatch.inverted_pairs_per_io"), 0);
+  EXPECT_EQ(In(one, "dispatch.hctx_in_order_ratio"), 1.0);
+}
+
+// Seed 000's claim about order, with a known answer: dispatchers that take one request
+// per lock hold interleave their takes, so a hardware queue's list skips the numbers the
+// other CPUs took; batch dispatch takes 8 under one hold, and 7 of each 8 follow their
+// predecessor.
+TEST(SchedTest, BatchDispatchKeepsEachQueuesListInElevatorOrder) {
+  const double before = In(RunCell(Seed000("sim:6.16", 16)), "dispatch.hctx_in_order_ratio");
+  const double after =
+      In(RunCell(Seed000("sim:6.16+dd-batch-dispatch", 16)), "dispatch.hctx_in_order_ratio");
+  EXPECT_LT(before, 0.1);
+  EXPECT_NEAR(after, 7.0 / 8.0, 0.03);
 }
 
 // Threads are no exception in bfq: a pthread is created without CLONE_IO, so each fio
