@@ -80,6 +80,9 @@ TEST(SeedsTest, Seed001WholeSplitAndWakeByTagsRaiseTheSequentialRatio) {
   EXPECT_GE(In(nopre, "seq_ratio"), In(split, "seq_ratio") - 0.02);
   EXPECT_LE(In(nopre, "seq_ratio"), 0.76);  // the 3/4 ceiling of 4-way splits
   EXPECT_LT(PerIo(split, "tags.waits"), PerIo(orig, "tags.waits"));
+  // Past the start-up transient (0.54 after a 1 s ramp) the original kernel's ratio
+  // settles at about 0.42.
+  EXPECT_LT(In(orig, "seq_ratio"), 0.48);
 }
 
 TEST(SeedsTest, Seed002SerializedDispatchCutsContention) {
