@@ -112,7 +112,7 @@ TEST(DeadlineTest, ChecksOnTheClockAndNamesStepBudgetAndOrigin) {
 
 TEST(CheckLimitsTest, NamesTheFlagOfAValueOutOfRange) {
   EXPECT_TRUE(CheckLimits(ServiceLimits()).ok());
-  EXPECT_EQ(MaxServerThreads(ServiceLimits()), 2'000 + 64 + 64 + 1);
+  EXPECT_EQ(MaxServerThreads(ServiceLimits()), 64 + 64 + 1);  // agent streams hold none
   ServiceLimits none;
   none.max_agent_streams = 0;
   EXPECT_THAT(std::string(CheckLimits(none).message()), HasSubstr("--max_agent_streams is 0"));

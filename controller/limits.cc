@@ -22,6 +22,8 @@ absl::Status CheckLimits(const ServiceLimits& limits) {
            at_least("max_agent_streams", limits.max_agent_streams, 1, kMaxCap),
            at_least("max_watch_streams", limits.max_watch_streams, 1, kMaxCap),
            at_least("unary_threads", limits.unary_threads, 0, kMaxCap),
+           at_least("agent_workers", limits.agent_workers, 1, 1'000),
+           at_least("agent_write_queue", limits.agent_write_queue, 1, kMaxCap),
            at_least("max_streams_per_connection", limits.max_streams_per_connection, 1, kMaxInt),
            at_least("unary_deadline_ms", static_cast<double>(limits.unary_deadline_ms), 1, kMaxInt),
            at_least("max_connection_idle_ms", static_cast<double>(limits.max_connection_idle_ms), 1,
@@ -37,7 +39,7 @@ absl::Status CheckLimits(const ServiceLimits& limits) {
 }
 
 int MaxServerThreads(const ServiceLimits& limits) {
-  return limits.max_agent_streams + limits.max_watch_streams + limits.unary_threads + 1;
+  return limits.max_watch_streams + limits.unary_threads + 1;
 }
 
 StreamSlots::Slot::~Slot() {

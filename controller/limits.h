@@ -21,10 +21,23 @@ struct ServiceLimits {
   // a reconnecting agent holds a second slot until keepalive (15 s) retires its old,
   // half-open stream.
   int max_agent_streams = 2'000;
-  // Concurrent WatchExperiment streams (--max_watch_streams): each holds a thread too.
+  // Concurrent WatchExperiment streams (--max_watch_streams): each holds a sync-server
+  // thread while it runs (agent streams hold none: agent_service.h).
   int max_watch_streams = 64;
-  // Threads kept for unary calls and for answering refused streams (--unary_threads).
+  // Sync-server threads kept for unary calls and for answering refused watches
+  // (--unary_threads).
   int unary_threads = 64;
+  // Threads that hand agents' messages to the Controller (--agent_workers). They wait on
+  // the controller's mutex and, in OnRegister/OnFinished, on the store; more than a few
+  // only queue on that mutex. Agent streams add none.
+  int agent_workers = 8;
+  // Messages one agent stream may have waiting behind the one being written
+  // (--agent_write_queue); the stream is ended when one more is sent. A reading agent
+  // never gets near it: the most the controller owes an agent at once is an ack per
+  // message of a resend (its outbox holds at most 10,000, agent.cc kMaxOutbox) plus a
+  // heartbeat's renewal and cancels; only an agent that stopped reading fills it, and
+  // then it holds at most ~16,000 small messages (~2 MB) before the stream ends.
+  int agent_write_queue = 16'384;
   // Streams one HTTP/2 connection may open at once (GRPC_ARG_MAX_CONCURRENT_STREAMS,
   // --max_streams_per_connection). An agent needs 1, a CLI call 1.
   int max_streams_per_connection = 16;
@@ -65,11 +78,12 @@ struct ServiceLimits {
 // take them; rates and bursts >= 1).
 absl::Status CheckLimits(const ServiceLimits& limits);
 
-// The ResourceQuota thread cap that keeps agent and watch streams from starving unary
-// calls: the sync server holds a thread per running call and keeps one more polling;
-// when no thread is free and none may be created it answers RESOURCE_EXHAUSTED without
-// running the handler (grpc ThreadManager::MainWorkLoop). So every stream slot gets a
-// thread, plus unary_threads, plus the poller.
+// The ResourceQuota thread cap that keeps watch streams from starving unary calls: the
+// sync server (ControllerService only) holds a thread per running call and keeps one
+// more polling; when no thread is free and none may be created it answers
+// RESOURCE_EXHAUSTED without running the handler (grpc ThreadManager::MainWorkLoop). So
+// every watch slot gets a thread, plus unary_threads, plus the poller. Agent streams are
+// on the callback API and take none of them.
 int MaxServerThreads(const ServiceLimits& limits);
 
 // At most `capacity` holders at once. Thread-safe.

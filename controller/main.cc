@@ -44,8 +44,11 @@ ABSL_FLAG(int32_t, max_agent_streams, 2000,
           "concurrent agent streams; the one beyond gets RESOURCE_EXHAUSTED and backs off");
 ABSL_FLAG(int32_t, max_watch_streams, 64, "concurrent `blkbench watch` streams");
 ABSL_FLAG(int32_t, unary_threads, 64,
-          "server threads kept for unary calls beyond the stream caps (max threads = "
-          "max_agent_streams + max_watch_streams + unary_threads + 1)");
+          "server threads kept for unary calls beyond the watch streams (max sync-server "
+          "threads = max_watch_streams + unary_threads + 1; agent streams hold none)");
+ABSL_FLAG(int32_t, agent_workers, 8, "threads handing agents' messages to the controller");
+ABSL_FLAG(int32_t, agent_write_queue, 16384,
+          "messages an agent stream may leave unread before the controller ends it");
 ABSL_FLAG(int32_t, max_streams_per_connection, 16, "concurrent calls on one HTTP/2 connection");
 ABSL_FLAG(int64_t, unary_deadline_ms, 30000,
           "a unary call ends DEADLINE_EXCEEDED after min(its own deadline, this)");
@@ -138,6 +141,8 @@ int main(int argc, char** argv) {
   opts.limits.max_agent_streams = absl::GetFlag(FLAGS_max_agent_streams);
   opts.limits.max_watch_streams = absl::GetFlag(FLAGS_max_watch_streams);
   opts.limits.unary_threads = absl::GetFlag(FLAGS_unary_threads);
+  opts.limits.agent_workers = absl::GetFlag(FLAGS_agent_workers);
+  opts.limits.agent_write_queue = absl::GetFlag(FLAGS_agent_write_queue);
   opts.limits.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   opts.limits.unary_deadline_ms = absl::GetFlag(FLAGS_unary_deadline_ms);
   opts.limits.max_connection_idle_ms = absl::GetFlag(FLAGS_max_connection_idle_ms);

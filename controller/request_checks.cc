@@ -51,8 +51,7 @@ class RequestChecksInterceptor final : public grpc::experimental::Interceptor {
             grpc::StatusCode::RESOURCE_EXHAUSTED,
             absl::StrCat(kThreadpoolExhausted, ": controller has no thread free for ", method_,
                          " (at most ", max_threads_,
-                         " threads: --max_agent_streams + --max_watch_streams + --unary_threads "
-                         "+ 1); try again later")));
+                         " threads: --max_watch_streams + --unary_threads + 1); try again later")));
       }
     }
     methods->Proceed();

@@ -77,8 +77,11 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(kMaxReceiveBytes);
   builder.SetMaxSendMessageSize(kMaxSendBytes);
-  // One thread per running call (sync server), capped so that streams, each within its
-  // own cap, always leave unary_threads free (limits.h MaxServerThreads).
+  // Threads: ControllerService is on the sync API, a thread per running call, capped so
+  // that watches, within their own cap, always leave unary_threads free (limits.h
+  // MaxServerThreads). AgentService is on the callback API: its streams hold no thread;
+  // gRPC's callback threads start their reads and writes and the service's
+  // limits.agent_workers threads hand their messages to the Controller.
   grpc::ResourceQuota quota("blkbench-controller");
   quota.SetMaxThreads(MaxServerThreads(limits));
   builder.SetResourceQuota(quota);

@@ -13,6 +13,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/clock.h"
 #include "common/tls/revocation.h"
+#include "controller/agent_service.h"
 #include "controller/controller.h"
 #include "controller/limits.h"
 #include "controller/metrics/prometheus_exporter.h"

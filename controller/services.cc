@@ -4,65 +4,11 @@
 #include <algorithm>
 #include <memory>
 
-#include "absl/synchronization/mutex.h"
-#include "common/log/log.h"
+#include "absl/strings/str_cat.h"
 #include "common/states.h"
-#include "controller/metrics/http_sd.h"
-#include "controller/request_checks.h"
 
 namespace blkbench {
-namespace {
 
-// An agent's stream as an AgentLink. Writes from any thread are serialized; once the
-// Connect handler returns the link is closed and Send refuses (the stream is gone).
-class StreamLink final : public AgentLink {
- public:
-  StreamLink(grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream,
-             std::string peer)
-      : stream_(stream), peer_(std::move(peer)) {}
-  std::string Peer() const override { return peer_; }
-
-  bool Send(const v1::ControllerMessage& msg) override {
-    absl::MutexLock lock(&mu_);
-    if (stream_ == nullptr) return false;
-    return stream_->Write(msg);
-  }
-  void Close() {
-    absl::MutexLock lock(&mu_);
-    stream_ = nullptr;
-  }
-
- private:
-  absl::Mutex mu_;
-  grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream_ ABSL_GUARDED_BY(mu_);
-  const std::string peer_;
-};
-
-using AgentStream = grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>;
-constexpr char kConnectMethod[] = "/blkbench.v1.AgentService/Connect";
-
-enum class ReadResult { kMessage, kEnd, kMalformed };
-
-// ServerReaderWriter::Read is false both at the end of the stream and for a message that
-// does not parse. gRPC parses with MessageLite::ParseFromZeroCopyStream, which clears the
-// message first (message_lite.h: "Clear() will be called before merging the input"), so
-// a marker put into `msg`'s unknown fields before the read is still there only if no
-// message arrived.
-ReadResult ReadAgentMessage(AgentStream* stream, v1::AgentMessage* msg) {
-  constexpr int kMarkerField = 536'870'911;  // the largest field number
-  constexpr uint64_t kMarker = 0x626b'626e'6e6f'6e65;
-  msg->Clear();
-  msg->GetReflection()->MutableUnknownFields(msg)->AddVarint(kMarkerField, kMarker);
-  if (stream->Read(msg)) return ReadResult::kMessage;
-  const google::protobuf::UnknownFieldSet& unknown = msg->GetReflection()->GetUnknownFields(*msg);
-  const bool untouched = unknown.field_count() == 1 && unknown.field(0).number() == kMarkerField &&
-                         unknown.field(0).type() == google::protobuf::UnknownField::TYPE_VARINT &&
-                         unknown.field(0).varint() == kMarker;
-  return untouched ? ReadResult::kEnd : ReadResult::kMalformed;
-}
-
-// The refusal of a `kind` ("agent", "watch") stream beyond its cap, counted as
-// "<kind>_streams"; the flag is --max_<kind>_streams.
 grpc::Status AtStreamCap(const StreamSlots& slots, const std::string& kind,
                          ServiceMetrics* metrics) {
   if (metrics != nullptr) metrics->LimitRefused(kind + "_streams");
@@ -70,8 +16,6 @@ grpc::Status AtStreamCap(const StreamSlots& slots, const std::string& kind,
                       absl::StrCat("controller serves at most ", slots.capacity(), " ", kind,
                                    " streams (--max_", kind, "_streams); try again later"));
 }
-
-}  // namespace
 
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
@@ -241,94 +185,6 @@ grpc::Status ControllerServiceImpl::CheckOwner(const tls::Identity& who, uint64_
       absl::StrCat(who.Describe(), " may not ", what, " experiment ", id, " of ",
                    exp->submitted_by().empty() ? "someone else" : exp->submitted_by(),
                    " (only its submitter or an admin may)")));
-}
-
-grpc::Status AgentServiceImpl::Connect(grpc::ServerContext* ctx, AgentStream* stream) {
-  const StreamSlots::Slot slot = slots_.TryAcquire();
-  if (!slot.held()) return AtStreamCap(slots_, "agent", metrics_);
-  return Serve(ctx, stream);
-}
-
-grpc::Status AgentServiceImpl::Serve(grpc::ServerContext* ctx, AgentStream* stream) {
-  TokenBucket bucket(clock_, limits_.agent_messages_per_s, limits_.agent_message_burst);
-  uint64_t received = 0;
-  // Reads the next message: OK, OK with `*ended` at the end of the stream, or the status
-  // that ends the stream (malformed message, rate exceeded).
-  v1::AgentMessage msg;
-  auto next = [&](bool* ended) -> grpc::Status {
-    *ended = false;
-    switch (ReadAgentMessage(stream, &msg)) {
-      case ReadResult::kEnd:
-        *ended = true;
-        return grpc::Status::OK;
-      case ReadResult::kMalformed:
-        return MalformedRequest(kConnectMethod, received + 1);
-      case ReadResult::kMessage:
-        break;
-    }
-    ++received;
-    if (bucket.TryTake()) return grpc::Status::OK;
-    rate_limited_.fetch_add(1);
-    if (metrics_ != nullptr) metrics_->LimitRefused("agent_message_rate");
-    return grpc::Status(
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        absl::StrCat("agent stream from ", ctx->peer(), " sent more than ",
-                     limits_.agent_messages_per_s, " messages/s (burst ",
-                     limits_.agent_message_burst,
-                     "; --agent_msg_rate, --agent_msg_burst); reconnect and send slower"));
-  };
-  bool ended = false;
-  if (grpc::Status st = next(&ended); !st.ok() || ended) return st;
-  if (!msg.has_register_()) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "the first message on AgentService.Connect must be register");
-  }
-  const std::string agent_id = msg.register_().agent_id();
-  // An agent registers only as the agent its certificate names.
-  absl::StatusOr<tls::Identity> who = tls::CallerIdentity(*ctx->auth_context());
-  if (!who.ok()) return ToGrpc(who.status());
-  if (!who->local && (who->kind != tls::Kind::kAgent || who->name != agent_id)) {
-    LogEvent(LogLevel::kWarning, "controller", "agent_identity_refused")
-        .Field("agent", agent_id)
-        .Field("certificate", who->Describe())
-        .Field("peer", ctx->peer());
-    return ToGrpc(absl::PermissionDeniedError(
-        absl::StrCat("the client certificate is for ", who->Describe(), "; registering as agent \"",
-                     agent_id, "\" is refused")));
-  }
-  // "0.0.0.0:9471" means "where I connect from": make it a scrapable target.
-  msg.mutable_register_()->set_metrics_address(
-      ResolveMetricsAddress(msg.register_().metrics_address(), ctx->peer()));
-  auto link = std::make_shared<StreamLink>(stream, ctx->peer());
-  if (absl::Status s = controller_.OnRegister(msg.register_(), link); !s.ok()) {
-    link->Close();
-    return ToGrpc(s);
-  }
-  grpc::Status status;
-  while ((status = next(&ended)).ok() && !ended) {
-    switch (msg.msg_case()) {
-      case v1::AgentMessage::kHeartbeat:
-        controller_.OnHeartbeat(agent_id, msg.heartbeat());
-        break;
-      case v1::AgentMessage::kSample:
-        controller_.OnSample(agent_id, msg.sample());
-        break;
-      case v1::AgentMessage::kFinished:
-        controller_.OnFinished(agent_id, msg.finished());
-        break;
-      default:
-        break;  // a second register on one stream is ignored
-    }
-  }
-  if (!status.ok()) {
-    LogEvent(LogLevel::kWarning, "controller", "agent_stream_refused")
-        .Field("agent", agent_id)
-        .Field("peer", ctx->peer())
-        .Field("error", status.error_message());
-  }
-  controller_.OnDisconnect(agent_id, link.get());
-  link->Close();
-  return status;
 }
 
 }  // namespace blkbench

@@ -1,14 +1,11 @@
-// gRPC transport for the controller: ControllerService (CLI) and AgentService (agents).
-// Thin: each RPC checks its caller (Authorize: read < submit < admin from the client
-// certificate; an agent only as itself), converts protobuf to calls on Controller and
-// absl::Status to grpc::Status, in one place (ToGrpc).
+// gRPC transport for the controller: ControllerService (CLI, the sync API; AgentService
+// is agent_service.h). Thin: each RPC checks its caller (Authorize: read < submit < admin
+// from the client certificate; an agent only as itself), converts protobuf to calls on
+// Controller and absl::Status to grpc::Status, in one place (ToGrpc).
 #ifndef BLKBENCH_CONTROLLER_SERVICES_H_
 #define BLKBENCH_CONTROLLER_SERVICES_H_
 
-#include <atomic>
-
 #include "absl/status/status.h"
-#include "blkbench/v1/agent.grpc.pb.h"
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/tls/credentials.h"
 #include "controller/controller.h"
@@ -25,6 +22,11 @@ grpc::Status ToGrpc(const absl::Status& s);
 // the caller, what it tried (`what`, e.g. "submit experiments") and the role it lacks.
 absl::StatusOr<tls::Identity> Authorize(const grpc::ServerContext* ctx, tls::Role need,
                                         const char* what);
+
+// The refusal of a `kind` ("agent", "watch") stream beyond its cap (RESOURCE_EXHAUSTED
+// naming --max_<kind>_streams), counted in `metrics` (may be null) as "<kind>_streams".
+grpc::Status AtStreamCap(const StreamSlots& slots, const std::string& kind,
+                         ServiceMetrics* metrics);
 
 // `clock` and `metrics` (may be null) must outlive the service.
 class ControllerServiceImpl final : public v1::ControllerService::Service {
@@ -67,43 +69,6 @@ class ControllerServiceImpl final : public v1::ControllerService::Service {
   const int64_t unary_deadline_ms_;
   ServiceMetrics* const metrics_;  // may be null
   StreamSlots watch_slots_;
-};
-
-// Admits at most limits.max_agent_streams Connect streams at once (the one beyond ends at
-// once with RESOURCE_EXHAUSTED) and ends a stream whose messages outrun its token bucket
-// (limits.agent_messages_per_s, burst agent_message_burst) with RESOURCE_EXHAUSTED; its
-// leases then take the path of any lost stream (reconnect within the TTL, or expiry).
-// A message that does not parse ends the stream with INVALID_ARGUMENT. `clock` and
-// `metrics` (may be null) must outlive the service.
-class AgentServiceImpl final : public v1::AgentService::Service {
- public:
-  AgentServiceImpl(Controller& controller, Clock& clock, const ServiceLimits& limits,
-                   ServiceMetrics* metrics)
-      : controller_(controller),
-        clock_(clock),
-        limits_(limits),
-        metrics_(metrics),
-        slots_(limits.max_agent_streams) {}
-
-  grpc::Status Connect(
-      grpc::ServerContext* ctx,
-      grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream) override;
-
-  const StreamSlots& stream_slots() const { return slots_; }
-  // Streams ended for outrunning their message rate.
-  uint64_t rate_limited() const { return rate_limited_.load(); }
-
- private:
-  // Connect after the stream was admitted.
-  grpc::Status Serve(grpc::ServerContext* ctx,
-                     grpc::ServerReaderWriter<v1::ControllerMessage, v1::AgentMessage>* stream);
-
-  Controller& controller_;
-  Clock& clock_;
-  const ServiceLimits limits_;
-  ServiceMetrics* const metrics_;  // may be null
-  StreamSlots slots_;
-  std::atomic<uint64_t> rate_limited_{0};
 };
 
 }  // namespace blkbench
