@@ -327,6 +327,30 @@ TEST(FioJsonTest, KeyPathsAndTypesAreFio333s) {
   EXPECT_THAT(header, HasSubstr("read_clat_ns_count"));
 }
 
+// The options of real job files come back in "job options" as a fio job file spells them.
+TEST(FioJsonTest, JobOptionsSpellTheJobFileOptions) {
+  testing::TempDir dir("fio_json_options");
+  const std::string matrix = dir.File("options.yaml");
+  std::ofstream(matrix) << "name: options\njob:\n  rw: randread\n  bssplit: 4k/50:64k/50\n"
+                           "  norandommap: 1\n  randrepeat: 0\n  prioclass: 3\n"
+                           "  log_avg_msec: 5\n  ioengine: io_uring\n  iodepth: 4\n"
+                           "  runtime: 20ms\n  time_based: 1\n"
+                           "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", matrix, "--format", "fio-json", "-q"}, &out, &err), 0) << err;
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &doc).ok()) << out;
+  const auto& jobs = doc.fields().at("jobs").list_value();
+  ASSERT_EQ(jobs.values_size(), 1);
+  const auto& o = jobs.values(0).struct_value().fields().at("job options").struct_value().fields();
+  EXPECT_EQ(o.at("bssplit").string_value(), "4k/50:64k/50");
+  EXPECT_EQ(o.at("bs").string_value(), "4k");
+  EXPECT_EQ(o.at("norandommap").string_value(), "1");
+  EXPECT_EQ(o.at("randrepeat").string_value(), "0");
+  EXPECT_EQ(o.at("prioclass").string_value(), "3");
+  EXPECT_EQ(o.at("log_avg_msec").string_value(), "5");
+}
+
 // `sim --report` (and `blkbench report`) write one self-contained page whose plots are
 // there: named in the markup, well-formed, and drawn when Chromium renders it headless.
 TEST(ReportTest, PlotsArePresentAndRenderHeadless) {

@@ -58,6 +58,31 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
                         absl::StrCat(problem, " (the engine's ", ToAbsl(sim->family), " model)")});
     }
   }
+  if (sim_device) {
+    // fio options the engine's job loop does not model: an error, never silently ignored.
+    const struct {
+      std::string_view key;
+      bool set;
+    } unmodelled[] = {
+        {"rate", job.rate_read_bps() != 0 || job.rate_write_bps() != 0},
+        {"rate_iops", job.rate_iops_read() != 0 || job.rate_iops_write() != 0},
+        {"rate_process", !job.rate_process().empty()},
+        {"thinktime", job.thinktime_ns() != 0},
+        {"startdelay", job.startdelay_ns() != 0},
+        {"fsync", job.fsync() != 0},
+        {"end_fsync", job.end_fsync()},
+        {"nice", job.nice() != 0},
+        {"random_distribution",
+         !job.random_distribution().empty() && job.random_distribution() != "random"},
+    };
+    for (const auto& u : unmodelled) {
+      if (!u.set) continue;
+      issues.push_back({{u.key, "device_class"},
+                        absl::StrCat("key '", ToAbsl(u.key), "' is not modelled by the engine (",
+                                     "device_class '", target.device_class(),
+                                     "'); it runs on real devices only")});
+    }
+  }
   if (!target.machine().empty() && !sim_device) {
     issues.push_back({{"machine", "device_class"},
                       absl::StrCat("machine '", target.machine(),

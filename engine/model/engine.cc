@@ -147,7 +147,7 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     uint64_t len = job.size ? job.size : capacity - task->region_start;
     len = std::min(len, capacity - task->region_start);
     task->region_len = len / job.bs * job.bs;
-    if (task->region_len == 0) {
+    if (task->region_len == 0 || task->region_len < job.bs_max) {
       return absl::InvalidArgumentError(absl::StrCat("job ", i, ": region smaller than bs"));
     }
     task->ios.resize(static_cast<size_t>(job.iodepth));

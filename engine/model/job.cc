@@ -117,7 +117,31 @@ void Submission::ReapStep(Task& task) {
 void Submission::BeginBio(Task& task) {
   const JobOptions& job = q_.config.job;
   uint64_t offset;
-  if (job.random) {
+  uint64_t len = job.bs;
+  if (job.variable_bs()) {
+    // fio get_next_buflen: a bssplit share, else a multiple of bs up to bs_max (bsrange);
+    // offsets stay aligned to the smallest size and the I/O inside the region.
+    if (!job.bssplit.empty()) {
+      const uint64_t u = task.rng.Uniform(100);
+      uint64_t sum = 0;
+      len = job.bssplit.back().bs;
+      for (const BsShare& e : job.bssplit) {
+        sum += e.percent;
+        if (u < sum) {
+          len = e.bs;
+          break;
+        }
+      }
+    } else {
+      len = job.bs * (1 + task.rng.Uniform(job.bs_max / job.bs));
+    }
+    if (job.random) {
+      offset = task.rng.Uniform((task.region_len - len) / job.bs + 1) * job.bs;
+    } else {
+      offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
+      task.seq_next = offset + len;
+    }
+  } else if (job.random) {
     offset = task.rng.Uniform(task.region_len / job.bs) * job.bs;
   } else {
     offset = task.seq_next;
@@ -130,11 +154,11 @@ void Submission::BeginBio(Task& task) {
   const uint32_t slot = task.free_ios.back();
   task.free_ios.pop_back();
   IoSlot& io = task.ios[slot];
-  const uint64_t sectors = job.bs / 512;
+  const uint64_t sectors = len / 512;
   const uint64_t max = q_.config.queue.max_sectors;
   io.start = q_.sim.now();
   io.pieces_left = static_cast<uint32_t>((sectors + max - 1) / max);
-  io.bytes = static_cast<uint32_t>(job.bs);
+  io.bytes = static_cast<uint32_t>(len);
   io.write = write;
   task.has_bio = true;
   task.bio_io = slot;
@@ -145,7 +169,7 @@ void Submission::BeginBio(Task& task) {
   --task.batch_left;
   ++task.inflight;
   q_.measurements->UpdateInflight(+1);
-  task.bytes_issued += job.bs;
+  task.bytes_issued += len;
   if (job.bytes_per_job != 0 && task.bytes_issued >= job.bytes_per_job) task.done_issuing = true;
 }
 
