@@ -64,11 +64,6 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
       std::string_view key;
       bool set;
     } unmodelled[] = {
-        {"rate", job.rate_read_bps() != 0 || job.rate_write_bps() != 0},
-        {"rate_iops", job.rate_iops_read() != 0 || job.rate_iops_write() != 0},
-        {"rate_process", !job.rate_process().empty()},
-        {"thinktime", job.thinktime_ns() != 0},
-        {"startdelay", job.startdelay_ns() != 0},
         {"fsync", job.fsync() != 0},
         {"end_fsync", job.end_fsync()},
         {"nice", job.nice() != 0},

@@ -181,19 +181,21 @@ TEST(FioOptionsTest, BadFormsNameFileLineKeyAndExpected) {
 
 // A sim: cell runs on the engine: what its job loop does not model is an error there.
 TEST(FioOptionsTest, SimCellsRejectWhatTheEngineDoesNotModel) {
-  EXPECT_EQ(OneError("  rate_iops: 500\n", "sim:null_blk"),
-            "m.yaml:4:14: key 'rate_iops' is not modelled by the engine (device_class "
+  EXPECT_EQ(OneError("  nice: 5\n", "sim:null_blk"),
+            "m.yaml:4:9: key 'nice' is not modelled by the engine (device_class "
             "'sim:null_blk'); it runs on real devices only");
-  EXPECT_EQ(OneError("  thinktime: 10\n", "sim:ssd"),
-            "m.yaml:4:14: key 'thinktime' is not modelled by the engine (device_class "
+  EXPECT_EQ(OneError("  random_distribution: zipf:1.2\n", "sim:ssd"),
+            "m.yaml:4:24: key 'random_distribution' is not modelled by the engine (device_class "
             "'sim:ssd'); it runs on real devices only");
   EXPECT_EQ(OneError("  rw: write\n  fsync: 8\n", "sim:ssd"),
             "m.yaml:5:10: key 'fsync' is not modelled by the engine (device_class 'sim:ssd'); it "
             "runs on real devices only");
   // What the engine does model validates.
-  for (const char* ok : {"  bssplit: 4k/50:64k/50\n", "  bsrange: 4k-16k\n", "  prioclass: 3\n",
-                         "  norandommap: 1\n", "  randrepeat: 0\n", "  log_avg_msec: 100\n",
-                         "  ioscheduler: mq-deadline\n"}) {
+  for (const char* ok :
+       {"  bssplit: 4k/50:64k/50\n", "  bsrange: 4k-16k\n", "  prioclass: 3\n",
+        "  rate_iops: 500\n  rate_process: poisson\n", "  rate: 1m,\n",
+        "  thinktime: 10\n  thinktime_blocks: 2\n", "  startdelay: 1s\n", "  norandommap: 1\n",
+        "  randrepeat: 0\n", "  log_avg_msec: 100\n", "  ioscheduler: mq-deadline\n"}) {
     absl::StatusOr<Matrix> m = Parse(ok, "sim:null_blk");
     EXPECT_TRUE(m.ok()) << ok << m.status();
   }

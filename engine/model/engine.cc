@@ -168,7 +168,10 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   q_.sim.Reserve(q_.tasks.size() * static_cast<size_t>(job.iodepth + 2) + 16);
   q_.measuring = job.ramp_ns == 0;
   ResetMeasurements();
-  for (auto& t : q_.tasks) q_.Wake(*t, 0);
+  for (auto& t : q_.tasks) {
+    t->not_before = job.startdelay_ns;
+    q_.Wake(*t, job.startdelay_ns);
+  }
   return absl::OkStatus();
 }
 

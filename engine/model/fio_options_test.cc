@@ -65,5 +65,47 @@ TEST(EngineFioOptionsTest, PrioclassRunsDeterministically) {
   }
 }
 
+// rate_iops on the model: the linear schedule allows at most 1 + cap * t I/Os; the device
+// does ~100x more, so it reaches the cap. Poisson arrivals keep the mean (5 sigma).
+TEST(EngineFioOptionsTest, RateIopsCapsTheSimulatedJob) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 8, 2, 200'000'000);
+  cell.mutable_job()->set_rate_iops_read(5000);
+  const v1::RunResult r = RunCell(cell);
+  // Two jobs, each capped: 2 * 5000 * 0.2 s = 2000 I/Os.
+  EXPECT_LE(Ios(r), 2u * (1 + 1000));
+  EXPECT_GE(Ios(r), 2u * 990);
+  EXPECT_EQ(Ios(RunCell(cell)), Ios(r));
+  cell.mutable_job()->set_rate_process("poisson");
+  const uint64_t poisson = Ios(RunCell(cell));
+  EXPECT_NEAR(static_cast<double>(poisson), 2000, 5 * std::sqrt(2000.0));
+  cell.mutable_job()->clear_rate_iops_read();
+  cell.mutable_job()->set_rate_read_bps(8 << 20);  // 2048 IOPS of 4k per job
+  EXPECT_NEAR(static_cast<double>(Ios(RunCell(cell))), 2 * 2048 * 0.2, 10);
+}
+
+// thinktime: each job stalls 100 us after every completion (QD capped at 1), so its IOPS
+// is 1 / (latency + 100 us) < 10k; thinktime_blocks=4 at iodepth 4 thinks per 4.
+TEST(EngineFioOptionsTest, ThinktimeAndStartdelay) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 8, 1, 100'000'000);
+  const uint64_t free_running = Ios(RunCell(cell));
+  cell.mutable_job()->set_thinktime_ns(100'000);
+  const uint64_t thinking = Ios(RunCell(cell));
+  EXPECT_LE(thinking, 1000u);  // 0.1 s / 100 us
+  EXPECT_GE(thinking, 500u);
+  EXPECT_GT(free_running, 20 * thinking);
+  cell.mutable_job()->set_iodepth(4);
+  cell.mutable_job()->set_thinktime_blocks(4);
+  const uint64_t four = Ios(RunCell(cell));
+  EXPECT_LE(four, 4000u);
+  EXPECT_GT(four, 3 * thinking);
+  // startdelay moves the job and its measured phase: the same I/O count, just later.
+  v1::CellSpec delayed = Cell("ssd", v1::RANDREAD, 4096, 8, 1, 20'000'000);
+  const uint64_t plain = Ios(RunCell(delayed));
+  delayed.mutable_job()->set_startdelay_ns(50'000'000);
+  const v1::RunResult late = RunCell(delayed);
+  EXPECT_EQ(late.duration_ns(), 20'000'000u);
+  EXPECT_NEAR(static_cast<double>(Ios(late)), static_cast<double>(plain), 0.02 * plain);
+}
+
 }  // namespace
 }  // namespace blkbench::engine

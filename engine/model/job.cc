@@ -76,7 +76,16 @@ void Submission::Step(Task& task) {
 void Submission::StartBatch(Task& task) {
   const JobOptions& job = q_.config.job;
   const int room = static_cast<int>(job.iodepth) - task.inflight;
-  const int n = std::min(static_cast<int>(job.batch_submit), room);
+  int n = std::min(static_cast<int>(job.batch_submit), room);
+  if (job.paced()) {
+    // fio rate_ddir / handle_thinktime: hold new I/O until it is due and while a think
+    // waits for the queue to drain; a rated job submits one I/O per due time.
+    if (q_.sim.now() < task.not_before || task.think_pending) return;
+    if (job.thinktime_ns != 0) {
+      n = std::min<int>(n, static_cast<int>(job.thinktime_blocks - task.think_issued));
+    }
+    if (job.rate_bps[0] | job.rate_bps[1] | job.rate_iops[0] | job.rate_iops[1]) n = std::min(n, 1);
+  }
   if (n <= 0 || task.done_issuing) return;
   task.phase = TaskPhase::kSubmit;
   task.batch_left = n;
@@ -94,8 +103,16 @@ void Submission::ReapStep(Task& task) {
       ++q_.finished_tasks;
       return;
     }
+    if (job.thinktime_ns != 0 &&
+        (task.think_pending || task.think_issued >= job.thinktime_blocks)) {
+      // The queue drained: think (the model idles for thinktime_spin too).
+      task.think_pending = false;
+      task.think_issued = 0;
+      task.think_completed = 0;
+      task.not_before = std::max<uint64_t>(task.not_before, q_.sim.now() + job.thinktime_ns);
+    }
     StartBatch(task);
-    q_.Wake(task, q_.sim.now());
+    q_.Wake(task, std::max<uint64_t>(q_.sim.now(), task.not_before));
     return;
   }
   const int need = std::min(static_cast<int>(job.complete_min), task.inflight);
@@ -103,6 +120,10 @@ void Submission::ReapStep(Task& task) {
   const int reaped = std::min(task.cqes, static_cast<int>(job.complete_max));
   task.cqes -= reaped;
   task.inflight -= reaped;
+  if (job.thinktime_ns != 0) {
+    task.think_completed += static_cast<uint32_t>(reaped);
+    if (task.think_completed >= job.thinktime_blocks) task.think_pending = true;
+  }
   if (task.done_issuing && task.inflight == 0) {
     task.phase = TaskPhase::kFinished;
     ++q_.finished_tasks;
@@ -110,6 +131,24 @@ void Submission::ReapStep(Task& task) {
   }
   if (!task.done_issuing) StartBatch(task);
   q_.Wake(task, q_.sim.now());
+}
+
+// fio usec_for_io: the job's next I/O is due one interval after this one's due time — the
+// longer of len/rate and 1/rate_iops of its direction, or an exponential gap with that
+// mean for rate_process=poisson. One schedule per job (fio keeps one per direction).
+void Submission::Pace(Task& task, bool write, uint64_t len) {
+  const JobOptions& job = q_.config.job;
+  if (job.thinktime_ns != 0) ++task.think_issued;
+  uint64_t interval = 0;
+  if (job.rate_bps[write] != 0) interval = len * 1'000'000'000u / job.rate_bps[write];
+  if (job.rate_iops[write] != 0) {
+    interval = std::max<uint64_t>(interval, 1'000'000'000u / job.rate_iops[write]);
+  }
+  if (interval == 0) return;
+  if (job.rate_poisson) {
+    interval = static_cast<uint64_t>(task.rng.Exponential(static_cast<double>(interval)));
+  }
+  task.not_before += interval;
 }
 
 // fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
@@ -170,6 +209,7 @@ void Submission::BeginBio(Task& task) {
   ++task.inflight;
   q_.measurements->UpdateInflight(+1);
   task.bytes_issued += len;
+  if (job.paced()) Pace(task, write, len);
   if (job.bytes_per_job != 0 && task.bytes_issued >= job.bytes_per_job) task.done_issuing = true;
 }
 
