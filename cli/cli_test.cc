@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "cli/fio_json.h"
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
@@ -349,6 +350,29 @@ TEST(FioJsonTest, JobOptionsSpellTheJobFileOptions) {
   EXPECT_EQ(o.at("randrepeat").string_value(), "0");
   EXPECT_EQ(o.at("prioclass").string_value(), "3");
   EXPECT_EQ(o.at("log_avg_msec").string_value(), "5");
+}
+
+// fsync=N on a real device: the executor's count of syncs is fio's sync.total_ios.
+TEST(FioJsonTest, SyncTotalIosIsTheExecutorsFsyncCount) {
+  v1::GetResultsResponse resp;
+  v1::ResultRow* row = resp.add_rows();
+  row->mutable_cell()->mutable_job()->set_rw(v1::RANDWRITE);
+  row->mutable_cell()->mutable_job()->set_fsync(32);
+  row->mutable_cell()->mutable_target()->set_device_class("nvme");
+  v1::Run* run = row->mutable_run();
+  run->set_id(1);
+  run->set_state(v1::RUN_DONE);
+  v1::RunResult* r = run->mutable_result();
+  r->set_duration_ns(1'000'000'000);
+  r->mutable_io()->set_write_ios(256);
+  r->mutable_io()->set_write_bytes(256 * 4096);
+  (*r->mutable_internals())["executor.fsyncs"] = 8;
+  google::protobuf::Struct doc;
+  const std::string json = FioJsonDocument(resp, {});
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &doc).ok()) << json;
+  const auto& job = doc.fields().at("jobs").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(job.at("sync").struct_value().fields().at("total_ios").number_value(), 8);
+  EXPECT_EQ(job.at("job options").struct_value().fields().at("fsync").string_value(), "32");
 }
 
 // `sim --report` (and `blkbench report`) write one self-contained page whose plots are

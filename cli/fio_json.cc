@@ -137,6 +137,7 @@ struct Job {
   int error = 0;  // fio's errno-style job error: EIO when runs failed, else ECANCELED
   bool any_failed = false;
   uint64_t runtime_ns = 0, usr_ns = 0, sys_ns = 0;
+  uint64_t syncs = 0;  // fsync=N / end_fsync calls (the executor's executor.fsyncs)
   int64_t finished_ms = 0;
   Direction read, write;
   std::map<std::string, v1::DeviceStats> disks;  // by kernel name, summed
@@ -183,6 +184,9 @@ void AddRun(const v1::ResultRow& row, Job& job) {
   job.runtime_ns += r.duration_ns();
   job.usr_ns += r.usr_cpu_ns();
   job.sys_ns += r.sys_cpu_ns();
+  if (auto it = r.internals().find("executor.fsyncs"); it != r.internals().end()) {
+    job.syncs += static_cast<uint64_t>(it->second);
+  }
   job.read.ios += r.io().read_ios();
   job.read.bytes += r.io().read_bytes();
   job.write.ios += r.io().write_ios();
@@ -495,7 +499,7 @@ void WriteJob(Json& j, const Job& job, bool plus) {
   WriteDirection(j, "read", job.read, job.runtime_ns, total, plus);
   WriteDirection(j, "write", job.write, job.runtime_ns, total, plus);
   WriteDirection(j, "trim", Direction{}, job.runtime_ns, total, plus);
-  j.Open("sync").UInt("total_ios", 0);
+  j.Open("sync").UInt("total_ios", job.syncs);
   EmptyLatency(j, "lat_ns");
   j.Close();
   j.UInt("job_runtime", runtime_ms);
