@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "cli/fio_json.h"
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
@@ -325,6 +326,53 @@ TEST(FioJsonTest, KeyPathsAndTypesAreFio333s) {
   std::string header, first;
   ASSERT_TRUE(std::getline(csv, header) && std::getline(csv, first)) << why;
   EXPECT_THAT(header, HasSubstr("read_clat_ns_count"));
+}
+
+// The options of real job files come back in "job options" as a fio job file spells them.
+TEST(FioJsonTest, JobOptionsSpellTheJobFileOptions) {
+  testing::TempDir dir("fio_json_options");
+  const std::string matrix = dir.File("options.yaml");
+  std::ofstream(matrix) << "name: options\njob:\n  rw: randread\n  bssplit: 4k/50:64k/50\n"
+                           "  norandommap: 1\n  randrepeat: 0\n  prioclass: 3\n"
+                           "  log_avg_msec: 5\n  ioengine: io_uring\n  iodepth: 4\n"
+                           "  runtime: 20ms\n  time_based: 1\n"
+                           "target: {device_class: sim:null_blk}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", matrix, "--format", "fio-json", "-q"}, &out, &err), 0) << err;
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &doc).ok()) << out;
+  const auto& jobs = doc.fields().at("jobs").list_value();
+  ASSERT_EQ(jobs.values_size(), 1);
+  const auto& o = jobs.values(0).struct_value().fields().at("job options").struct_value().fields();
+  EXPECT_EQ(o.at("bssplit").string_value(), "4k/50:64k/50");
+  EXPECT_EQ(o.at("bs").string_value(), "4k");
+  EXPECT_EQ(o.at("norandommap").string_value(), "1");
+  EXPECT_EQ(o.at("randrepeat").string_value(), "0");
+  EXPECT_EQ(o.at("prioclass").string_value(), "3");
+  EXPECT_EQ(o.at("log_avg_msec").string_value(), "5");
+}
+
+// fsync=N on a real device: the executor's count of syncs is fio's sync.total_ios.
+TEST(FioJsonTest, SyncTotalIosIsTheExecutorsFsyncCount) {
+  v1::GetResultsResponse resp;
+  v1::ResultRow* row = resp.add_rows();
+  row->mutable_cell()->mutable_job()->set_rw(v1::RANDWRITE);
+  row->mutable_cell()->mutable_job()->set_fsync(32);
+  row->mutable_cell()->mutable_target()->set_device_class("nvme");
+  v1::Run* run = row->mutable_run();
+  run->set_id(1);
+  run->set_state(v1::RUN_DONE);
+  v1::RunResult* r = run->mutable_result();
+  r->set_duration_ns(1'000'000'000);
+  r->mutable_io()->set_write_ios(256);
+  r->mutable_io()->set_write_bytes(256 * 4096);
+  (*r->mutable_internals())["executor.fsyncs"] = 8;
+  google::protobuf::Struct doc;
+  const std::string json = FioJsonDocument(resp, {});
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &doc).ok()) << json;
+  const auto& job = doc.fields().at("jobs").list_value().values(0).struct_value().fields();
+  EXPECT_EQ(job.at("sync").struct_value().fields().at("total_ios").number_value(), 8);
+  EXPECT_EQ(job.at("job options").struct_value().fields().at("fsync").string_value(), "32");
 }
 
 // `sim --report` (and `blkbench report`) write one self-contained page whose plots are

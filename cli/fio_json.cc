@@ -137,6 +137,7 @@ struct Job {
   int error = 0;  // fio's errno-style job error: EIO when runs failed, else ECANCELED
   bool any_failed = false;
   uint64_t runtime_ns = 0, usr_ns = 0, sys_ns = 0;
+  uint64_t syncs = 0;  // fsync=N / end_fsync calls (the executor's executor.fsyncs)
   int64_t finished_ms = 0;
   Direction read, write;
   std::map<std::string, v1::DeviceStats> disks;  // by kernel name, summed
@@ -183,6 +184,9 @@ void AddRun(const v1::ResultRow& row, Job& job) {
   job.runtime_ns += r.duration_ns();
   job.usr_ns += r.usr_cpu_ns();
   job.sys_ns += r.sys_cpu_ns();
+  if (auto it = r.internals().find("executor.fsyncs"); it != r.internals().end()) {
+    job.syncs += static_cast<uint64_t>(it->second);
+  }
   job.read.ios += r.io().read_ios();
   job.read.bytes += r.io().read_bytes();
   job.write.ios += r.io().write_ios();
@@ -359,6 +363,51 @@ void Depths(Json& j, const ResolvedJob& r) {
   }
 }
 
+// fio's R[,W] per-direction form: "1m" for both, "1m,500k", ",500k" or "1m,".
+std::string PerDirection(const uint64_t v[2], bool sizes) {
+  auto one = [&](uint64_t x) -> std::string {
+    if (x == 0) return "";
+    return sizes ? workloads::FormatSize(x) : absl::StrCat(x);
+  };
+  if (v[0] == v[1]) return one(v[0]);
+  return absl::StrCat(one(v[0]), ",", one(v[1]));
+}
+
+// The options of real job files (issue 14), as a job file would write them.
+void FioJobFileOptions(Json& j, const v1::JobSpec& s, const ResolvedJob& r) {
+  if (s.norandommap()) j.Str("norandommap", "1");
+  if (s.has_randrepeat()) j.Str("randrepeat", s.randrepeat() ? "1" : "0");
+  if (!s.random_distribution().empty()) j.Str("random_distribution", s.random_distribution());
+  if (!r.bssplit.empty()) {
+    std::string split;
+    for (const BsShare& e : r.bssplit) {
+      absl::StrAppend(&split, split.empty() ? "" : ":", workloads::FormatSize(e.bs), "/",
+                      e.percent);
+    }
+    j.Str("bssplit", split);
+  } else if (r.bs_max != r.bs) {
+    j.Str("bsrange",
+          absl::StrCat(workloads::FormatSize(r.bs), "-", workloads::FormatSize(r.bs_max)));
+  }
+  if (r.rate_bps[0] | r.rate_bps[1]) j.Str("rate", PerDirection(r.rate_bps, true));
+  if (r.rate_iops[0] | r.rate_iops[1]) j.Str("rate_iops", PerDirection(r.rate_iops, false));
+  if (!s.rate_process().empty()) j.Str("rate_process", s.rate_process());
+  if (r.startdelay_ns) j.Str("startdelay", workloads::FormatDurationNs(r.startdelay_ns));
+  if (r.thinktime_ns) {
+    j.Str("thinktime", workloads::FormatDurationNs(r.thinktime_ns));
+    if (r.thinktime_spin_ns) {
+      j.Str("thinktime_spin", workloads::FormatDurationNs(r.thinktime_spin_ns));
+    }
+    if (r.thinktime_blocks != 1) j.Str("thinktime_blocks", absl::StrCat(r.thinktime_blocks));
+  }
+  if (r.nice) j.Str("nice", absl::StrCat(r.nice));
+  if (s.has_prio()) j.Str("prio", absl::StrCat(s.prio()));
+  if (s.prioclass()) j.Str("prioclass", absl::StrCat(s.prioclass()));
+  if (r.fsync_blocks) j.Str("fsync", absl::StrCat(r.fsync_blocks));
+  if (r.end_fsync) j.Str("end_fsync", "1");
+  if (r.log_avg_msec) j.Str("log_avg_msec", absl::StrCat(r.log_avg_msec));
+}
+
 // "job options" as fio spells them (strings, sizes as "4k"): what the cell set.
 void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   const v1::JobSpec& s = job.cell->job();
@@ -399,6 +448,7 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   }
   if (!r.cpus_allowed.empty()) j.Str("cpus_allowed", r.cpus_allowed);
   if (s.randseed()) j.Str("randseed", absl::StrCat(s.randseed()));
+  FioJobFileOptions(j, s, r);
   const std::string& sched = job.first != nullptr && !job.first->applied().scheduler().empty()
                                  ? job.first->applied().scheduler()
                                  : job.cell->queue().scheduler();
@@ -449,7 +499,7 @@ void WriteJob(Json& j, const Job& job, bool plus) {
   WriteDirection(j, "read", job.read, job.runtime_ns, total, plus);
   WriteDirection(j, "write", job.write, job.runtime_ns, total, plus);
   WriteDirection(j, "trim", Direction{}, job.runtime_ns, total, plus);
-  j.Open("sync").UInt("total_ios", 0);
+  j.Open("sync").UInt("total_ios", job.syncs);
   EmptyLatency(j, "lat_ns");
   j.Close();
   j.UInt("job_runtime", runtime_ms);

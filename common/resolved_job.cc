@@ -3,8 +3,10 @@
 
 #include <algorithm>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/sim_vocabulary.h"
 
 namespace blkbench {
@@ -48,7 +50,138 @@ std::string EnginesWith(uint32_t cap) {
   return absl::StrJoin(names, ", ");
 }
 
+// fio's random_distribution defaults (fio.h FIO_DEF_ZIPF, FIO_DEF_PARETO).
+constexpr double kFioDefZipf = 1.1;
+constexpr double kFioDefPareto = 0.2;
+
+// bssplit, bsrange: the job's block sizes (fio bssplit_ddir, bsrange's min/max).
+void ResolveBlockSizes(const v1::JobSpec& spec, ResolvedJob& j, std::vector<JobProblem>& out) {
+  j.bs_max = j.bs;
+  if (spec.bssplit_size() > 0) {
+    uint64_t lo = UINT64_MAX, hi = 0;
+    uint32_t sum = 0;
+    for (const v1::BsSplit& e : spec.bssplit()) {
+      if (e.bs() == 0 || e.bs() % kSectorSize != 0) {
+        Problem(out, {"bssplit"},
+                absl::StrCat("bssplit block size ", e.bs(), " is not a multiple of 512"));
+      }
+      lo = std::min(lo, e.bs());
+      hi = std::max(hi, e.bs());
+      sum += e.percent();
+      j.bssplit.push_back({e.bs(), e.percent()});
+    }
+    if (spec.bssplit_size() > static_cast<int>(kMaxBsSplit)) {
+      Problem(out, {"bssplit"},
+              absl::StrCat("bssplit has ", spec.bssplit_size(), " entries; fio takes at most ",
+                           kMaxBsSplit));
+    }
+    if (sum != 100) {
+      Problem(out, {"bssplit"},
+              absl::StrCat("bssplit percentages add up to ", sum, ", expected 100"));
+    }
+    j.bs = lo;
+    j.bs_max = hi;
+  } else if (spec.bs_max() != 0) {
+    if (spec.bs_max() < j.bs) {
+      Problem(out, {"bs"},
+              absl::StrCat("bsrange maximum ", spec.bs_max(), " is below its minimum ", j.bs));
+    }
+    j.bs_max = std::max(spec.bs_max(), j.bs);
+  }
+}
+
+// rate, rate_iops, rate_process, startdelay, thinktime*, nice, prio*, fsync, logging.
+void ResolvePacingAndPriority(const v1::JobSpec& spec, ResolvedJob& j,
+                              std::vector<JobProblem>& out) {
+  j.rate_bps[0] = spec.rate_read_bps();
+  j.rate_bps[1] = spec.rate_write_bps();
+  j.rate_iops[0] = spec.rate_iops_read();
+  j.rate_iops[1] = spec.rate_iops_write();
+  if (spec.rate_process() == "poisson") {
+    j.rate_poisson = true;
+  } else if (!spec.rate_process().empty() && spec.rate_process() != "linear") {
+    Problem(
+        out, {"rate_process"},
+        absl::StrCat("rate_process must be linear or poisson, got '", spec.rate_process(), "'"));
+  }
+  j.startdelay_ns = spec.startdelay_ns();
+  j.thinktime_ns = spec.thinktime_ns();
+  j.thinktime_spin_ns = spec.thinktime_spin_ns();
+  j.thinktime_blocks = spec.thinktime_blocks() ? spec.thinktime_blocks() : 1;
+  if (j.thinktime_spin_ns > j.thinktime_ns) {
+    Problem(out, {"thinktime_spin", "thinktime"},
+            absl::StrCat("thinktime_spin (", j.thinktime_spin_ns, " ns) is longer than thinktime (",
+                         j.thinktime_ns, " ns)"));
+  }
+  j.nice = spec.nice();
+  if (j.nice < -20 || j.nice > 19) {
+    Problem(out, {"nice"}, absl::StrCat("nice must be -20..19, got ", j.nice));
+  }
+  if (spec.has_prio() || spec.prioclass() != 0) {
+    // fio: prio alone is a best-effort level; prioclass alone keeps the default level.
+    j.ioprio_class = spec.prioclass() ? spec.prioclass() : kIoprioClassBe;
+    j.ioprio_level = spec.has_prio() ? spec.prio() : kIoprioDefaultLevel;
+    if (j.ioprio_class > kIoprioClassIdle) {
+      Problem(out, {"prioclass"},
+              absl::StrCat("prioclass must be 1 (rt), 2 (be) or 3 (idle), got ", j.ioprio_class));
+    }
+    if (j.ioprio_level > 7) {
+      Problem(out, {"prio"}, absl::StrCat("prio must be 0..7, got ", j.ioprio_level));
+    }
+    if (j.ioprio_class == kIoprioClassIdle) j.ioprio_level = 0;
+  }
+  j.fsync_blocks = spec.fsync();
+  j.end_fsync = spec.end_fsync();
+  j.log_avg_msec = spec.log_avg_msec();
+}
+
 }  // namespace
+
+std::string ParseRandomDistribution(std::string_view s, RandomDist* dist, double* param,
+                                    double* center) {
+  static constexpr std::string_view kExpected =
+      "random, zipf:<theta>, pareto:<power> or normal:<deviation in percent>, each with an "
+      "optional :<center from 0 to 1> (fio's zoned forms are not supported)";
+  const std::vector<std::string> parts = absl::StrSplit(std::string(s), ':');
+  const std::string& kind = parts[0];
+  RandomDist d;
+  double p = 0;
+  if (kind == "random") {
+    d = RandomDist::kRandom;
+  } else if (kind == "zipf") {
+    d = RandomDist::kZipf;
+    p = kFioDefZipf;
+  } else if (kind == "pareto") {
+    d = RandomDist::kPareto;
+    p = kFioDefPareto;
+  } else if (kind == "normal") {
+    d = RandomDist::kNormal;
+  } else {
+    return std::string(kExpected);
+  }
+  if (parts.size() > 3 || (d == RandomDist::kRandom && parts.size() > 1)) {
+    return std::string(kExpected);
+  }
+  double c = -1;
+  if (parts.size() >= 2 && !absl::SimpleAtod(parts[1], &p)) return std::string(kExpected);
+  if (parts.size() == 3 && (!absl::SimpleAtod(parts[2], &c) || c < 0 || c > 1)) {
+    return std::string(kExpected);
+  }
+  // fio's own ranges (options.c str_random_distribution_cb).
+  if (d == RandomDist::kZipf && (p <= 0 || p == 1.0)) {
+    return "zipf:<theta> with theta > 0 and not 1.0 (fio's rule)";
+  }
+  if (d == RandomDist::kPareto && (p <= 0 || p >= 1)) {
+    return "pareto:<power> with 0 < power < 1 (fio's rule)";
+  }
+  if (d == RandomDist::kNormal && (p < 0 || p >= 100)) {
+    return "normal:<deviation> with 0 <= deviation < 100 (percent of the region)";
+  }
+  *dist = d;
+  *param = p;
+  *center = c;
+  return "";
+}
 
 std::span<const IoEngineInfo> IoEngines() { return kEngines; }
 
@@ -131,6 +264,7 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   if (j.bs % kSectorSize != 0) {
     Problem(out, {"bs"}, absl::StrCat("bs must be a multiple of 512 (got ", j.bs, " bytes)"));
   }
+  ResolveBlockSizes(spec, j, out);
   j.numjobs = spec.numjobs() ? spec.numjobs() : 1;
   if (j.numjobs > kMaxNumjobs) {
     Problem(out, {"numjobs"},
@@ -215,12 +349,27 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   CheckSectorAligned(spec, "offset", j.offset, out);
   CheckSectorAligned(spec, "offset_increment", j.offset_increment, out);
   const bool size_unaligned = spec.direct() && j.size % kSectorSize != 0;
-  if (j.size != 0 && j.size < j.bs && !size_unaligned) {
+  if (j.size != 0 && j.size < j.bs_max && !size_unaligned) {
     Problem(out, {"size", "bs"},
-            absl::StrCat("size (", j.size, " bytes) is smaller than bs (", j.bs, " bytes)"));
+            absl::StrCat("size (", j.size, " bytes) is smaller than bs (", j.bs_max, " bytes)"));
   }
   j.cpus_allowed = spec.cpus_allowed();
   j.randseed = spec.randseed();
+  j.random_map = !spec.norandommap();
+  j.randrepeat = !spec.has_randrepeat() || spec.randrepeat();
+  if (!spec.random_distribution().empty()) {
+    const std::string why = ParseRandomDistribution(spec.random_distribution(), &j.distribution,
+                                                    &j.dist_param, &j.dist_center);
+    if (!why.empty()) {
+      Problem(
+          out, {"random_distribution"},
+          absl::StrCat("random_distribution '", spec.random_distribution(), "': expected ", why));
+    }
+  }
+  // fio: a non-uniform distribution disables the random map; blkbench's map covers blocks
+  // of one size, so variable block sizes draw without it too (docs/matrix.md).
+  if (j.distribution != RandomDist::kRandom || j.variable_bs()) j.random_map = false;
+  ResolvePacingAndPriority(spec, j, out);
   return r;
 }
 

@@ -31,6 +31,19 @@ inline constexpr uint64_t kFioDefaultBs = 4096;
 
 enum class IoEngineKind { kPsync, kIoUring, kLibaio, kSync, kPvsync2 };
 
+// fio random_distribution: how random offsets are drawn over the job's blocks.
+enum class RandomDist : uint8_t { kRandom, kZipf, kPareto, kNormal };
+
+// One bssplit entry: a block size and its share of the I/Os in percent.
+struct BsShare {
+  uint64_t bs = 0;
+  uint32_t percent = 0;
+};
+inline constexpr size_t kMaxBsSplit = 64;  // fio BSSPLIT_MAX
+// Linux ioprio classes (include/uapi/linux/ioprio.h), fio's prioclass values.
+inline constexpr uint32_t kIoprioClassRt = 1, kIoprioClassBe = 2, kIoprioClassIdle = 3;
+inline constexpr uint32_t kIoprioDefaultLevel = 4;  // IOPRIO_BE_NORM
+
 // What an I/O engine can do, and so which job options it takes (fio's FIO_SYNCIO flag
 // and each engine's own options). The executor's engines declare the same flags.
 enum IoEngineCap : uint32_t {
@@ -89,7 +102,47 @@ struct ResolvedJob {
   uint64_t io_size = 0;  // bytes per job when not time_based; 0 = the region
   std::string cpus_allowed;
   uint64_t randseed = 0;
+
+  // Random offsets (fio norandommap, randrepeat, random_distribution). random_map: every
+  // block once per pass (fio's default; off with norandommap, a non-uniform distribution
+  // or variable block sizes). randrepeat=0 is accepted: blkbench's streams always derive
+  // from randseed (+ the repeat), so runs stay repeatable (docs/matrix.md).
+  bool random_map = true;
+  bool randrepeat = true;
+  RandomDist distribution = RandomDist::kRandom;
+  double dist_param = 0;    // zipf theta, pareto power, normal deviation (percent)
+  double dist_center = -1;  // fio's second float, 0..1; -1 = fio's default
+  // Block sizes: `bs` is the smallest, bs_max the largest (== bs when fixed). bssplit set:
+  // its sizes by share; else bs..bs_max in multiples of bs (fio bsrange).
+  uint64_t bs_max = kFioDefaultBs;
+  std::vector<BsShare> bssplit;
+  // Throttling (fio rate, rate_iops, rate_process), per direction [read, write]; 0 = none.
+  uint64_t rate_bps[2] = {0, 0};
+  uint64_t rate_iops[2] = {0, 0};
+  bool rate_poisson = false;
+  uint64_t startdelay_ns = 0;
+  uint64_t thinktime_ns = 0;       // stall after thinktime_blocks completions
+  uint64_t thinktime_spin_ns = 0;  // of which spent spinning
+  uint32_t thinktime_blocks = 1;
+  int32_t nice = 0;
+  uint32_t ioprio_class = 0;  // 0 = leave the job's I/O priority alone
+  uint32_t ioprio_level = 0;
+  uint32_t fsync_blocks = 0;  // fsync after every N writes; 0 = never
+  bool end_fsync = false;
+  uint32_t log_avg_msec = 0;  // sample interval; 0 = the agent's
+
+  bool variable_bs() const { return bs_max != bs || !bssplit.empty(); }
+  bool paced() const {
+    return rate_bps[0] | rate_bps[1] | rate_iops[0] | rate_iops[1] | thinktime_ns;
+  }
 };
+
+// fio's random_distribution value: "random", "zipf[:theta[:center]]",
+// "pareto[:power[:center]]" or "normal[:deviation[:center]]" (fio's defaults: zipf 1.1,
+// pareto 0.2, normal 0; center 0..1). The zoned forms are not supported. On success fills
+// the outputs; on failure returns what was expected ("" = ok).
+std::string ParseRandomDistribution(std::string_view s, RandomDist* dist, double* param,
+                                    double* center);
 
 // One problem of a job: the canonical option keys it involves (the first is where to
 // point the user) and what is wrong, e.g. {{"iodepth", "ioengine"}, "iodepth 40000 exceeds

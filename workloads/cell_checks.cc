@@ -58,6 +58,26 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
                         absl::StrCat(problem, " (the engine's ", ToAbsl(sim->family), " model)")});
     }
   }
+  if (sim_device) {
+    // fio options the engine's job loop does not model: an error, never silently ignored.
+    const struct {
+      std::string_view key;
+      bool set;
+    } unmodelled[] = {
+        {"fsync", job.fsync() != 0},
+        {"end_fsync", job.end_fsync()},
+        {"nice", job.nice() != 0},
+        {"random_distribution",
+         !job.random_distribution().empty() && job.random_distribution() != "random"},
+    };
+    for (const auto& u : unmodelled) {
+      if (!u.set) continue;
+      issues.push_back({{u.key, "device_class"},
+                        absl::StrCat("key '", ToAbsl(u.key), "' is not modelled by the engine (",
+                                     "device_class '", target.device_class(),
+                                     "'); it runs on real devices only")});
+    }
+  }
   if (!target.machine().empty() && !sim_device) {
     issues.push_back({{"machine", "device_class"},
                       absl::StrCat("machine '", target.machine(),

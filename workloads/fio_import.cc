@@ -124,6 +124,55 @@ const std::map<std::string, std::string, std::less<>>& Aliases() {
 constexpr std::string_view kBlkbenchOnlyKeys[] = {"scheduler", "nr_requests", "max_sectors_kb",
                                                   "cgroup", "trace"};
 
+// fio options blkbench does not run, with the reason the comment gives (docs/matrix.md's
+// "fio option → status" table says the same). Prefix matches end in '*'.
+struct Rejected {
+  std::string_view key;
+  std::string_view why;
+};
+constexpr std::string_view kLogsWhy =
+    "blkbench stores per-interval samples of every run (IOPS, bandwidth, latency histogram "
+    "deltas) instead of fio's log files; log_avg_msec sets their interval";
+constexpr Rejected kRejected[] = {
+    {"verify*", "blkbench measures I/O and does not verify written data"},
+    {"do_verify", "blkbench measures I/O and does not verify written data"},
+    {"zonemode", "zoned block devices are not supported"},
+    {"zone*", "zoned block devices are not supported"},
+    {"max_open_zones", "zoned block devices are not supported"},
+    {"percentile_list",
+     "blkbench keeps the whole latency histogram and computes any percentile from it"},
+    {"clat_percentiles", "blkbench keeps the whole latency histogram"},
+    {"lat_percentiles", "blkbench keeps the whole latency histogram"},
+    {"write_bw_log", kLogsWhy},
+    {"write_lat_log", kLogsWhy},
+    {"write_iops_log", kLogsWhy},
+    {"write_hist_log", kLogsWhy},
+    {"log_hist_msec", kLogsWhy},
+    {"per_job_logs", kLogsWhy},
+    {"log_offset", kLogsWhy},
+    {"log_max_value", kLogsWhy},
+    {"rate_min", "fio ends a job below this rate; blkbench measures what the device did"},
+    {"rate_iops_min", "fio ends a job below this rate; blkbench measures what the device did"},
+    {"rate_cycle", "fio ends a job below rate_min; blkbench measures what the device did"},
+    {"thinktime_blocks_type", "only fio's default (complete) is supported"},
+    {"thinktime_iotime", "not supported; thinktime and thinktime_blocks are"},
+    {"fdatasync", "not supported; fsync=N is"},
+    {"fsync_on_close", "not supported; end_fsync is"},
+    {"random_generator",
+     "blkbench has one generator (xoshiro256**, from randseed); the random map covers every "
+     "block once per pass as fio's lfsr does"},
+    {"allrandrepeat", "every blkbench stream derives from randseed, so runs always repeat"},
+};
+
+std::string_view RejectedWhy(std::string_view key) {
+  for (const Rejected& r : kRejected) {
+    if (r.key.ends_with('*') ? key.starts_with(r.key.substr(0, r.key.size() - 1)) : key == r.key) {
+      return r.why;
+    }
+  }
+  return {};
+}
+
 template <size_t N>
 bool In(const std::string_view (&list)[N], std::string_view s) {
   return std::find(std::begin(list), std::end(list), s) != std::end(list);
@@ -373,6 +422,8 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
     } else if (key == "stonewall" || key == "wait_for" || key == "wait_for_previous" ||
                key == "new_group") {
       skip(o, "a blkbench cell runs one job; ordering between jobs does not apply");
+    } else if (std::string_view why = RejectedWhy(key); !why.empty()) {
+      skip(o, why);
     } else if (const OptionDef* def = FindOption(key);
                def != nullptr && def->scope == Scope::kJob &&
                (!In(kBlkbenchOnlyKeys, key) || o.key == "ioscheduler")) {
@@ -382,6 +433,18 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
       if (!def->apply(value, scratch)) {
         skip(o, absl::StrCat("blkbench's '", ToAbsl(key), "' expects ", ToAbsl(def->expected)));
       } else {
+        // fio: bs and bsrange set the same sizes; the last one written wins.
+        for (auto it = key_order.begin(); it != key_order.end(); ++it) {
+          const OptionDef* other = FindOption(*it);
+          if (*it != key && other != nullptr && other->canonical == def->canonical) {
+            comments.push_back(absl::StrCat(values[*it].fio_key, "=", values[*it].value, "  (",
+                                            values[*it].where, "): not carried over: ", o.key, " (",
+                                            o.where, ") overrides it, as in fio"));
+            values.erase(*it);
+            key_order.erase(it);
+            break;
+          }
+        }
         set(key, value, o.where, o.key);
       }
     } else {

@@ -247,8 +247,8 @@ ioscheduler=bfq
   const std::string& y = imported.yaml;
   EXPECT_THAT(y, HasSubstr("# rw=randread:8  (unsupported.fio:3): not carried over: blkbench's "
                            "'rw' expects one of read"));
-  EXPECT_THAT(y, HasSubstr("# zonemode=zbd  (unsupported.fio:5): not carried over: not a "
-                           "blkbench option"));
+  EXPECT_THAT(y, HasSubstr("# zonemode=zbd  (unsupported.fio:5): not carried over: zoned block "
+                           "devices are not supported"));
   EXPECT_THAT(y, HasSubstr("# directory=/mnt  (unsupported.fio:6): not carried over"));
   EXPECT_THAT(y, HasSubstr("# stonewall  (unsupported.fio:7): not carried over"));
   EXPECT_THAT(y, HasSubstr("several files per job"));

@@ -153,6 +153,122 @@ bool SetNullBlk(std::string_view s, std::string_view param, uint64_t lo, uint64_
   return true;
 }
 
+// fio's R[,W] forms (fio's blocksize rules): "R" caps reads and writes alike, "R," only
+// reads, ",W" only writes; a third (trim) value is not supported.
+template <auto SetRead, auto SetWrite, bool kSizes>
+bool ApplyPerDirection(std::string_view s, CellSpec& cell) {
+  const size_t comma = s.find(',');
+  std::string_view r = s.substr(0, comma);
+  std::string_view w = comma == std::string_view::npos ? s : s.substr(comma + 1);
+  if (w.find(',') != std::string_view::npos) {
+    // "R,W," is fio's "default for trims"; anything after it is a trim rate.
+    if (w.substr(w.find(',') + 1).empty()) {
+      w = w.substr(0, w.find(','));
+    } else {
+      return false;
+    }
+  }
+  if (r.empty() && w.empty()) return false;
+  auto parse = [](std::string_view v) -> absl::StatusOr<uint64_t> {
+    if (v.empty()) return uint64_t{0};
+    return kSizes ? ParseSize(v) : ParseUint(v);
+  };
+  absl::StatusOr<uint64_t> rv = parse(r), wv = parse(w);
+  if (!rv.ok() || !wv.ok()) return false;
+  (cell.mutable_job()->*SetRead)(*rv);
+  (cell.mutable_job()->*SetWrite)(*wv);
+  return true;
+}
+
+// fio bssplit=4k/10:64k/90 (one set for reads and writes; a blank percentage shares what
+// the others leave, as in fio's bssplit_ddir).
+bool ApplyBssplit(std::string_view s, CellSpec& cell) {
+  if (s.empty() || s.find(',') != std::string_view::npos) return false;
+  JobSpec* job = cell.mutable_job();
+  job->clear_bssplit();
+  uint32_t given = 0, blanks = 0;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t end = std::min(s.find(':', start), s.size());
+    const std::string_view entry = s.substr(start, end - start);
+    const size_t slash = entry.find('/');
+    absl::StatusOr<uint64_t> bs = ParseSize(entry.substr(0, slash));
+    if (!bs.ok() || *bs == 0 || *bs % kSectorSize != 0) return false;
+    v1::BsSplit* e = job->add_bssplit();
+    e->set_bs(*bs);
+    const std::string_view perc =
+        slash == std::string_view::npos ? std::string_view() : entry.substr(slash + 1);
+    if (perc.empty()) {
+      ++blanks;
+      e->set_percent(UINT32_MAX);  // filled below
+    } else {
+      absl::StatusOr<uint64_t> p = ParseUint(perc);
+      if (!p.ok() || *p > 100) return false;
+      e->set_percent(static_cast<uint32_t>(*p));
+      given += static_cast<uint32_t>(*p);
+    }
+    start = end + 1;
+  }
+  if (given > 100 || job->bssplit_size() > static_cast<int>(kMaxBsSplit)) return false;
+  // fio fills blanks evenly with what is left; the last blank takes the remainder.
+  uint32_t left = 100 - given;
+  for (v1::BsSplit& e : *job->mutable_bssplit()) {
+    if (e.percent() != UINT32_MAX) continue;
+    const uint32_t share = blanks == 1 ? left : left / blanks;
+    e.set_percent(share);
+    left -= share;
+    --blanks;
+  }
+  return given == 100 || left == 0;
+}
+
+// fio bsrange=4k-64k (blocksize_range): sizes from min to max in multiples of min.
+bool ApplyBsrange(std::string_view s, CellSpec& cell) {
+  const size_t dash = s.find('-');
+  if (dash == std::string_view::npos || s.find(',') != std::string_view::npos) return false;
+  absl::StatusOr<uint64_t> lo = ParseSize(s.substr(0, dash)), hi = ParseSize(s.substr(dash + 1));
+  if (!lo.ok() || !hi.ok() || *lo == 0 || *lo % kSectorSize != 0 || *hi % kSectorSize != 0 ||
+      *hi < *lo) {
+    return false;
+  }
+  cell.mutable_job()->set_bs(*lo);
+  cell.mutable_job()->set_bs_max(*hi);
+  return true;
+}
+
+bool ApplyRandomDistribution(std::string_view s, CellSpec& cell) {
+  RandomDist d;
+  double p, c;
+  if (!ParseRandomDistribution(s, &d, &p, &c).empty()) return false;
+  cell.mutable_job()->set_random_distribution(std::string(s));
+  return true;
+}
+
+// fio's thinktime and thinktime_spin: a bare number is microseconds.
+template <auto Setter, uint64_t kMaxNs>
+bool JobMicros(std::string_view s, CellSpec& cell) {
+  absl::StatusOr<uint64_t> v = ParseUint(s);
+  uint64_t ns = 0;
+  if (v.ok()) {
+    if (__builtin_mul_overflow(*v, uint64_t{1000}, &ns)) return false;
+  } else {
+    absl::StatusOr<uint64_t> d = ParseDurationNs(s);
+    if (!d.ok()) return false;
+    ns = *d;
+  }
+  if (ns > kMaxNs) return false;
+  (cell.mutable_job()->*Setter)(ns);
+  return true;
+}
+
+bool ApplyNice(std::string_view s, CellSpec& cell) {
+  const bool negative = !s.empty() && s[0] == '-';
+  absl::StatusOr<uint64_t> v = ParseUint(negative ? s.substr(1) : s);
+  if (!v.ok() || (negative ? *v > 20 : *v > 19)) return false;
+  cell.mutable_job()->set_nice(negative ? -static_cast<int32_t>(*v) : static_cast<int32_t>(*v));
+  return true;
+}
+
 constexpr std::string_view kBool = "a boolean (0, 1, true or false)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
 // common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
@@ -205,9 +321,66 @@ constexpr OptionDef kOptions[] = {
     {"cpus_allowed", "cpus_allowed", Scope::kJob, "a CPU list like 0-3,6", &ApplyCpusAllowed},
     {"randseed", "randseed", Scope::kJob, "an unsigned integer (decimal or 0x hex)",
      &JobUint<&JobSpec::set_randseed, 0, UINT64_MAX>},
+    // fio options of real job files (issue 14); docs/matrix.md has each one's status.
+    {"norandommap", "norandommap", Scope::kJob, kBool, &JobBool<&JobSpec::set_norandommap>},
+    {"randrepeat", "randrepeat", Scope::kJob, kBool, &JobBool<&JobSpec::set_randrepeat>},
+    {"random_distribution", "random_distribution", Scope::kJob,
+     "random, zipf:<theta>, pareto:<power> or normal:<deviation in percent>, each with an "
+     "optional :<center from 0 to 1> (e.g. zipf:1.2; fio's zoned forms are not supported)",
+     &ApplyRandomDistribution},
+    {"bssplit", "bssplit", Scope::kJob,
+     "block sizes with percentages as size/percent:size/percent adding up to 100, sizes "
+     "multiples of 512 (e.g. 4k/10:64k/90; one set for reads and writes: fio's comma-separated "
+     "per-direction form is not supported)",
+     &ApplyBssplit},
+    {"bsrange", "bs", Scope::kJob,
+     "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
+     "reads and writes)",
+     &ApplyBsrange},
+    {"blocksize_range", "bs", Scope::kJob,
+     "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
+     "reads and writes)",
+     &ApplyBsrange},
+    {"rate", "rate", Scope::kJob,
+     "a bandwidth cap in bytes/s per job as R[,W] with size suffixes (e.g. 1m, 1m,500k, ,500k; "
+     "no trim rate)",
+     &ApplyPerDirection<&JobSpec::set_rate_read_bps, &JobSpec::set_rate_write_bps, true>},
+    {"rate_iops", "rate_iops", Scope::kJob,
+     "an IOPS cap per job as R[,W] integers (e.g. 500, 500,100, ,100; no trim rate)",
+     &ApplyPerDirection<&JobSpec::set_rate_iops_read, &JobSpec::set_rate_iops_write, false>},
+    {"rate_process", "rate_process", Scope::kJob, "linear or poisson",
+     [](std::string_view s, CellSpec& c) {
+       if (s != "linear" && s != "poisson") return false;
+       c.mutable_job()->set_rate_process(std::string(s));
+       return true;
+     }},
+    {"startdelay", "startdelay", Scope::kJob,
+     "a duration (e.g. 2s, 500ms; a bare number is seconds; a range is not supported)",
+     &JobDuration<&JobSpec::set_startdelay_ns>},
+    {"thinktime", "thinktime", Scope::kJob,
+     "a duration (e.g. 100us, 2ms; a bare number is microseconds)",
+     &JobMicros<&JobSpec::set_thinktime_ns, UINT64_MAX>},
+    {"thinktime_spin", "thinktime_spin", Scope::kJob,
+     "a duration up to 4s (e.g. 50us; a bare number is microseconds)",
+     &JobMicros<&JobSpec::set_thinktime_spin_ns, UINT32_MAX>},
+    {"thinktime_blocks", "thinktime_blocks", Scope::kJob, "an integer from 1 to 4294967295",
+     &JobUint<&JobSpec::set_thinktime_blocks, 1, UINT32_MAX>},
+    {"nice", "nice", Scope::kJob, "an integer from -20 to 19", &ApplyNice},
+    {"prio", "prio", Scope::kJob, "an integer from 0 (highest) to 7",
+     &JobUint<&JobSpec::set_prio, 0, 7>},
+    {"prioclass", "prioclass", Scope::kJob, "1 (realtime), 2 (best-effort) or 3 (idle)",
+     &JobUint<&JobSpec::set_prioclass, 1, 3>},
+    {"fsync", "fsync", Scope::kJob, "an integer: fsync after every N writes (0 = never)",
+     &JobUint<&JobSpec::set_fsync, 0, UINT32_MAX>},
+    {"end_fsync", "end_fsync", Scope::kJob, kBool, &JobBool<&JobSpec::set_end_fsync>},
+    {"log_avg_msec", "log_avg_msec", Scope::kJob,
+     "an interval in milliseconds from 1 to 3600000 (the run's sample interval)",
+     &JobUint<&JobSpec::set_log_avg_msec, 1, 3'600'000>},
     // Block-layer settings applied through sysfs and cgroupfs.
     // The text lists common/sim_vocabulary.h's Schedulers() (matrix_test.cc checks).
     {"scheduler", "scheduler", Scope::kJob, "one of none, mq-deadline, bfq, kyber",
+     &ApplyScheduler},
+    {"ioscheduler", "scheduler", Scope::kJob, "one of none, mq-deadline, bfq, kyber",
      &ApplyScheduler},
     {"nr_requests", "nr_requests", Scope::kJob, "a positive integer",
      &QueueUint<&v1::QueueSettings::set_nr_requests>},

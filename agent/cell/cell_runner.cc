@@ -1,6 +1,7 @@
 // RunCell: prepare, run, release; see cell_runner.h.
 #include "agent/cell/cell_runner.h"
 
+#include <chrono>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,10 @@ absl::StatusOr<v1::RunResult> RunCell(const CellRun& run, DevicePreparation& dev
   ctx.target_size = prepared->facts.size_bytes();
   ctx.logical_block_size =
       prepared->facts.logical_block_size() ? prepared->facts.logical_block_size() : 512;
-  ctx.sample_interval = run.sample_interval;
+  // fio log_avg_msec: the interval its logs average over is the interval of the samples.
+  ctx.sample_interval = run.cell.job().log_avg_msec() != 0
+                            ? std::chrono::milliseconds(run.cell.job().log_avg_msec())
+                            : run.sample_interval;
   ctx.on_sample = run.on_sample;
   ctx.cancel = run.cancel;
   ctx.place_job = prepared->place_job;

@@ -128,6 +128,7 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   for (uint32_t i = 0; i < n; ++i) {
     plan.jobs[i].path = plan.path.c_str();
     plan.jobs[i].job = &plan.job;
+    plan.jobs[i].io.bssplit = plan.job.bssplit.data();
     plan.jobs[i].trace = area.trace(i);
     plan.jobs[i].trace_capacity = options_.trace_ios_per_job;
   }
@@ -205,7 +206,8 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   }
 
   const uint64_t t0 = MonotonicNs();
-  const uint64_t measure_start = t0 + plan.job.ramp_ns;
+  // fio: ramp_time starts after startdelay; the jobs sleep startdelay themselves.
+  const uint64_t measure_start = t0 + plan.job.startdelay_ns + plan.job.ramp_ns;
   ctl.measure_start_ns.store(measure_start, std::memory_order_relaxed);
   ctl.deadline_ns.store(plan.job.runtime_ns ? measure_start + plan.job.runtime_ns : 0,
                         std::memory_order_relaxed);

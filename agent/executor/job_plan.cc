@@ -58,11 +58,28 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
     return Invalid("bs", absl::StrCat(bs, " is not a multiple of the logical block size ", lbs,
                                       " (direct=1)"));
   }
+  for (const BsShare& e : r.bssplit) {
+    if (r.direct && e.bs % lbs != 0) {
+      return Invalid("bssplit", absl::StrCat(e.bs, " is not a multiple of the logical block size ",
+                                             lbs, " (direct=1)"));
+    }
+  }
+  if (r.direct && r.bs_max % lbs != 0) {
+    return Invalid("bsrange",
+                   absl::StrCat(r.bs_max, " is not a multiple of the logical block size ", lbs,
+                                " (direct=1)"));
+  }
   const uint32_t numjobs = r.numjobs;
 
   JobPlan base;
   base.io.block_size = bs;
+  base.io.bs_max = r.bs_max;
+  base.io.bssplit_len = static_cast<uint32_t>(r.bssplit.size());  // the pointer: executor.cc
   base.io.random = r.random;
+  base.io.random_map = r.random_map;
+  base.io.distribution = r.distribution;
+  base.io.dist_param = r.dist_param;
+  base.io.dist_center = r.dist_center;
   base.io.read_percent = r.read_percent;
   if (absl::Status s = FillAffinity(r.cpus_allowed, &base); !s.ok()) return s;
 
@@ -83,9 +100,9 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
                                           ") extends past the end of ", ctx.target_path, " (",
                                           ctx.target_size, " bytes)"));
     }
-    if (len < bs) {
-      return Invalid("size",
-                     absl::StrCat("job ", i, " region of ", len, " bytes is smaller than bs=", bs));
+    if (len < r.bs_max) {
+      return Invalid("size", absl::StrCat("job ", i, " region of ", len,
+                                          " bytes is smaller than bs=", r.bs_max));
     }
     if (r.direct && start % lbs != 0) {
       return Invalid(
@@ -95,6 +112,12 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
     job.io.region_start = start;
     job.io.region_len = len;
     job.io.seed = r.randseed + i;
+    // fio zipf_update, here in the parent: up to 10M pow() calls.
+    if (r.random && r.distribution == RandomDist::kZipf) {
+      const uint64_t n = r.variable_bs() ? (len - r.bs_max) / bs + 1 : len / bs;
+      job.io.zipf_zetan = i > 0 && len == plan.jobs[0].io.region_len ? plan.jobs[0].io.zipf_zetan
+                                                                     : ZipfZeta(n, r.dist_param);
+    }
     job.io_budget = r.time_based     ? std::numeric_limits<uint64_t>::max()
                     : r.io_size != 0 ? r.io_size
                                      : len;

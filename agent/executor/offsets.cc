@@ -1,16 +1,162 @@
-// Seeding for the per-job I/O generator (see offsets.h).
+// Seeding and the less frequent paths of the per-job I/O generator (see offsets.h): the
+// random map's keys, fio's zipf/pareto/normal generators and variable block sizes.
 #include "agent/executor/offsets.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace blkbench {
+namespace {
+
+constexpr uint64_t kZipfMaxGen = 10'000'000;  // fio lib/zipf.c ZIPF_MAX_GEN
+
+int BitsFor(uint64_t n) {  // smallest k with 2^k >= n
+  int k = 0;
+  while (k < 64 && (uint64_t{1} << k) < n) ++k;
+  return k;
+}
+
+}  // namespace
+
+double ZipfZeta(uint64_t n, double theta) {
+  // fio zipf_update: the normalisation constant, capped at 10M terms ("precision will
+  // take a slight hit").
+  double z = 0;
+  const uint64_t terms = std::min(n, kZipfMaxGen);
+  for (uint64_t i = 0; i < terms; ++i) z += std::pow(1.0 / static_cast<double>(i + 1), theta);
+  return z;
+}
+
 // The direction stream is seeded apart from the offset stream (fio keeps a separate
-// rwmix_state), so rwmixread does not change the offset sequence.
+// rwmix_state), so rwmixread does not change the offset sequence; block sizes have their
+// own stream too (fio bsrange_state).
 IoGenerator::IoGenerator(const IoGeneratorConfig& c)
     : start_(c.region_start),
       bs_(c.block_size),
       blocks_(c.region_len / c.block_size),
+      len_(static_cast<uint32_t>(c.block_size)),
       random_(c.random),
+      map_(c.random && c.random_map),
+      skewed_(c.random && c.distribution != RandomDist::kRandom),
+      variable_((c.bs_max != 0 && c.bs_max != c.block_size) || c.bssplit_len > 0),
       read_percent_(c.read_percent),
+      dist_(c.distribution),
+      param_(c.dist_param),
+      center_(c.dist_center),
+      zetan_(c.zipf_zetan),
+      bs_max_(std::max(c.bs_max, c.block_size)),
+      split_(c.bssplit),
+      split_len_(c.bssplit_len),
+      region_len_(c.region_len),
       offset_rng_(c.seed),
-      ddir_rng_(c.seed ^ 0x5eed0fd1a7a5eedULL) {}
+      ddir_rng_(c.seed ^ 0x5eed0fd1a7a5eedULL),
+      size_rng_(c.seed ^ 0xb5b5a11ce5eedULL),
+      key_rng_(c.seed ^ 0x7a9d0ff5e7eedULL) {
+  if (map_) {
+    const int k = BitsFor(blocks_);
+    perm_mask_ = k >= 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
+    perm_shift_ = std::max(1, k / 2);
+    Rekey();
+  }
+  if (dist_ == RandomDist::kZipf) {
+    // fio zipf_init / zipf_next (Gray et al., "Quickly generating billion-record synthetic
+    // databases", SIGMOD 1994).
+    const double n = static_cast<double>(std::max<uint64_t>(blocks_, 1));
+    const double zeta2 = 1.0 + std::pow(0.5, param_);
+    zipf_alpha_ = 1.0 / (1.0 - param_);
+    zipf_eta_ = (1.0 - std::pow(2.0 / n, 1.0 - param_)) / (1.0 - zeta2 / zetan_);
+  } else if (dist_ == RandomDist::kPareto) {
+    pareto_pow_ = std::log(param_) / std::log(1.0 - param_);  // fio pareto_init
+  }
+}
+
+void IoGenerator::Rekey() {
+  for (Round& r : rounds_) {
+    r.xor_key = key_rng_.Next() & perm_mask_;
+    r.mul = key_rng_.Next() | 1;
+  }
+}
+
+// A block index in [0, n) from fio's zipf, pareto or normal generator. Without a center
+// the rank is scattered over the region by a hash, as fio does (__hash_u64 + rand_off),
+// so the hot blocks are not adjacent; with a center the hot spot sits at center * n.
+uint64_t IoGenerator::NextSkewed(uint64_t n) {
+  if (n <= 1) return 0;
+  const double dn = static_cast<double>(n);
+  uint64_t rank = 0;
+  switch (dist_) {
+    case RandomDist::kZipf: {
+      const double u = offset_rng_.NextDouble();
+      const double z = u * zetan_;
+      double v;
+      if (z < 1.0) {
+        v = 1;
+      } else if (z < 1.0 + std::pow(0.5, param_)) {
+        v = 2;
+      } else {
+        v = 1.0 + dn * std::pow(zipf_eta_ * u - zipf_eta_ + 1.0, zipf_alpha_);
+      }
+      rank = static_cast<uint64_t>(std::clamp(v, 1.0, dn)) - 1;
+      break;
+    }
+    case RandomDist::kPareto: {
+      const double u = 1.0 - offset_rng_.NextDouble();  // (0, 1]
+      const double v = std::ceil(dn * std::pow(u, pareto_pow_));
+      rank = static_cast<uint64_t>(std::clamp(v, 1.0, dn)) - 1;
+      break;
+    }
+    case RandomDist::kNormal: {
+      // fio's deviation is a percentage of the region; the mean is the center (0.5).
+      const double mean = (center_ < 0 ? 0.5 : center_) * dn;
+      const double sd = param_ / 100.0 * dn;
+      double x = mean;
+      if (sd > 0) {
+        do {
+          x = mean + sd * offset_rng_.Gaussian();
+        } while (x < 0 || x >= dn);
+      }
+      rank = std::min(static_cast<uint64_t>(x), n - 1);
+      if (center_ >= 0) return rank;
+      break;
+    }
+    case RandomDist::kRandom:
+      return offset_rng_.Uniform(n);
+  }
+  if (center_ >= 0 && dist_ != RandomDist::kNormal) {
+    return (rank + static_cast<uint64_t>(center_ * static_cast<double>(n - 1))) % n;
+  }
+  return Mix64(rank ^ key_rng_.seed()) % n;
+}
+
+// fio get_next_buflen: a bssplit share, else a multiple of the minimum up to bs_max.
+uint32_t IoGenerator::NextLen() {
+  if (split_len_ > 0) {
+    const uint64_t u = size_rng_.Uniform(100);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < split_len_; ++i) {
+      sum += split_[i].percent;
+      if (u < sum) return static_cast<uint32_t>(split_[i].bs);
+    }
+    return static_cast<uint32_t>(split_[split_len_ - 1].bs);
+  }
+  return static_cast<uint32_t>(bs_ * (1 + size_rng_.Uniform(bs_max_ / bs_)));
+}
+
+// Variable block sizes: offsets aligned to the smallest size, the whole I/O inside the
+// region (random: uniform or skewed, without the map; sequential: wrap when the next I/O
+// would cross the end).
+NextIo IoGenerator::NextVariable(bool write) {
+  const uint32_t len = NextLen();
+  if (random_) {
+    const uint64_t positions = (region_len_ - len) / bs_ + 1;
+    const uint64_t pos = skewed_ ? NextSkewed(positions) : offset_rng_.Uniform(positions);
+    return {start_ + pos * bs_, write, len};
+  }
+  uint64_t& pos = seq_pos_[write];
+  if (pos + len > region_len_) pos = 0;
+  const uint64_t off = start_ + pos;
+  pos += len;
+  return {off, write, len};
+}
 
 }  // namespace blkbench

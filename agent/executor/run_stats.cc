@@ -129,7 +129,7 @@ absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measu
   H lat, dir_lat[2];
   uint64_t end_ns = measure_start_ns, usr = 0, sys = 0;
   uint64_t max_inflight = 0, submit_calls = 0, submitted = 0, max_submit = 0, reap_calls = 0,
-           max_reap = 0, short_reaps = 0;
+           max_reap = 0, short_reaps = 0, fsyncs = 0;
   Totals t;
   ReadTotals(area, &t);
   for (uint32_t j = 0; j < area.num_jobs(); ++j) {
@@ -152,6 +152,7 @@ absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measu
     reap_calls += s.reap_calls.load(kRelaxed);
     max_reap = std::max(max_reap, s.max_reap_batch.load(kRelaxed));
     short_reaps += s.short_reaps.load(kRelaxed);
+    fsyncs += s.fsyncs.load(kRelaxed);
   }
   FillIo(Totals(), t, r.mutable_io());
   const uint64_t duration = end_ns - measure_start_ns;
@@ -178,6 +179,7 @@ absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measu
   in["executor.reap_calls"] = static_cast<double>(reap_calls);
   in["executor.max_reap_batch"] = static_cast<double>(max_reap);
   in["executor.short_reaps"] = static_cast<double>(short_reaps);
+  if (fsyncs > 0) in["executor.fsyncs"] = static_cast<double>(fsyncs);
   if (area.num_jobs() > 0) {
     in["executor.ring_flags"] = static_cast<double>(area.job(0).ring_flags.load(kRelaxed));
   }

@@ -67,6 +67,7 @@ struct alignas(64) JobShared {
   std::atomic<uint64_t> max_reap_batch{0};    // most CQEs reaped at once
   std::atomic<uint64_t> short_reaps{0};       // reaps below min(complete_min, in flight)
   std::atomic<uint64_t> ring_flags{0};        // io_uring setup flags actually used
+  std::atomic<uint64_t> fsyncs{0};            // fsync=N and end_fsync calls
 
   alignas(64) std::atomic<uint64_t> buckets[2][LatencyHistogram::kBuckets] = {};
 };

@@ -161,8 +161,14 @@ struct Task {
   bool resume_pending = false;
   bool woken = false;    // woken from a tag waitqueue, not yet run
   bool waiting = false;  // registered on a waitqueue (prepare_to_wait .. finish_wait)
-  int inflight = 0;      // I/Os submitted and not reaped
-  int cqes = 0;          // completions posted and not reaped
+  // fio pacing (job.cc): no new I/O before not_before (startdelay, the rate's schedule,
+  // the end of a think); thinktime after think_completed reaches thinktime_blocks, at most
+  // thinktime_blocks issued between thinks.
+  uint64_t not_before = 0;
+  uint32_t think_completed = 0, think_issued = 0;
+  bool think_pending = false;
+  int inflight = 0;  // I/Os submitted and not reaped
+  int cqes = 0;      // completions posted and not reaped
   std::vector<IoSlot> ios;
   std::vector<uint32_t> free_ios;
 };

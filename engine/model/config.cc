@@ -164,6 +164,9 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   static_cast<ResolvedJob&>(o) = *resolved;
   o.complete_min = std::max(1u, o.complete_min);
   o.complete_max = std::max(o.complete_min, o.complete_max);
+  // fio startdelay: the jobs start late and ramp_time (then the runtime) counts from there;
+  // the model starts its tasks at startdelay and measures from startdelay + ramp.
+  o.ramp_ns += o.startdelay_ns;
   if (!o.time_based) {
     o.bytes_per_job = o.io_size ? o.io_size : o.size;
     if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;

@@ -61,6 +61,7 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view list, int nr_cpus
 // has no end to run into: the default simulated second).
 struct JobOptions : ResolvedJob {
   uint64_t bytes_per_job = 0;  // io_size, else size, when not time_based; 0 = unlimited
+  // ramp_ns includes startdelay_ns here (the measured phase starts after both).
   // A synchronous engine at QD1 (psync, sync, pvsync2).
   bool synchronous() const { return (engine_caps & kEngineSync) != 0; }
 };

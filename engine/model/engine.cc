@@ -147,7 +147,7 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     uint64_t len = job.size ? job.size : capacity - task->region_start;
     len = std::min(len, capacity - task->region_start);
     task->region_len = len / job.bs * job.bs;
-    if (task->region_len == 0) {
+    if (task->region_len == 0 || task->region_len < job.bs_max) {
       return absl::InvalidArgumentError(absl::StrCat("job ", i, ": region smaller than bs"));
     }
     task->ios.resize(static_cast<size_t>(job.iodepth));
@@ -171,7 +171,10 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   q_.sim.Reserve(q_.tasks.size() * static_cast<size_t>(job.iodepth + 2) + 16);
   q_.measuring = job.ramp_ns == 0;
   ResetMeasurements();
-  for (auto& t : q_.tasks) q_.Wake(*t, 0);
+  for (auto& t : q_.tasks) {
+    t->not_before = job.startdelay_ns;
+    q_.Wake(*t, job.startdelay_ns);
+  }
   return absl::OkStatus();
 }
 

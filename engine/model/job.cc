@@ -76,7 +76,16 @@ void Submission::Step(Task& task) {
 void Submission::StartBatch(Task& task) {
   const JobOptions& job = q_.config.job;
   const int room = static_cast<int>(job.iodepth) - task.inflight;
-  const int n = std::min(static_cast<int>(job.batch_submit), room);
+  int n = std::min(static_cast<int>(job.batch_submit), room);
+  if (job.paced()) {
+    // fio rate_ddir / handle_thinktime: hold new I/O until it is due and while a think
+    // waits for the queue to drain; a rated job submits one I/O per due time.
+    if (q_.sim.now() < task.not_before || task.think_pending) return;
+    if (job.thinktime_ns != 0) {
+      n = std::min<int>(n, static_cast<int>(job.thinktime_blocks - task.think_issued));
+    }
+    if (job.rate_bps[0] | job.rate_bps[1] | job.rate_iops[0] | job.rate_iops[1]) n = std::min(n, 1);
+  }
   if (n <= 0 || task.done_issuing) return;
   task.phase = TaskPhase::kSubmit;
   task.batch_left = n;
@@ -94,8 +103,16 @@ void Submission::ReapStep(Task& task) {
       ++q_.finished_tasks;
       return;
     }
+    if (job.thinktime_ns != 0 &&
+        (task.think_pending || task.think_issued >= job.thinktime_blocks)) {
+      // The queue drained: think (the model idles for thinktime_spin too).
+      task.think_pending = false;
+      task.think_issued = 0;
+      task.think_completed = 0;
+      task.not_before = std::max<uint64_t>(task.not_before, q_.sim.now() + job.thinktime_ns);
+    }
     StartBatch(task);
-    q_.Wake(task, q_.sim.now());
+    q_.Wake(task, std::max<uint64_t>(q_.sim.now(), task.not_before));
     return;
   }
   const int need = std::min(static_cast<int>(job.complete_min), task.inflight);
@@ -103,6 +120,10 @@ void Submission::ReapStep(Task& task) {
   const int reaped = std::min(task.cqes, static_cast<int>(job.complete_max));
   task.cqes -= reaped;
   task.inflight -= reaped;
+  if (job.thinktime_ns != 0) {
+    task.think_completed += static_cast<uint32_t>(reaped);
+    if (task.think_completed >= job.thinktime_blocks) task.think_pending = true;
+  }
   if (task.done_issuing && task.inflight == 0) {
     task.phase = TaskPhase::kFinished;
     ++q_.finished_tasks;
@@ -112,12 +133,54 @@ void Submission::ReapStep(Task& task) {
   q_.Wake(task, q_.sim.now());
 }
 
+// fio usec_for_io: the job's next I/O is due one interval after this one's due time — the
+// longer of len/rate and 1/rate_iops of its direction, or an exponential gap with that
+// mean for rate_process=poisson. One schedule per job (fio keeps one per direction).
+void Submission::Pace(Task& task, bool write, uint64_t len) {
+  const JobOptions& job = q_.config.job;
+  if (job.thinktime_ns != 0) ++task.think_issued;
+  uint64_t interval = 0;
+  if (job.rate_bps[write] != 0) interval = len * 1'000'000'000u / job.rate_bps[write];
+  if (job.rate_iops[write] != 0) {
+    interval = std::max<uint64_t>(interval, 1'000'000'000u / job.rate_iops[write]);
+  }
+  if (interval == 0) return;
+  if (job.rate_poisson) {
+    interval = static_cast<uint64_t>(task.rng.Exponential(static_cast<double>(interval)));
+  }
+  task.not_before += interval;
+}
+
 // fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
 // and direction for a new bio.
 void Submission::BeginBio(Task& task) {
   const JobOptions& job = q_.config.job;
   uint64_t offset;
-  if (job.random) {
+  uint64_t len = job.bs;
+  if (job.variable_bs()) {
+    // fio get_next_buflen: a bssplit share, else a multiple of bs up to bs_max (bsrange);
+    // offsets stay aligned to the smallest size and the I/O inside the region.
+    if (!job.bssplit.empty()) {
+      const uint64_t u = task.rng.Uniform(100);
+      uint64_t sum = 0;
+      len = job.bssplit.back().bs;
+      for (const BsShare& e : job.bssplit) {
+        sum += e.percent;
+        if (u < sum) {
+          len = e.bs;
+          break;
+        }
+      }
+    } else {
+      len = job.bs * (1 + task.rng.Uniform(job.bs_max / job.bs));
+    }
+    if (job.random) {
+      offset = task.rng.Uniform((task.region_len - len) / job.bs + 1) * job.bs;
+    } else {
+      offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
+      task.seq_next = offset + len;
+    }
+  } else if (job.random) {
     offset = task.rng.Uniform(task.region_len / job.bs) * job.bs;
   } else {
     offset = task.seq_next;
@@ -130,11 +193,11 @@ void Submission::BeginBio(Task& task) {
   const uint32_t slot = task.free_ios.back();
   task.free_ios.pop_back();
   IoSlot& io = task.ios[slot];
-  const uint64_t sectors = job.bs / 512;
+  const uint64_t sectors = len / 512;
   const uint64_t max = q_.config.queue.max_sectors;
   io.start = q_.sim.now();
   io.pieces_left = static_cast<uint32_t>((sectors + max - 1) / max);
-  io.bytes = static_cast<uint32_t>(job.bs);
+  io.bytes = static_cast<uint32_t>(len);
   io.write = write;
   task.has_bio = true;
   task.bio_io = slot;
@@ -145,7 +208,8 @@ void Submission::BeginBio(Task& task) {
   --task.batch_left;
   ++task.inflight;
   q_.measurements->UpdateInflight(+1);
-  task.bytes_issued += job.bs;
+  task.bytes_issued += len;
+  if (job.paced()) Pace(task, write, len);
   if (job.bytes_per_job != 0 && task.bytes_issued >= job.bytes_per_job) task.done_issuing = true;
 }
 

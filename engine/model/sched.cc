@@ -99,6 +99,21 @@ LockGrant SchedPath::TakeLock(Spinlock& lock, int cpu, SimTime cs_ns, Stage stag
 
 // blk_mq_sched_bio_merge() -> dd_bio_merge(): under the elevator lock, try last_merge,
 // the back-merge hash and a front merge. The bio then ends with the request it joined.
+namespace {
+// The job's prioclass (fio prio/prioclass → ioprio_set): IOPRIO_CLASS_NONE and BE are
+// the best-effort level, as ioprio_class_to_prio[] folds them.
+IoprioClass JobIoprio(const JobOptions& job) {
+  switch (job.ioprio_class) {
+    case kIoprioClassRt:
+      return IoprioClass::kRt;
+    case kIoprioClassIdle:
+      return IoprioClass::kIdle;
+    default:
+      return IoprioClass::kBe;
+  }
+}
+}  // namespace
+
 bool SchedPath::BioMerge(Task& task) {
   if (task.bio_sectors_left > q_.config.queue.max_sectors) return false;  // REQ_NOMERGE front
   if (elv_lock_) TakeLock(*elv_lock_, task.cpu, q_.profile.stage.elevator_bio_merge, Stage::kMerge);
@@ -107,6 +122,7 @@ bool SchedPath::BioMerge(Task& task) {
   sbio.sectors = static_cast<uint32_t>(task.bio_sectors_left);
   sbio.write = task.bio_write;
   sbio.sync = true;
+  sbio.ioprio = JobIoprio(q_.config.job);
   sbio.ioc = task.ioc;
   sbio.group = task.group;
   sbio.cpu = static_cast<uint32_t>(task.cpu);
@@ -171,7 +187,10 @@ void SchedPath::PrepareRequest(Task& task, uint32_t index) {
   s.sectors = rq.sectors;
   s.write = rq.write;
   s.sync = true;  // O_DIRECT: REQ_SYNC for writes too
-  s.ioprio = IoprioClass::kBe;
+  s.ioprio = JobIoprio(q_.config.job);
+  if (q_.config.job.ioprio_class != 0) {
+    s.ioprio_level = static_cast<uint8_t>(q_.config.job.ioprio_level);
+  }
   s.submit_time_ns = q_.sim.now();
   s.merged_into = nullptr;
   s.ioc = task.ioc;

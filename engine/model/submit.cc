@@ -147,7 +147,7 @@ int Submission::PiecesLeft(const Task& task) const {
 // cover every waiter's need ("force tag preemption if free tags are sufficient").
 bool Submission::NoPreempt(const Task& task) const {
   if (!q_.config.kernel.tag_no_preempt) return false;
-  const bool continuation = task.bio_sectors_left < q_.config.job.bs / 512;
+  const bool continuation = task.bio_sectors_left < task.ios[task.bio_io].bytes / 512;
   if (continuation) return false;
   const SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
   if (!sbq.has_waiters()) return false;

@@ -37,6 +37,7 @@ ABSL_FLAG(uint64_t, size, 0, "region per job, bytes (0 = whole target)");
 ABSL_FLAG(uint64_t, offset_increment, 0, "bytes");
 ABSL_FLAG(std::string, cpus_allowed, "", "fio cpu list");
 ABSL_FLAG(uint64_t, randseed, 0x89, "random seed");
+ABSL_FLAG(bool, norandommap, false, "fio norandommap: random offsets with replacement");
 
 namespace {
 
@@ -106,6 +107,7 @@ int main(int argc, char** argv) {
   j.set_offset_increment(absl::GetFlag(FLAGS_offset_increment));
   j.set_cpus_allowed(absl::GetFlag(FLAGS_cpus_allowed));
   j.set_randseed(absl::GetFlag(FLAGS_randseed));
+  j.set_norandommap(absl::GetFlag(FLAGS_norandommap));
 
   absl::StatusOr<blkbench::v1::RunResult> r = blkbench::NewIoExecutor()->Run(ctx);
   if (!r.ok()) {

@@ -1,0 +1,111 @@
+// The engine with the fio options it models (issue 14): bssplit and bsrange sizes, and
+// prio/prioclass on the requests; deterministic and plausible.
+#include <cmath>
+
+#include "engine/model/engine_test_util.h"
+#include "gtest/gtest.h"
+
+namespace blkbench::engine {
+namespace {
+
+using test::Cell;
+using test::Ios;
+using test::RunCell;
+
+double MeanBytes(const v1::RunResult& r) {
+  return static_cast<double>(r.io().read_bytes() + r.io().write_bytes()) /
+         static_cast<double>(Ios(r));
+}
+
+TEST(EngineFioOptionsTest, BssplitSizesByShareDeterministically) {
+  v1::CellSpec cell = Cell("ssd", v1::RANDREAD, 4096, 16, 2, 20'000'000);
+  auto* a = cell.mutable_job()->add_bssplit();
+  a->set_bs(4096);
+  a->set_percent(50);
+  auto* b = cell.mutable_job()->add_bssplit();
+  b->set_bs(65536);
+  b->set_percent(50);
+  const v1::RunResult r = RunCell(cell);
+  const double n = static_cast<double>(Ios(r));
+  ASSERT_GT(n, 500);
+  // Mean of a 50/50 mix of 4k and 64k: 34k; its standard deviation is 30k per I/O.
+  EXPECT_NEAR(MeanBytes(r), 34816, 5 * 30720 / std::sqrt(n));
+  const v1::RunResult again = RunCell(cell);
+  EXPECT_EQ(again.io().read_bytes(), r.io().read_bytes());
+  EXPECT_EQ(Ios(again), Ios(r));
+  // Larger I/Os on the same SSD: fewer of them than all-4k, but more bytes.
+  const v1::RunResult small = RunCell(Cell("ssd", v1::RANDREAD, 4096, 16, 2, 20'000'000));
+  EXPECT_LT(n, static_cast<double>(Ios(small)));
+  EXPECT_GT(r.io().read_bytes(), small.io().read_bytes());
+}
+
+TEST(EngineFioOptionsTest, BsrangeMultiplesOfTheMinimum) {
+  v1::CellSpec cell = Cell("ssd", v1::READ, 4096, 8, 1, 20'000'000);
+  cell.mutable_job()->set_bs_max(16384);
+  const v1::RunResult r = RunCell(cell);
+  const double n = static_cast<double>(Ios(r));
+  ASSERT_GT(n, 500);
+  // Uniform over 4k, 8k, 12k, 16k: mean 10k, standard deviation ~4.6k.
+  EXPECT_NEAR(MeanBytes(r), 10240, 5 * 4580 / std::sqrt(n));
+  EXPECT_EQ(static_cast<uint64_t>(r.io().read_bytes()) % 4096, 0u);
+}
+
+// One job's class alone: every request in one mq-deadline level, so RT, BE and IDLE serve
+// the same I/O (the levels matter between jobs of different classes).
+TEST(EngineFioOptionsTest, PrioclassRunsDeterministically) {
+  v1::CellSpec cell = Cell("ssd", v1::RANDREAD, 4096, 16, 1, 10'000'000);
+  cell.mutable_queue()->set_scheduler("mq-deadline");
+  const uint64_t be = Ios(RunCell(cell));
+  ASSERT_GT(be, 0u);
+  for (uint32_t cls : {1u, 3u}) {
+    cell.mutable_job()->set_prioclass(cls);
+    const v1::RunResult r = RunCell(cell);
+    EXPECT_EQ(Ios(r), be) << cls;
+    EXPECT_EQ(Ios(RunCell(cell)), Ios(r));
+  }
+}
+
+// rate_iops on the model: the linear schedule allows at most 1 + cap * t I/Os; the device
+// does ~100x more, so it reaches the cap. Poisson arrivals keep the mean (5 sigma).
+TEST(EngineFioOptionsTest, RateIopsCapsTheSimulatedJob) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 8, 2, 200'000'000);
+  cell.mutable_job()->set_rate_iops_read(5000);
+  const v1::RunResult r = RunCell(cell);
+  // Two jobs, each capped: 2 * 5000 * 0.2 s = 2000 I/Os.
+  EXPECT_LE(Ios(r), 2u * (1 + 1000));
+  EXPECT_GE(Ios(r), 2u * 990);
+  EXPECT_EQ(Ios(RunCell(cell)), Ios(r));
+  cell.mutable_job()->set_rate_process("poisson");
+  const uint64_t poisson = Ios(RunCell(cell));
+  EXPECT_NEAR(static_cast<double>(poisson), 2000, 5 * std::sqrt(2000.0));
+  cell.mutable_job()->clear_rate_iops_read();
+  cell.mutable_job()->set_rate_read_bps(8 << 20);  // 2048 IOPS of 4k per job
+  EXPECT_NEAR(static_cast<double>(Ios(RunCell(cell))), 2 * 2048 * 0.2, 10);
+}
+
+// thinktime: each job stalls 100 us after every completion (QD capped at 1), so its IOPS
+// is 1 / (latency + 100 us) < 10k; thinktime_blocks=4 at iodepth 4 thinks per 4.
+TEST(EngineFioOptionsTest, ThinktimeAndStartdelay) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 8, 1, 100'000'000);
+  const uint64_t free_running = Ios(RunCell(cell));
+  cell.mutable_job()->set_thinktime_ns(100'000);
+  const uint64_t thinking = Ios(RunCell(cell));
+  EXPECT_LE(thinking, 1000u);  // 0.1 s / 100 us
+  EXPECT_GE(thinking, 500u);
+  EXPECT_GT(free_running, 20 * thinking);
+  cell.mutable_job()->set_iodepth(4);
+  cell.mutable_job()->set_thinktime_blocks(4);
+  const uint64_t four = Ios(RunCell(cell));
+  EXPECT_LE(four, 4000u);
+  EXPECT_GT(four, 3 * thinking);
+  // startdelay moves the job and its measured phase: the same I/O count, just later.
+  v1::CellSpec delayed = Cell("ssd", v1::RANDREAD, 4096, 8, 1, 20'000'000);
+  const uint64_t plain = Ios(RunCell(delayed));
+  delayed.mutable_job()->set_startdelay_ns(50'000'000);
+  const v1::RunResult late = RunCell(delayed);
+  EXPECT_EQ(late.duration_ns(), 20'000'000u);
+  EXPECT_NEAR(static_cast<double>(Ios(late)), static_cast<double>(plain), 0.02 * plain);
+}
+
+}  // namespace
+}  // namespace blkbench::engine
