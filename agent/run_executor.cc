@@ -55,7 +55,7 @@ DeviceOffer RunExecutor::OfferDevices() {
       continue;
     }
     facts->set_path(d.path);
-    facts->set_device_class(d.device_class);
+    // (ReadDeviceFacts set the class: the config's, or the detected one when it has none.)
     facts->set_serial(identity->serial);
     facts->set_wwid(identity->wwid);
     facts->set_backing_file(identity->backing_file);

@@ -1,6 +1,7 @@
 // The `blkbench` command line; see cli.h.
 #include "cli/cli.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "cli/history_cmd.h"
 #include "cli/import_cmd.h"
 #include "cli/report.h"
+#include "cli/run_cmd.h"
 #include "cli/sim.h"
 #include "cli/tls_cmd.h"
 #include "cli/watch_cmd.h"
@@ -31,6 +33,8 @@
 #include "common/http/http_server.h"
 #include "common/placement.h"
 #include "common/states.h"
+#include "controller/server.h"
+#include "controller/store/store_factory.h"
 #include "workloads/format.h"
 #include "workloads/matrix.h"
 
@@ -331,6 +335,21 @@ int CmdSim(const Args& a, Client*, std::ostream& out, std::ostream& err) {
                 out, err);
 }
 
+int CmdRun(const Args& a, Client*, std::ostream& out, std::ostream& err) {
+  auto devices = a.values.find("device");
+  return RunOnDevices(
+      {.path = a.positional[1],
+       .devices = devices == a.values.end() ? std::vector<std::string>{} : devices->second,
+       .db_path = Flag(a, "db", kDefaultRunDb),
+       .state_dir = Flag(a, "state-dir", kDefaultRunStateDir),
+       .format = Flag(a, "format", "table"),
+       .report_path = Flag(a, "report", ""),
+       .quiet = a.flags.count("quiet") > 0,
+       .matrix = a.matrix,
+       .matrix_text = a.matrix_text},
+      out, err);
+}
+
 const std::vector<CommandSpec>& Commands();
 
 int CmdCompletion(const Args& a, Client*, std::ostream& out, std::ostream&) {
@@ -369,6 +388,10 @@ int CheckGate(const Args& a, std::ostream& err) {
 int CheckHistory(const Args& a, std::ostream& err) { return HistoryArgsOk(a, err) ? 0 : 2; }
 
 const FlagSpec kFormatTable = {"format", "FORMAT", "output format", {"table", "json", "csv"}};
+// Commands that read experiments take them from a local store instead of a controller.
+const FlagSpec kLocalDb = {"db", "FILE",
+                           "read a local store (what blkbench run or sim --db wrote) instead of "
+                           "asking the controller"};
 
 const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> kCommands = {
@@ -395,12 +418,19 @@ const std::vector<CommandSpec>& Commands() {
        true,
        CheckMatrix,
        CmdSubmit},
-      {"list", {}, "list experiments, newest first", "", {kFormatTable}, true, nullptr, CmdList},
+      {"list",
+       {},
+       "list experiments, newest first",
+       "",
+       {kFormatTable, kLocalDb},
+       true,
+       nullptr,
+       CmdList},
       {"show",
        {"EXP"},
        "an experiment's cells and runs, and why queued runs wait",
        "",
-       {{"format", "FORMAT", "output format", {"table", "json"}}},
+       {{"format", "FORMAT", "output format", {"table", "json"}}, kLocalDb},
        true,
        CheckId,
        CmdShow},
@@ -430,7 +460,8 @@ const std::vector<CommandSpec>& Commands() {
          "UNIT",
          "fio-json: one fio job per cell (repeats merged) or per run",
          {"cell", "run"}},
-        {"out", "DIR", "fio-json: one fio document per cell (or run) in DIR, not stdout"}},
+        {"out", "DIR", "fio-json: one fio document per cell (or run) in DIR, not stdout"},
+        kLocalDb},
        true,
        CheckId,
        CmdResults},
@@ -440,7 +471,7 @@ const std::vector<CommandSpec>& Commands() {
        "IOPS against each axis, latency percentiles and CDFs from the merged histograms, "
        "per-interval IOPS, per-cgroup shares, and the host, kernel, device and queue "
        "settings of every run; no external resources (docs/report.md).",
-       {{"html", "FILE", "write the page to FILE instead of stdout"}},
+       {{"html", "FILE", "write the page to FILE instead of stdout"}, kLocalDb},
        true,
        CheckId,
        CmdReport},
@@ -502,7 +533,8 @@ const std::vector<CommandSpec>& Commands() {
         {"junit", "FILE", "also write JUnit XML"},
         {"markdown", "FILE", "also write Markdown"},
         {"json", "FILE", "also write JSON"},
-        {"html", "FILE", "also write an HTML report"}},
+        {"html", "FILE", "also write an HTML report"},
+        kLocalDb},
        true,
        CheckGate,
        [](const Args& a, Client* c, std::ostream& out, std::ostream& err) {
@@ -519,7 +551,8 @@ const std::vector<CommandSpec>& Commands() {
         {"name", "NAME", "only experiments with this name"},
         {"limit", "N", "at most N experiments"},
         {"min-segment", "N", "shortest segment between change points"},
-        {"format", "FORMAT", "output format", {"table", "json"}}},
+        {"format", "FORMAT", "output format", {"table", "json"}},
+        kLocalDb},
        true,
        CheckHistory,
        [](const Args& a, Client* c, std::ostream& out, std::ostream& err) {
@@ -563,6 +596,26 @@ const std::vector<CommandSpec>& Commands() {
        false,
        CheckMatrix,
        CmdSim},
+      {"run",
+       {"FILE"},
+       "run a matrix on this machine's own devices, no daemons",
+       "The devices given with --device are the only ones it may touch (PATH=CLASS overrides "
+       "the class detected from sysfs). Before anything is written each is checked as an "
+       "agent checks an allowlisted device (not mounted, no partitions, holders, swap or "
+       "signature; held O_EXCL during each run; its identity re-checked), and every cell "
+       "must match a device's class and the host's kernel. Queue settings and cgroups are "
+       "journaled in --state-dir and restored after each run, on Ctrl-C, and at the next "
+       "start after a crash. Results go to --db, which results, report, gate and history "
+       "read with --db. Needs root. Progress on stderr, results on stdout (docs/run.md).",
+       {{"device", "PATH", "a device (or file) it may use, PATH[=CLASS]; repeat for more"},
+        {"db", "FILE", "the local store to write (default ./blkbench.db; or a postgresql:// URI)"},
+        {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
+        {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
+        {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+        {"quiet", "", "no progress lines", {}, 'q'}},
+       false,
+       CheckMatrix,
+       CmdRun},
       {"completion",
        {"SHELL"},
        "print the bash or zsh completion script",
@@ -623,6 +676,40 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     if (int rc = cmd->check(a, err); rc != 0) return rc;
   }
   if (!cmd->needs_controller) return cmd->run(a, nullptr, out, err);
+
+  // --db: the controller's own services over a local store, in this process, so every
+  // command reads it exactly as it reads a controller.
+  SystemClock clock;
+  std::unique_ptr<ControllerServer> local;
+  if (auto db = a.flags.find("db"); db != a.flags.end()) {
+    // Nothing runs behind a local store: no agent would ever take new runs.
+    for (const char* flag : {"submit", "auto-repeat"}) {
+      if (a.flags.count(flag)) {
+        err << "blkbench " << cmd->name << ": --" << flag
+            << " needs a controller with agents; with --db, gate what blkbench run or sim "
+               "stored\n";
+        return cmd->usage_exit;
+      }
+    }
+    struct stat st;
+    if (!IsPostgresUri(db->second) && stat(db->second.c_str(), &st) != 0) {
+      err << "blkbench " << cmd->name << ": no store at '" << db->second
+          << "' (blkbench run and blkbench sim --db FILE write one)\n";
+      return 1;
+    }
+    ServerOptions server;
+    server.listen = "";
+    server.in_process_only = true;
+    server.db_path = db->second;
+    auto started = ControllerServer::Start(server, clock);
+    if (!started.ok()) {
+      err << "blkbench " << cmd->name << ": " << started.status().message() << "\n";
+      return 1;
+    }
+    local = std::move(*started);
+    Client c(local->InProcessChannel(), RedactedStoreName(db->second), err);
+    return cmd->run(a, &c, out, err);
+  }
 
   std::string address = a.controller;
   if (address.empty() && getenv("BLKBENCH_CONTROLLER")) address = getenv("BLKBENCH_CONTROLLER");

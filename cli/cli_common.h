@@ -21,6 +21,9 @@ struct Args {
   std::string controller;
   std::vector<std::string> positional;
   std::map<std::string, std::string> flags;  // --name or --name=value / --name value
+  // Every value of each flag in command-line order (flags keeps the last), for flags a
+  // command takes more than once (`run --device A --device B`).
+  std::map<std::string, std::vector<std::string>> values;
   // Loaded by a command's check for its run, so a matrix file is read once and parsed
   // once: its text as read (what `submit` sends) and its parse (what `validate` prints
   // and `sim` runs). Empty for commands that take no matrix.

@@ -198,6 +198,7 @@ absl::StatusOr<Args> ParseCommandLine(const std::vector<std::string>& argv,
                                                      value, "'"));
     }
     a.flags[name] = value;
+    a.values[name].push_back(value);
   }
   for (const auto& [typed, name] : pending) {
     if (cmd == nullptr || FindFlag(cmd->flags, name) == nullptr) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/fio_json.h"
+#include "common/disk_interval.h"
 #include "common/histogram.h"
 #include "common/http/http_server.h"
 #include "common/metrics/result_rows.h"
@@ -136,7 +137,9 @@ std::string ProgressBar(uint32_t done, uint32_t total, int width) {
 Records SampleRecords(const v1::GetResultsResponse& resp) {
   Records t({"run", "seq", "offset_seconds", "interval_seconds", "read_ios", "write_ios",
              "read_bytes", "write_bytes", "iops", "bandwidth_bytes_per_second",
-             "latency_p50_seconds", "latency_p99_seconds"});
+             "latency_p50_seconds", "latency_p99_seconds", "device_util_pct", "device_aqu_sz",
+             "device_in_flight", "device_r_await_seconds", "device_w_await_seconds",
+             "device_reads_merged", "device_writes_merged"});
   for (const auto& row : resp.rows()) {
     for (const v1::Sample& s : row.samples()) {
       const double interval = static_cast<double>(s.interval_ns()) / 1e9;
@@ -147,6 +150,19 @@ Records SampleRecords(const v1::GetResultsResponse& resp) {
         p50 = NumberValue(static_cast<double>(h->Percentile(50)) / 1e9);
         p99 = NumberValue(static_cast<double>(h->Percentile(99)) / 1e9);
       }
+      // iostat -x of the device over the interval: real block devices only.
+      ResultValue util, aqu, in_flight, r_await, w_await, r_merged, w_merged;
+      if (s.has_device()) {
+        const v1::DiskStatsInterval& d = s.device();
+        const DiskIntervalStats st = IntervalStats(d, interval);
+        util = NumberValue(st.util_pct);
+        aqu = NumberValue(st.aqu_sz);
+        in_flight = NumberValue(static_cast<double>(d.in_flight()));
+        r_await = NumberValue(st.r_await_ms / 1e3);
+        w_await = NumberValue(st.w_await_ms / 1e3);
+        r_merged = NumberValue(static_cast<double>(d.reads_merged()));
+        w_merged = NumberValue(static_cast<double>(d.writes_merged()));
+      }
       t.Add({NumberValue(static_cast<double>(row.run().id())),
              NumberValue(static_cast<double>(s.seq())),
              NumberValue(static_cast<double>(s.offset_ns()) / 1e9), NumberValue(interval),
@@ -155,7 +171,8 @@ Records SampleRecords(const v1::GetResultsResponse& resp) {
              NumberValue(static_cast<double>(s.io().read_bytes())),
              NumberValue(static_cast<double>(s.io().write_bytes())),
              interval > 0 ? NumberValue(ios / interval) : ResultValue{},
-             interval > 0 ? NumberValue(bytes / interval) : ResultValue{}, p50, p99});
+             interval > 0 ? NumberValue(bytes / interval) : ResultValue{}, p50, p99, util, aqu,
+             in_flight, r_await, w_await, r_merged, w_merged});
     }
   }
   return t;

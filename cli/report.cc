@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/cell_label.h"
+#include "common/disk_interval.h"
 #include "common/histogram.h"
 #include "common/resolved_job.h"
 #include "common/states.h"
@@ -338,25 +339,42 @@ std::string LatencySection(const std::vector<Cell>& cells) {
 }
 
 std::string TimeSeriesSection(const std::vector<Cell>& cells) {
-  std::vector<Series> series;
+  // IOPS of every run; the device's util % and aqu-sz (iostat -x) for runs on real block
+  // devices, whose samples carry the device's counters.
+  std::vector<Series> series, util, aqu;
   for (const Cell& c : cells) {
     for (const v1::ResultRow* row : c.done) {
-      Series s{absl::StrCat(c.label, " rep", row->run().repeat()), {}, {}};
+      const std::string name = absl::StrCat(c.label, " rep", row->run().repeat());
+      Series s{name, {}, {}}, u{name, {}, {}}, q{name, {}, {}};
       for (const v1::Sample& smp : row->samples()) {
         if (smp.interval_ns() == 0) continue;
+        const double at = static_cast<double>(smp.offset_ns()) / 1e9;
+        const double seconds = static_cast<double>(smp.interval_ns()) / 1e9;
         const double ios = static_cast<double>(smp.io().read_ios() + smp.io().write_ios());
-        s.points.push_back({static_cast<double>(smp.offset_ns()) / 1e9,
-                            ios / (static_cast<double>(smp.interval_ns()) / 1e9)});
+        s.points.push_back({at, ios / seconds});
+        if (smp.has_device()) {
+          const DiskIntervalStats st = IntervalStats(smp.device(), seconds);
+          u.points.push_back({at, st.util_pct});
+          q.points.push_back({at, st.aqu_sz});
+        }
       }
       if (!s.points.empty()) series.push_back(std::move(s));
+      if (!u.points.empty()) util.push_back(std::move(u));
+      if (!q.points.empty()) aqu.push_back(std::move(q));
     }
   }
   if (series.empty()) return "";
-  return "<h2>Per interval</h2><div class=\"plots\">" +
-         LinePlot("timeseries", "IOPS per sample interval, each run", series,
-                  Axis{"seconds into the run (after ramp)", false, {}, false},
-                  Axis{"IOPS", false, {}, false}) +
-         "</div>";
+  const Axis time{"seconds into the run (after ramp)", false, {}, false};
+  std::string out = "<h2>Per interval</h2><div class=\"plots\">" +
+                    LinePlot("timeseries", "IOPS per sample interval, each run", series, time,
+                             Axis{"IOPS", false, {}, false});
+  if (!util.empty()) {
+    out += LinePlot("device-util", "Device utilisation per interval (iostat %util)", util, time,
+                    Axis{"util %", false, {}, false});
+    out += LinePlot("device-aqu", "Requests in flight at the device per interval (iostat aqu-sz)",
+                    aqu, time, Axis{"aqu-sz", false, {}, false});
+  }
+  return out + "</div>";
 }
 
 std::string GroupSection(const std::vector<Cell>& cells) {

@@ -23,7 +23,7 @@ constexpr int kMaxSendBytes = 64 << 20;
 absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     const ServerOptions& options, Clock& clock) {
   if (options.db_path.empty()) return absl::InvalidArgumentError("controller: --db is required");
-  if (options.listen.empty() && options.unix_socket.empty()) {
+  if (options.listen.empty() && options.unix_socket.empty() && !options.in_process_only) {
     return absl::InvalidArgumentError("controller: give --listen or --socket");
   }
   std::shared_ptr<grpc::ServerCredentials> tcp_credentials = grpc::InsecureServerCredentials();

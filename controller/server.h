@@ -26,6 +26,9 @@ namespace blkbench {
 struct ServerOptions {
   std::string listen = "127.0.0.1:7450";  // host:port; port 0 picks a free one; "" = none
   std::string unix_socket;                // path; "" = none (always without TLS: local)
+  // Neither listen nor unix_socket: served only through InProcessChannel() (the CLI's
+  // `--db FILE`, reading a local store through the controller's own services).
+  bool in_process_only = false;
   // Lab PKI directory (ca.pem, controller.pem/.key): TCP is served with mutual TLS and
   // callers act as their certificates say. "" = no TLS, allowed only on loopback
   // unless `insecure`.

@@ -25,6 +25,14 @@ absl::StatusOr<v1::RunResult> RunCell(const CellRun& run, DevicePreparation& dev
                             ? std::chrono::milliseconds(run.cell.job().log_avg_msec())
                             : run.sample_interval;
   ctx.on_sample = run.on_sample;
+  if (prepared->annotate_sample) {
+    // A copy per interval (1 s): the histogram delta is a few hundred bytes.
+    ctx.on_sample = [&run, &annotate = prepared->annotate_sample](const v1::Sample& s) {
+      v1::Sample annotated = s;
+      annotate(annotated);
+      if (run.on_sample) run.on_sample(annotated);
+    };
+  }
   ctx.cancel = run.cancel;
   ctx.place_job = prepared->place_job;
   ctx.trace = run.trace;

@@ -47,6 +47,10 @@ struct PreparedDevice {
   // Adds what the device recorded during the run (its own counters) to a successful
   // result, before Release; empty when there is nothing (simulated devices, files).
   std::function<void(v1::RunResult& result)> annotate;
+  // Adds what the device recorded during one sample interval (its counter deltas,
+  // Sample.device) to each sample before it reaches CellRun::on_sample; called from the
+  // runner's thread, once per sample, in order. Empty when there is nothing.
+  std::function<void(v1::Sample& sample)> annotate_sample;
 };
 
 // How a device is made ready for a run and left as found after it: nothing for a

@@ -131,6 +131,16 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
   if (devno) {
     const uint32_t ma = devno->first, mi = devno->second;
     if (absl::StatusOr<DiskStats> before = ReadDiskStats(ma, mi); before.ok()) {
+      // Per interval: the deltas since the previous sample (the first since this reading,
+      // so with ramp_time it holds the ramp's I/O too); the intervals add up to the run's
+      // delta below, which starts from the same reading. One read of /proc/diskstats each.
+      d.annotate_sample = [ma, mi, last = *before](v1::Sample& sample) mutable {
+        absl::StatusOr<DiskStats> now = ReadDiskStats(ma, mi);
+        if (!now.ok()) return;  // the sample goes without; the next one covers both
+        // A re-created device (counters went backwards): none this time, then from here.
+        if (!IntervalDelta(last, *now, sample.mutable_device())) sample.clear_device();
+        last = *std::move(now);
+      };
       device_stats = [ma, mi, before = *before,
                       start = std::chrono::steady_clock::now()](v1::RunResult& result) {
         absl::StatusOr<DiskStats> after = ReadDiskStats(ma, mi);

@@ -2,6 +2,7 @@
 #include "agent/device/diskstats.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -100,6 +101,38 @@ DiskStatsDelta Delta(const DiskStats& before, const DiskStats& after, double ela
   d.aqu_sz = (after.weighted_io_ms - before.weighted_io_ms) / (elapsed_s * 1000.0);
   d.util_pct = std::min(100.0, (after.io_ms - before.io_ms) / (elapsed_s * 10.0));
   return d;
+}
+
+bool IntervalDelta(const DiskStats& before, const DiskStats& after, v1::DiskStatsInterval* out) {
+  const std::pair<uint64_t, uint64_t> counters[] = {{before.reads, after.reads},
+                                                    {before.reads_merged, after.reads_merged},
+                                                    {before.sectors_read, after.sectors_read},
+                                                    {before.read_ms, after.read_ms},
+                                                    {before.writes, after.writes},
+                                                    {before.writes_merged, after.writes_merged},
+                                                    {before.sectors_written, after.sectors_written},
+                                                    {before.write_ms, after.write_ms},
+                                                    {before.io_ms, after.io_ms},
+                                                    {before.weighted_io_ms, after.weighted_io_ms},
+                                                    {before.discards, after.discards},
+                                                    {before.flushes, after.flushes}};
+  for (const auto& [b, a] : counters) {
+    if (a < b) return false;
+  }
+  out->set_reads(after.reads - before.reads);
+  out->set_reads_merged(after.reads_merged - before.reads_merged);
+  out->set_sectors_read(after.sectors_read - before.sectors_read);
+  out->set_read_ms(after.read_ms - before.read_ms);
+  out->set_writes(after.writes - before.writes);
+  out->set_writes_merged(after.writes_merged - before.writes_merged);
+  out->set_sectors_written(after.sectors_written - before.sectors_written);
+  out->set_write_ms(after.write_ms - before.write_ms);
+  out->set_in_flight(after.in_flight);
+  out->set_io_ms(after.io_ms - before.io_ms);
+  out->set_weighted_io_ms(after.weighted_io_ms - before.weighted_io_ms);
+  out->set_discards(after.discards - before.discards);
+  out->set_flushes(after.flushes - before.flushes);
+  return true;
 }
 
 }  // namespace blkbench

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/device/sysfs.h"
+#include "blkbench/v1/metrics.pb.h"
 
 namespace blkbench {
 
@@ -55,6 +56,11 @@ struct DiskStatsDelta {
 // `after` − `before` over `elapsed_s` (> 0). Counters that went backwards (the device was
 // re-created between the readings) give an all-zero delta with elapsed_s set.
 DiskStatsDelta Delta(const DiskStats& before, const DiskStats& after, double elapsed_s);
+
+// The counters' deltas `after` − `before` for one sample interval (Sample.device), with
+// in_flight as read at `after`. False, and `out` untouched, when a counter went backwards
+// (the device was re-created between the readings).
+bool IntervalDelta(const DiskStats& before, const DiskStats& after, v1::DiskStatsInterval* out);
 
 }  // namespace blkbench
 

@@ -58,6 +58,14 @@ struct RunIoFamilies {
   prometheus::Family<prometheus::Gauge>& bandwidth;
   prometheus::Family<prometheus::Counter>& ios;
   prometheus::Family<prometheus::Counter>& bytes;
+  // iostat -x of the device over the last interval (real block devices only, from
+  // Sample.device): <prefix>run_device_utilization_ratio, _queue_size (aqu-sz),
+  // _in_flight, _await_seconds and _merges_total (the last two by direction).
+  prometheus::Family<prometheus::Gauge>& device_util;
+  prometheus::Family<prometheus::Gauge>& device_queue;
+  prometheus::Family<prometheus::Gauge>& device_in_flight;
+  prometheus::Family<prometheus::Gauge>& device_await;
+  prometheus::Family<prometheus::Counter>& device_merges;
 };
 
 // One run attempt's series in RunIoFamilies. The rate gauges describe a *running*
@@ -68,7 +76,8 @@ class RunIoSeries {
   // Adds the series with `labels` (and direction for the counters).
   void Add(RunIoFamilies& families, const prometheus::Labels& labels);
   // Adds the sample's I/O to the counters and sets the gauges to its rates over the
-  // interval. REQUIRES: has_gauges().
+  // interval; a sample with device counters also sets the device series (added on the
+  // first such sample, so files and sim: runs have none). REQUIRES: has_gauges().
   void Record(const v1::Sample& sample);
   bool has_gauges() const { return iops_ != nullptr; }
   // Removes the rate gauges; no-op once removed.
@@ -77,8 +86,17 @@ class RunIoSeries {
   void RemoveAll(RunIoFamilies& families);
 
  private:
+  void AddDevice();
+
+  RunIoFamilies* families_ = nullptr;
+  prometheus::Labels labels_;
   prometheus::Gauge* iops_ = nullptr;
   prometheus::Gauge* bandwidth_ = nullptr;
+  prometheus::Gauge* util_ = nullptr;  // the device series, once a sample had them
+  prometheus::Gauge* queue_ = nullptr;
+  prometheus::Gauge* in_flight_ = nullptr;
+  prometheus::Gauge* await_[2] = {nullptr, nullptr};
+  prometheus::Counter* merges_[2] = {nullptr, nullptr};
   prometheus::Counter* ios_[2] = {nullptr, nullptr};    // read, write
   prometheus::Counter* bytes_[2] = {nullptr, nullptr};  // read, write
 };

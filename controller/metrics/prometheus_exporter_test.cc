@@ -278,6 +278,44 @@ TEST_F(ExporterTest, LatencyQuantilesMatchHistogramPercentiles) {
   EXPECT_EQ(exp.Value("blkbench_run_iops", kRun42), 0.0);
 }
 
+TEST_F(ExporterTest, DeviceCountersOfASampleBecomeIostatSeries) {
+  // A sample without device counters (a file, a sim: device) adds no device series.
+  exporter_->OnRunSample(RunAt(42), Cell(), MakeSample(1, 1000, 0, SomeLatencies(1000, 1)));
+  EXPECT_TRUE(ScrapeHttp().Find("blkbench_run_device_utilization_ratio").empty());
+  v1::Sample s = MakeSample(2, 3000, 1000, SomeLatencies(4000, 2));
+  v1::DiskStatsInterval& d = *s.mutable_device();
+  d.set_reads(3000);
+  d.set_read_ms(1500);  // 0.5 ms each
+  d.set_reads_merged(30);
+  d.set_writes(1000);
+  d.set_write_ms(2000);  // 2 ms each
+  d.set_writes_merged(250);
+  d.set_io_ms(800);            // 80 % of the 1 s interval
+  d.set_weighted_io_ms(3500);  // 3.5 requests in flight on average
+  d.set_in_flight(4);
+  exporter_->OnRunSample(RunAt(42), Cell(), s);
+  Exposition exp = ScrapeHttp();
+  EXPECT_DOUBLE_EQ(exp.Value("blkbench_run_device_utilization_ratio", kRun42).value_or(-1), 0.8);
+  EXPECT_DOUBLE_EQ(exp.Value("blkbench_run_device_queue_size", kRun42).value_or(-1), 3.5);
+  EXPECT_EQ(exp.Value("blkbench_run_device_in_flight", kRun42), 4.0);
+  EXPECT_DOUBLE_EQ(exp.Value("blkbench_run_device_await_seconds", With(kRun42, "direction", "read"))
+                       .value_or(-1),
+                   0.0005);
+  EXPECT_DOUBLE_EQ(
+      exp.Value("blkbench_run_device_await_seconds", With(kRun42, "direction", "write"))
+          .value_or(-1),
+      0.002);
+  EXPECT_EQ(exp.Value("blkbench_run_device_merges_total", With(kRun42, "direction", "write")),
+            250.0);
+  EXPECT_EQ(exp.families["blkbench_run_device_merges_total"].type, "counter");
+  // The interval gauges go when the run ends; the attempt's merge counters stay.
+  exporter_->OnRunFinished(RunAt(42));
+  exp = ScrapeHttp();
+  EXPECT_TRUE(exp.Find("blkbench_run_device_utilization_ratio").empty());
+  EXPECT_TRUE(exp.Find("blkbench_run_device_await_seconds").empty());
+  EXPECT_EQ(exp.Find("blkbench_run_device_merges_total", {{"run", "42"}}).size(), 2u);
+}
+
 TEST_F(ExporterTest, FinishedRunSeriesGoAfterGracePeriodAndNotBefore) {
   FeedSomething();
   clock_.AdvanceMs(5'000);

@@ -59,6 +59,13 @@ absl::StatusOr<v1::Sample> SampleFromRow(const Result& r, int row, int c) {
       return s;
     }
   }
+  if (!r.IsNull(row, c + 8)) {
+    if (absl::Status s = sqlite::ParseBlob(r.Bytes(row, c + 8), "sample device counters",
+                                           *sample.mutable_device());
+        !s.ok()) {
+      return s;
+    }
+  }
   return sample;
 }
 

@@ -144,8 +144,15 @@ JOIN experiments e ON e.id = r.experiment_id
 WHERE r.state = 'RUN_DONE';
 )sql";
 
+// A real block device's own counters per sample interval (Sample.device: a serialized
+// blkbench.v1.DiskStatsInterval); NULL for files and sim: devices, and for older samples.
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE samples ADD COLUMN device BYTEA;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
+    {2, "device counters per sample", kSchemaV2},
 };
 
 // An arbitrary constant key for pg_advisory_xact_lock: "bkb1", like SQLite's application_id.

@@ -109,7 +109,8 @@ TEST_P(PgStoreTest, OpeningTwiceMigratesOnceAndForeignOrNewerDatabasesAreRefused
   absl::StatusOr<std::unique_ptr<PgStore>> again = OpenAgain();
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->GetExperiment(1, false)->name(), "e");
-  EXPECT_EQ(Query("SELECT string_agg(version::text, ',') FROM schema_version"), "1");
+  EXPECT_EQ(Query("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_version"),
+            "1,2");
 
   ASSERT_TRUE(pg_->Exec(pg_db_,
                         "INSERT INTO schema_version (version, description) VALUES "

@@ -152,9 +152,16 @@ ALTER TABLE experiments ADD COLUMN submitted_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE experiments ADD COLUMN canceled_by TEXT NOT NULL DEFAULT '';
 )sql";
 
+// A real block device's own counters per sample interval (Sample.device: a serialized
+// blkbench.v1.DiskStatsInterval); NULL for files and sim: devices, and for older samples.
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE samples ADD COLUMN device BLOB;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "experiment submitter and canceler", kSchemaV2},
+    {3, "device counters per sample", kSchemaV3},
 };
 
 // Reads user_version and application_id and refuses databases this code must not touch.

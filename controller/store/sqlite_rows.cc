@@ -57,6 +57,13 @@ absl::StatusOr<v1::Sample> SampleFromRow(const Statement& row, int first_col) {
       return s;
     }
   }
+  if (!row.IsNull(first_col + 8)) {
+    if (absl::Status s =
+            ParseBlob(row.Blob(first_col + 8), "sample device counters", *sample.mutable_device());
+        !s.ok()) {
+      return s;
+    }
+  }
   return sample;
 }
 

@@ -33,7 +33,7 @@ absl::StatusOr<v1::Experiment> ExperimentFromRow(const Statement& row);
 // histogram LEFT JOINed as h (see kSampleHistogramJoin).
 inline constexpr char kSampleColumns[] =
     "s.seq, s.offset_ns, s.interval_ns, s.read_ios, s.write_ios, s.read_bytes, s.write_bytes, "
-    "h.histogram";
+    "h.histogram, s.device";
 inline constexpr char kSampleHistogramJoin[] =
     " LEFT JOIN histograms h ON h.owner_kind = 'sample' AND h.owner_id = s.id AND h.name = 'lat'";
 absl::StatusOr<v1::Sample> SampleFromRow(const Statement& row, int first_col);

@@ -223,13 +223,21 @@ absl::Status SqliteStore::WriteSample(uint64_t run_id, uint32_t attempt, const v
     if (!*row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
   }
   const v1::IoCounters& io = sample.io();
+  // The device's counters, NULL when the sample has none (a file, a sim: device).
+  std::string device;
+  if (sample.has_device()) {
+    absl::StatusOr<std::string> bytes = sqlite::Serialize(sample.device(), "device counters");
+    if (!bytes.ok()) return bytes.status();
+    device = *std::move(bytes);
+  }
   if (absl::Status s = db_->Execute(
           "insert sample",
           "INSERT INTO samples (run_id, attempt, seq, offset_ns, interval_ns, read_ios,"
-          " write_ios, read_bytes, write_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+          " write_ios, read_bytes, write_bytes, device)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? THEN ? END)"
           " ON CONFLICT (run_id, attempt, seq) DO NOTHING",
           id, attempt, sample.seq(), sample.offset_ns(), sample.interval_ns(), io.read_ios(),
-          io.write_ios(), io.read_bytes(), io.write_bytes());
+          io.write_ios(), io.read_bytes(), io.write_bytes(), sample.has_device(), BlobArg{device});
       !s.ok()) {
     return s;
   }

@@ -207,6 +207,34 @@ TEST_P(StoreTest, AppendSampleIsIdempotentPerRunAttemptSeq) {
   EXPECT_EQ(store_->ListSamples(999).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_P(StoreTest, SamplesKeepTheDeviceCountersAndTheirAbsence) {
+  const v1::Experiment e = Create("x", 1, 1);
+  const uint64_t run = e.runs(0).id();
+  v1::Sample with = MakeSample(1);
+  v1::DiskStatsInterval& d = *with.mutable_device();
+  d.set_reads(11);
+  d.set_sectors_written(uint64_t{1} << 40);
+  d.set_in_flight(7);
+  d.set_io_ms(980);
+  d.set_weighted_io_ms(7800);
+  v1::Sample idle = MakeSample(2);
+  idle.mutable_device();  // an interval in which the device did nothing: all zero, present
+  const v1::Sample without = MakeSample(3);
+  for (const v1::Sample* s : std::initializer_list<const v1::Sample*>{&with, &idle, &without}) {
+    ASSERT_TRUE(store_->AppendSample(run, 0, *s).ok());
+  }
+  absl::StatusOr<std::vector<v1::Sample>> samples = store_->ListSamples(run);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 3u);
+  EXPECT_TRUE(ProtoEq((*samples)[0], with));
+  EXPECT_TRUE((*samples)[1].has_device());
+  EXPECT_TRUE(ProtoEq((*samples)[1], idle));
+  EXPECT_FALSE((*samples)[2].has_device());
+  absl::StatusOr<v1::Run> got = store_->GetRun(run);
+  ASSERT_TRUE(got.ok());
+  EXPECT_FALSE(got->last_sample().has_device());
+}
+
 TEST_P(StoreTest, FinishRunIsIdempotentAndFencedByAttempt) {
   const v1::Experiment e = Create("x", 1, 1);
   const uint64_t run = e.runs(0).id();

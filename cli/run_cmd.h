@@ -1,0 +1,45 @@
+// `blkbench run FILE --device PATH...`: a matrix on this machine's own devices with no
+// daemons — the agent's run executor (allowlist, wrong-disk checks, exclusive hold,
+// journaled queue settings and cgroups, restore) inside the `blkbench sim` loop, results
+// in a local store that `results`, `report`, `gate` and `history` read with --db.
+#ifndef BLKBENCH_CLI_RUN_CMD_H_
+#define BLKBENCH_CLI_RUN_CMD_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "workloads/matrix.h"
+
+namespace blkbench {
+
+// Where a local run keeps its journal of original settings, and where its cgroups go
+// (beside, never inside, an agent's /var/lib/blkbench-agent and `blkbench`).
+inline constexpr char kDefaultRunStateDir[] = "/var/lib/blkbench-run";
+inline constexpr char kDefaultRunDb[] = "blkbench.db";
+inline constexpr char kRunCgroupParent[] = "blkbench-run";
+
+struct RunOptions {
+  std::string path;                  // the matrix file
+  std::vector<std::string> devices;  // --device PATH or PATH=CLASS, in order
+  std::string db_path = kDefaultRunDb;
+  std::string state_dir = kDefaultRunStateDir;
+  std::string format = "table";
+  std::string report_path;
+  bool quiet = false;
+  std::shared_ptr<const workloads::Matrix> matrix;  // parsed by the CLI's check
+  std::string matrix_text;
+};
+
+// Runs the matrix on the devices. Before anything is stored or written: every device
+// must be readable and pass the agent's wrong-disk checks (not mounted, no holders or
+// partitions, no signature, not swap), and every cell must match a device (class as
+// detected, or as given with PATH=CLASS, and the host's kernel); otherwise it says why
+// and returns 1 with nothing written. SIGINT/SIGTERM cancel the running run (its device
+// is restored) and the rest. 0 when every run succeeded and was stored, 1 otherwise.
+int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace blkbench
+
+#endif  // BLKBENCH_CLI_RUN_CMD_H_

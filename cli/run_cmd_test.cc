@@ -1,0 +1,252 @@
+// `blkbench run` on real loop devices, end to end through RunCli (and, for Ctrl-C, the
+// blkbench binary): a matrix runs and `results --db` reads it; a mounted device, a cell
+// no given device matches and a device not given are refused with nothing written; the
+// queue settings are restored after the run and after SIGINT.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "cli/cli.h"
+#include "common/testing/command.h"
+#include "common/testing/loop_device.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace blkbench {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::LoopDevice;
+using ::testing::Not;
+using testing::TempDir;
+
+int Cli(const std::vector<std::string>& args, std::string* out, std::string* err) {
+  std::ostringstream o, e;
+  const int rc = RunCli(args, o, e);
+  *out = o.str();
+  *err = e.str();
+  return rc;
+}
+
+// The active scheduler in sysfs's "a [b] c".
+std::string Active(const std::string& schedulers) {
+  const size_t open = schedulers.find('['), close = schedulers.find(']');
+  if (open == std::string::npos || close == std::string::npos) return schedulers;
+  return schedulers.substr(open + 1, close - open - 1);
+}
+
+// A scheduler the device offers other than its current one: the run must change it.
+std::string OtherScheduler(const LoopDevice& loop) {
+  const std::string all = loop.SysfsQueue("scheduler");
+  for (absl::string_view s : absl::StrSplit(all, ' ', absl::SkipEmpty())) {
+    if (s.front() != '[' && s != "none") return std::string(s);
+  }
+  return "none";
+}
+
+// The journal's entries (its .lock and temporaries aside): empty once all is restored.
+std::vector<std::string> JournalEntries(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.front() != '.') out.push_back(name);
+  }
+  return out;
+}
+
+std::string ReadDevice(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class RunCmdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (getuid() != 0) GTEST_SKIP() << "needs root (loop devices, queue settings)";
+    loop_ = LoopDevice::Create(kDeviceMiB);
+    if (loop_ == nullptr) GTEST_SKIP() << "loop devices unavailable";
+    db_ = dir_.File("results.db");
+    state_ = dir_.File("state");
+    scheduler_ = OtherScheduler(*loop_);
+  }
+  // A matrix for class `device_class`: `cells` cells of a short random job of `rw`.
+  std::string Matrix(const std::string& rw, const std::string& runtime,
+                     const std::string& device_class = "loop") {
+    const std::string path = dir_.File("m.yaml");
+    std::ofstream(path) << "name: local\nrepeats: 1\njob: {rw: " << rw
+                        << ", bs: 4k, direct: 1, ioengine: io_uring, runtime: " << runtime
+                        << ", time_based: 1, scheduler: " << scheduler_
+                        << "}\nmatrix:\n  iodepth: [1, 4]\ntarget: {device_class: " << device_class
+                        << "}\n";
+    return path;
+  }
+  std::vector<std::string> RunArgs(const std::string& matrix) {
+    return {"run", matrix, "--device", loop_->path(), "--db", db_, "--state-dir", state_};
+  }
+  bool DbExists() const {
+    struct stat st;
+    return stat(db_.c_str(), &st) == 0;
+  }
+
+  static constexpr uint64_t kDeviceMiB = 32;
+  TempDir dir_{"run_cmd_test"};
+  std::unique_ptr<LoopDevice> loop_;
+  std::string db_, state_, scheduler_;
+};
+
+TEST_F(RunCmdTest, AMatrixRunsOnALoopDeviceAndResultsReadItWithDb) {
+  const std::string before = loop_->SysfsQueue("scheduler");
+  std::string out, err;
+  ASSERT_EQ(Cli(RunArgs(Matrix("randread", "1500ms")), &out, &err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("[2/2] iodepth=4"));
+  EXPECT_THAT(err, HasSubstr("stored as experiment 1 in " + db_));
+  EXPECT_THAT(out, HasSubstr("the device during each run"));
+  // Left as found: the scheduler the run switched to is undone, the journal is empty.
+  EXPECT_EQ(loop_->SysfsQueue("scheduler"), before);
+  EXPECT_THAT(JournalEntries(state_), ::testing::IsEmpty());
+
+  ASSERT_EQ(Cli({"results", "1", "--db", db_, "--format", "csv"}, &out, &err), 0) << err;
+  std::vector<std::string> lines = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 3u) << out;  // header and one row per run
+  EXPECT_THAT(lines[1], HasSubstr(",done,"));
+  EXPECT_THAT(lines[1], HasSubstr(loop_->path()));
+  EXPECT_THAT(lines[1], HasSubstr(",loop,"));
+  // Per interval, the device's own counters came along.
+  ASSERT_EQ(Cli({"results", "1", "--db", db_, "--samples", "--format", "json"}, &out, &err), 0)
+      << err;
+  EXPECT_THAT(out, HasSubstr("\"device_util_pct\": "));
+  EXPECT_THAT(out, Not(HasSubstr("\"device_util_pct\": null")));
+  // The other readers take the same store.
+  ASSERT_EQ(Cli({"list", "--db", db_}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("local"));
+  ASSERT_EQ(Cli({"report", "1", "--db", db_}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("iostat aqu-sz"));
+  EXPECT_EQ(Cli({"results", "1", "--db", dir_.File("missing.db")}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("no store at"));
+}
+
+TEST_F(RunCmdTest, AMountedDeviceIsRefusedAndNothingIsWritten) {
+  if (!testing::HaveCommand("mkfs.ext4")) GTEST_SKIP() << "mkfs.ext4 missing";
+  testing::CommandResult mkfs = testing::Run(
+      {"mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop_->path()});
+  ASSERT_EQ(mkfs.exit_code, 0) << mkfs.output;
+  const std::string mount_point = dir_.File("mnt");
+  ASSERT_EQ(mkdir(mount_point.c_str(), 0700), 0);
+  // Read-only, without journal replay: a rw mount writes on its own.
+  testing::CommandResult mount =
+      testing::Run({"mount", "-o", "ro,noload", loop_->path(), mount_point});
+  ASSERT_EQ(mount.exit_code, 0) << mount.output;
+  testing::MountGuard unmount(mount_point);
+  sync();
+  const std::string content = ReadDevice(loop_->path());
+  const uint64_t sectors = loop_->SectorsWritten();
+  const std::string scheduler = loop_->SysfsQueue("scheduler");
+
+  std::string out, err;
+  EXPECT_EQ(Cli(RunArgs(Matrix("randwrite", "1s")), &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("refused: "));
+  EXPECT_THAT(err, HasSubstr(loop_->path() + " is mounted at " + mount_point));
+  EXPECT_FALSE(DbExists()) << "a refused run stores nothing";
+  EXPECT_EQ(loop_->SectorsWritten(), sectors);
+  EXPECT_EQ(loop_->SysfsQueue("scheduler"), scheduler);
+  EXPECT_EQ(ReadDevice(loop_->path()), content);
+}
+
+// A cell needs a device of its class: the loop device is not an "hdd" unless told so, and
+// nothing runs when a cell matches no device.
+TEST_F(RunCmdTest, ACellNoDeviceMatchesIsRefusedBeforeAnythingRuns) {
+  const uint64_t sectors = loop_->SectorsWritten();
+  std::string out, err;
+  const std::string matrix = Matrix("randwrite", "1s", "hdd");
+  EXPECT_EQ(Cli(RunArgs(matrix), &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("targets device class 'hdd'; the devices given: " + loop_->path() +
+                             " (loop, detected)"));
+  EXPECT_THAT(err, HasSubstr("give --device " + loop_->path() + "=hdd"));
+  EXPECT_FALSE(DbExists());
+  EXPECT_EQ(loop_->SectorsWritten(), sectors);
+  // Told so, it runs there.
+  std::vector<std::string> args = RunArgs(matrix);
+  args[3] = loop_->path() + "=hdd";
+  ASSERT_EQ(Cli(args, &out, &err), 0) << err;
+  EXPECT_GT(loop_->SectorsWritten(), sectors);
+}
+
+// Only the devices given may be touched: a second loop device of the same class, not
+// given, is left alone by a write matrix.
+TEST_F(RunCmdTest, ADeviceNotGivenIsNeverTouched) {
+  std::unique_ptr<LoopDevice> other = LoopDevice::Create(kDeviceMiB);
+  ASSERT_NE(other, nullptr);
+  const uint64_t sectors = other->SectorsWritten();
+  const std::string scheduler = other->SysfsQueue("scheduler");
+  std::string out, err;
+  ASSERT_EQ(Cli(RunArgs(Matrix("randwrite", "1s")), &out, &err), 0) << err;
+  EXPECT_EQ(other->SectorsWritten(), sectors);
+  EXPECT_EQ(other->SysfsQueue("scheduler"), scheduler);
+  EXPECT_THAT(out, Not(HasSubstr(other->path())));
+  // Without --device nothing runs at all.
+  EXPECT_EQ(Cli({"run", Matrix("randwrite", "1s"), "--db", db_, "--state-dir", state_}, &out, &err),
+            2);
+  EXPECT_THAT(err, HasSubstr("--device PATH"));
+}
+
+// Ctrl-C: the blkbench binary stops the running run through the executor's cancel path,
+// restores the scheduler it changed, stores the run canceled and exits 1.
+TEST_F(RunCmdTest, SigintCancelsTheRunAndRestoresTheDevice) {
+  const char* build = getenv("BLKBENCH_BUILD_DIR");
+  if (build == nullptr) GTEST_SKIP() << "BLKBENCH_BUILD_DIR not set (run through ctest)";
+  const std::string binary = std::string(build) + "/cli/blkbench";
+  const std::string before = loop_->SysfsQueue("scheduler");
+  ASSERT_NE(Active(before), scheduler_) << "the run must change the scheduler";
+  const std::vector<std::string> args = RunArgs(Matrix("randread", "60s"));
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    std::vector<char*> argv = {const_cast<char*>(binary.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  // Running once the cell's scheduler is in place (bounded: setup takes well under 30 s).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Active(loop_->SysfsQueue("scheduler")) != scheduler_ &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(Active(loop_->SysfsQueue("scheduler")), scheduler_) << "the run never started";
+  const auto interrupted = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  // Stopped within the executor's cancel grace, not at the end of the 60 s runtime.
+  EXPECT_LT(std::chrono::steady_clock::now() - interrupted, std::chrono::seconds(20));
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_EQ(loop_->SysfsQueue("scheduler"), before);
+  EXPECT_THAT(JournalEntries(state_), ::testing::IsEmpty());
+  std::string out, err;
+  ASSERT_EQ(Cli({"show", "1", "--db", db_, "--format", "json"}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("\"state\": \"canceled\""));
+  EXPECT_THAT(out, Not(HasSubstr("\"done\"")));
+}
+
+}  // namespace
+}  // namespace blkbench
