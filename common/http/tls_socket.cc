@@ -174,6 +174,10 @@ ssize_t Socket::Read(char* buf, size_t n) {
     }
   }
   size_t got = 0;
+  // A read can write too (an alert, a TLS 1.3 key update or session ticket): to a peer
+  // that is gone, that raises SIGPIPE, which killed a test process scraped by a real
+  // Prometheus on a loaded machine.
+  NoSigpipe guard;
   const int rc = SSL_read_ex(ssl_, buf, n, &got);
   if (rc == 1) return static_cast<ssize_t>(got);
   const int err = SSL_get_error(ssl_, rc);

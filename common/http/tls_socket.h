@@ -39,7 +39,7 @@ absl::StatusOr<SslContext> NewClientTlsContext(const std::string& ca_file,
                                                const std::string& key_file);
 
 // Owns a connected socket and, for TLS, its session. Reads and writes block, bounded by
-// the socket's SO_RCVTIMEO / SO_SNDTIMEO. Writes never raise SIGPIPE. Move-only.
+// the socket's SO_RCVTIMEO / SO_SNDTIMEO. Reads and writes never raise SIGPIPE. Move-only.
 class Socket {
  public:
   explicit Socket(int fd) : fd_(fd) {}
