@@ -701,6 +701,9 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     server.listen = "";
     server.in_process_only = true;
     server.db_path = db->second;
+    // The file may be a live controller's: a reader must never expire the leases of runs
+    // that controller's agents are running, however long the command takes.
+    server.controller.lease_ttl_ms = int64_t{365} * 24 * 3600 * 1000;
     auto started = ControllerServer::Start(server, clock);
     if (!started.ok()) {
       err << "blkbench " << cmd->name << ": " << started.status().message() << "\n";
