@@ -270,6 +270,9 @@ bool ApplyNice(std::string_view s, CellSpec& cell) {
 }
 
 constexpr std::string_view kBool = "a boolean (0, 1, true or false)";
+constexpr std::string_view kBsRange =
+    "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
+    "reads and writes)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
 // common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
 constexpr std::string_view kIoengineChoices = "one of io_uring, libaio, psync, sync, pvsync2";
@@ -333,14 +336,8 @@ constexpr OptionDef kOptions[] = {
      "multiples of 512 (e.g. 4k/10:64k/90; one set for reads and writes: fio's comma-separated "
      "per-direction form is not supported)",
      &ApplyBssplit},
-    {"bsrange", "bs", Scope::kJob,
-     "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
-     "reads and writes)",
-     &ApplyBsrange},
-    {"blocksize_range", "bs", Scope::kJob,
-     "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
-     "reads and writes)",
-     &ApplyBsrange},
+    {"bsrange", "bs", Scope::kJob, kBsRange, &ApplyBsrange},
+    {"blocksize_range", "bs", Scope::kJob, kBsRange, &ApplyBsrange},
     {"rate", "rate", Scope::kJob,
      "a bandwidth cap in bytes/s per job as R[,W] with size suffixes (e.g. 1m, 1m,500k, ,500k; "
      "no trim rate)",
