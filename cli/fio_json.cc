@@ -578,6 +578,7 @@ std::string SafeName(const std::string& label) {
 std::string FioJsonDocument(const v1::GetResultsResponse& resp, const FioJsonOptions& options) {
   const std::vector<Job> jobs = Jobs(resp, options);
   std::vector<const Job*> all;
+  all.reserve(jobs.size());
   for (const Job& job : jobs) all.push_back(&job);
   return Document(all, options.plus);
 }

@@ -256,9 +256,9 @@ std::string AxesSection(const std::vector<Cell>& cells) {
       s.name = name;
       const double x = static_cast<double>(
           std::find(values.begin(), values.end(), AxisValue(*c.spec, key)) - values.begin());
-      s.points.push_back({x, Mean(c.iops)});
-      s.range.push_back({*std::min_element(c.iops.begin(), c.iops.end()),
-                         *std::max_element(c.iops.begin(), c.iops.end())});
+      s.points.emplace_back(x, Mean(c.iops));
+      s.range.emplace_back(*std::min_element(c.iops.begin(), c.iops.end()),
+                           *std::max_element(c.iops.begin(), c.iops.end()));
     }
     std::vector<Series> series;
     for (const std::string& name : order) {
@@ -313,7 +313,7 @@ std::string LatencySection(const std::vector<Cell>& cells) {
     for (size_t i = 0; i < std::size(kPcts); ++i) {
       const double v = static_cast<double>(c.lat.Percentile(kPcts[i]));
       absl::StrAppend(&out, "<td>", Esc(NsText(v)), "</td>");
-      p.points.push_back({static_cast<double>(i), v});
+      p.points.emplace_back(static_cast<double>(i), v);
     }
     absl::StrAppend(&out, "<td>", Esc(NsText(static_cast<double>(c.lat.max_ns()))), "</td></tr>");
     pct.push_back(std::move(p));
@@ -324,8 +324,8 @@ std::string LatencySection(const std::vector<Cell>& cells) {
     uint64_t below = 0;
     for (int i = 0; i < h.bucket_index_size(); ++i) {
       below += h.bucket_count(i);
-      s.points.push_back({static_cast<double>(LatencyHistogram::BucketValue(h.bucket_index(i))),
-                          static_cast<double>(below) / static_cast<double>(c.lat.count())});
+      s.points.emplace_back(static_cast<double>(LatencyHistogram::BucketValue(h.bucket_index(i))),
+                            static_cast<double>(below) / static_cast<double>(c.lat.count()));
     }
     cdf.push_back(std::move(s));
   }
@@ -351,11 +351,11 @@ std::string TimeSeriesSection(const std::vector<Cell>& cells) {
         const double at = static_cast<double>(smp.offset_ns()) / 1e9;
         const double seconds = static_cast<double>(smp.interval_ns()) / 1e9;
         const double ios = static_cast<double>(smp.io().read_ios() + smp.io().write_ios());
-        s.points.push_back({at, ios / seconds});
+        s.points.emplace_back(at, ios / seconds);
         if (smp.has_device()) {
           const DiskIntervalStats st = IntervalStats(smp.device(), seconds);
-          u.points.push_back({at, st.util_pct});
-          q.points.push_back({at, st.aqu_sz});
+          u.points.emplace_back(at, st.util_pct);
+          q.points.emplace_back(at, st.aqu_sz);
         }
       }
       if (!s.points.empty()) series.push_back(std::move(s));
@@ -397,7 +397,7 @@ std::string GroupSection(const std::vector<Cell>& cells) {
     for (size_t i = 0; i < groups.size(); ++i) {
       auto it = c.groups.find(groups[i]);
       const double share = it == c.groups.end() || total == 0 ? 0 : it->second / total * 100;
-      s.points.push_back({static_cast<double>(i), share});
+      s.points.emplace_back(static_cast<double>(i), share);
       absl::StrAppend(&table, "<td>", Num(share), " %</td>");
     }
     table += "</tr>";

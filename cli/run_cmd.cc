@@ -3,11 +3,11 @@
 #include "cli/run_cmd.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -58,7 +58,8 @@ class SignalCanceller {
   }
   ~SignalCanceller() {
     done_.store(true);
-    pthread_kill(thread_.native_handle(), SIGTERM);  // pending for it alone: sigwait returns
+    // Not to end the thread: SIGTERM is blocked and sigwait() takes it as the wake-up.
+    pthread_kill(thread_.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
     thread_.join();
     pthread_sigmask(SIG_SETMASK, &old_, nullptr);
   }

@@ -3,12 +3,12 @@
 // no given device matches and a device not given are refused with nothing written; the
 // queue settings are restored after the run and after SIGINT.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -87,7 +87,7 @@ class RunCmdTest : public ::testing::Test {
   // A matrix for class `device_class`: `cells` cells of a short random job of `rw`.
   std::string Matrix(const std::string& rw, const std::string& runtime,
                      const std::string& device_class = "loop") {
-    const std::string path = dir_.File("m.yaml");
+    std::string path = dir_.File("m.yaml");
     std::ofstream(path) << "name: local\nrepeats: 1\njob: {rw: " << rw
                         << ", bs: 4k, direct: 1, ioengine: io_uring, runtime: " << runtime
                         << ", time_based: 1, scheduler: " << scheduler_

@@ -138,6 +138,7 @@ TEST_F(AgentStreamTest, SendsRacingTheAgentsDepartureEndFalseAndOutliveTheStream
   ASSERT_NE(link, nullptr);
   constexpr uint64_t kPerSender = 20'000;
   std::vector<std::thread> senders;
+  senders.reserve(4);
   std::vector<uint64_t> sent(4, 0);
   for (int t = 0; t < 4; ++t) {
     senders.emplace_back([&, t] {

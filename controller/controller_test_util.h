@@ -109,7 +109,7 @@ class ControllerTest : public ::testing::Test {
     controller_ = std::make_unique<Controller>(*store_, clock_, options_);
     ASSERT_TRUE(controller_->Start().ok());
   }
-  v1::Register Reg(const std::string& id, std::vector<std::string> paths,
+  v1::Register Reg(const std::string& id, const std::vector<std::string>& paths,
                    const std::string& cls = "ssd", const std::string& kernel = "6.1.0-test") {
     v1::Register r;
     r.set_agent_id(id);

@@ -61,9 +61,13 @@ Deadline ControllerServiceImpl::UnaryDeadline(const grpc::ServerContext* ctx) co
   return Deadline(clock_, unary_deadline_ms_, "the controller's --unary_deadline_ms");
 }
 
+// `who` names the variable it declares and `role` an enumerator: neither can be
+// parenthesised.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define BLKBENCH_AUTHORIZE(who, ctx, role, what)                             \
   absl::StatusOr<tls::Identity> who = Authorize(ctx, tls::Role::role, what); \
   if (!who.ok()) return ToGrpc(who.status())
+// NOLINTEND(bugprone-macro-parentheses)
 
 grpc::Status ControllerServiceImpl::SubmitExperiment(grpc::ServerContext* ctx,
                                                      const v1::SubmitExperimentRequest* req,

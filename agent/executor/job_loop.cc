@@ -4,12 +4,12 @@
 // set-up and teardown around it (target, buffers, engine init, start barrier).
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "agent/executor/io_engine.h"
 #include "agent/executor/job.h"

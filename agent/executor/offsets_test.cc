@@ -38,7 +38,7 @@ TEST(IoGenerator, RandomOffsetsAlignedInsideRegionAndRoughlyUniform) {
   }
   ASSERT_EQ(hits.size(), 16u);
   for (const auto& [off, n] : hits) {
-    EXPECT_NEAR(n, kN / 16, kN / 16 / 10) << off;  // within 10 % of uniform
+    EXPECT_NEAR(n, kN / 16.0, kN / 160.0) << off;  // within 10 % of uniform
   }
 }
 

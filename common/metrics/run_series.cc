@@ -149,7 +149,7 @@ void RunIoSeries::RemoveGauges(RunIoFamilies& families) {
   families.device_util.Remove(util_);
   families.device_queue.Remove(queue_);
   families.device_in_flight.Remove(in_flight_);
-  for (int d = 0; d < 2; ++d) families.device_await.Remove(await_[d]);
+  for (auto* await : await_) families.device_await.Remove(await);
   util_ = queue_ = in_flight_ = nullptr;
   await_[0] = await_[1] = nullptr;
 }
