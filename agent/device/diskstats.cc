@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/disk_interval.h"
 
 namespace blkbench {
 
@@ -73,33 +74,28 @@ absl::StatusOr<DiskStats> ReadDiskStats(uint32_t major, uint32_t minor, const Sy
 DiskStatsDelta Delta(const DiskStats& before, const DiskStats& after, double elapsed_s) {
   DiskStatsDelta d;
   d.elapsed_s = elapsed_s;
-  if (elapsed_s <= 0 || after.reads < before.reads || after.writes < before.writes ||
-      after.io_ms < before.io_ms || after.sectors_read < before.sectors_read ||
-      after.sectors_written < before.sectors_written) {
-    return d;
-  }
-  d.reads = after.reads - before.reads;
-  d.writes = after.writes - before.writes;
-  d.reads_merged = after.reads_merged - before.reads_merged;
-  d.writes_merged = after.writes_merged - before.writes_merged;
-  d.read_bytes = (after.sectors_read - before.sectors_read) * 512;
-  d.write_bytes = (after.sectors_written - before.sectors_written) * 512;
-  d.r_per_s = d.reads / elapsed_s;
-  d.w_per_s = d.writes / elapsed_s;
+  v1::DiskStatsInterval counters;
+  if (elapsed_s <= 0 || !IntervalDelta(before, after, &counters)) return d;
+  // The per-interval arithmetic (common/disk_interval.h), over the whole run.
+  const DiskIntervalStats s = IntervalStats(counters, elapsed_s);
+  d.reads = counters.reads();
+  d.writes = counters.writes();
+  d.reads_merged = counters.reads_merged();
+  d.writes_merged = counters.writes_merged();
+  d.read_bytes = counters.sectors_read() * 512;
+  d.write_bytes = counters.sectors_written() * 512;
+  d.r_per_s = s.r_per_s;
+  d.w_per_s = s.w_per_s;
   d.rkb_per_s = d.read_bytes / 1024.0 / elapsed_s;
   d.wkb_per_s = d.write_bytes / 1024.0 / elapsed_s;
-  auto pct = [](uint64_t merged, uint64_t done) {
-    return merged + done == 0 ? 0.0 : 100.0 * merged / static_cast<double>(merged + done);
-  };
-  d.rrqm_pct = pct(d.reads_merged, d.reads);
-  d.wrqm_pct = pct(d.writes_merged, d.writes);
-  d.r_await_ms = d.reads == 0 ? 0 : static_cast<double>(after.read_ms - before.read_ms) / d.reads;
-  d.w_await_ms =
-      d.writes == 0 ? 0 : static_cast<double>(after.write_ms - before.write_ms) / d.writes;
+  d.rrqm_pct = s.rrqm_pct;
+  d.wrqm_pct = s.wrqm_pct;
+  d.r_await_ms = s.r_await_ms;
+  d.w_await_ms = s.w_await_ms;
   d.rareq_kb = d.reads == 0 ? 0 : d.read_bytes / 1024.0 / d.reads;
   d.wareq_kb = d.writes == 0 ? 0 : d.write_bytes / 1024.0 / d.writes;
-  d.aqu_sz = (after.weighted_io_ms - before.weighted_io_ms) / (elapsed_s * 1000.0);
-  d.util_pct = std::min(100.0, (after.io_ms - before.io_ms) / (elapsed_s * 10.0));
+  d.aqu_sz = s.aqu_sz;
+  d.util_pct = s.util_pct;
   return d;
 }
 
