@@ -14,6 +14,7 @@ DiskIntervalStats IntervalStats(const v1::DiskStatsInterval& d, double seconds) 
   s.wrqm_pct = pct(d.writes_merged(), d.writes());
   s.r_await_ms = d.reads() == 0 ? 0 : static_cast<double>(d.read_ms()) / d.reads();
   s.w_await_ms = d.writes() == 0 ? 0 : static_cast<double>(d.write_ms()) / d.writes();
+  if (d.elapsed_ns() > 0) seconds = static_cast<double>(d.elapsed_ns()) / 1e9;
   if (seconds <= 0) return s;
   s.util_pct = std::min(100.0, d.io_ms() / (seconds * 10.0));
   s.aqu_sz = d.weighted_io_ms() / (seconds * 1000.0);

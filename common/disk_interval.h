@@ -10,7 +10,9 @@
 
 namespace blkbench {
 
-// sysstat's rd_stats arithmetic over `seconds` (> 0; otherwise every rate is 0).
+// sysstat's rd_stats arithmetic over the interval between the two counter readings:
+// d.elapsed_ns when the agent recorded it, else `seconds` (the sample's interval; > 0,
+// otherwise every rate is 0).
 struct DiskIntervalStats {
   double util_pct = 0;    // io_ms / interval, capped at 100 (a first interval that also
                           // holds ramp_time's I/O may exceed it before the cap)

@@ -165,6 +165,13 @@ class Controller {
     std::string peer;                 // of the current or last stream
     std::string instance_id;          // Register.instance_id of that stream
     uint64_t connection = 0;          // Register.connection of that stream
+    // A lease of this agent expired and nothing was heard from the agent since that
+    // lease's last renewal: it is silent, not just done with that run. Until it is heard
+    // from again (a heartbeat, a report, a registration) it gets no new run: its stream
+    // may be stalled (a partition), and an assignment written into it would only sit
+    // there until that lease expired too.
+    bool silent = false;
+    int64_t heard_ms = 0;  // monotonic; the last message from it
   };
   using Outbox = std::vector<std::pair<std::shared_ptr<AgentLink>, v1::ControllerMessage>>;
   // Records that sample `seq` of (run_id, attempt) is stored; returns the contiguous
@@ -199,10 +206,10 @@ class Controller {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Enqueue for each RUN_QUEUED run of `exp` (as read from the store).
   void EnqueueRunsOf(const v1::Experiment& exp) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Places queued runs on free devices: the devices of connected agents without a lease,
-  // matched against queue_ (RunQueue::Choose), so the pass costs O(free devices x keys)
-  // plus a store read and write per run placed, however many runs wait. Called on the
-  // events that can change its answer — runs queued, a device freed, an agent
+  // Places queued runs on free devices: the devices without a lease of connected agents
+  // that are not silent (AgentState::silent), matched against queue_ (RunQueue::Choose), so the
+  // pass costs O(free devices x keys) plus a store read and write per run placed, however many runs
+  // wait. Called on the events that can change its answer — runs queued, a device freed, an agent
   // registered — and by Tick only while placement_due_. Returns the experiments it
   // placed runs of.
   std::vector<uint64_t> PlaceQueuedRuns(Outbox& out) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -223,6 +230,9 @@ class Controller {
   bool LeaseMatches(const std::string& agent_id, uint64_t run_id, uint32_t attempt,
                     const std::string& lease_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Changed() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The agent was heard from now: if it was silent, it may take runs again (a placement
+  // pass is due). True when it was.
+  bool Heard(AgentState& agent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static void Flush(Outbox& out);
 
   Store& store_;

@@ -92,6 +92,7 @@ absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<Age
     state.peer = peer;
     state.instance_id = reg.instance_id();
     state.connection = reg.connection();
+    Heard(state);
     if (observer_ != nullptr) observer_->OnAgentRegistered(info, reg.metrics_address());
 
     v1::ControllerMessage hello;
@@ -158,11 +159,13 @@ void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& h
   renewed.mutable_renewed()->set_seq(hb.seq());
   std::vector<v1::ControllerMessage> cancels;
   std::shared_ptr<AgentLink> link;
+  Outbox placed;
   {
     absl::MutexLock lock(&mu_);
     auto agent = agents_.find(agent_id);
     if (agent == agents_.end()) return;
     agent->second.info.set_last_seen_unix_ms(clock_.WallMs());
+    const bool was_silent = Heard(agent->second);
     link = agent->second.link;
     const int64_t expires = clock_.MonotonicMs() + options_.lease_ttl_ms;
     for (const v1::ActiveRun& ar : hb.active_runs()) {
@@ -184,12 +187,24 @@ void Controller::OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& h
       r->set_run_id(ar.run_id());
       r->set_attempt(ar.attempt());
     }
+    // Back from silence (a partition healed): its free devices take queued runs now, not
+    // at the next tick.
+    if (was_silent) PlaceQueuedRuns(placed);
   }
   // Sent after the renewal is in effect: the agent's fencing clock starts from when it
   // sent this heartbeat, which is no later than the renewal.
   if (!link) return;
   link->Send(renewed);
   for (const v1::ControllerMessage& c : cancels) link->Send(c);
+  Flush(placed);
+}
+
+bool Controller::Heard(AgentState& agent) {
+  agent.heard_ms = clock_.MonotonicMs();
+  if (!agent.silent) return false;
+  agent.silent = false;
+  placement_due_ = true;
+  return true;
 }
 
 void Controller::OnDisconnect(const std::string& agent_id, const AgentLink* link) {
@@ -213,6 +228,15 @@ void Controller::Tick() {
       } else if (lease.expires_ms <= now) {
         expired.emplace_back(
             run_id, absl::StrCat("lease expired: agent silent for ", options_.lease_ttl_ms, " ms"));
+        // The process on the agent's stream is the lease's, and nothing came from it
+        // since the lease's last renewal: no new run for it until it is heard from
+        // (AgentState::silent); the run goes to another agent, or back to this one once
+        // its partition heals. (Another process that took the id is not the silent one.)
+        auto agent = agents_.find(lease.agent_id);
+        if (agent != agents_.end() && agent->second.instance_id == lease.instance_id &&
+            agent->second.heard_ms <= lease.expires_ms - options_.lease_ttl_ms) {
+          agent->second.silent = true;
+        }
       } else if (!lease.delivered && lease.assignment.has_assign() &&
                  now - lease.sent_ms >= 2 * options_.heartbeat_interval_ms) {
         // Not confirmed within two heartbeats: the assignment may have been lost.

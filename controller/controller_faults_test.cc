@@ -132,8 +132,9 @@ TEST_F(ControllerFaultsTest, AFencedRunIsRequeuedWithoutItsSamplesAndRunsAgain) 
 }
 
 // A controller stall longer than the TTL (SIGSTOP, a VM pause): every lease expires at
-// once when it resumes. The run is re-issued as the next attempt, the agent (which
-// fenced itself meanwhile) runs it, and it ends DONE — not FAILED.
+// once when it resumes. The run is re-issued as the next attempt once the agent is heard
+// from (its heartbeats queued during the stall arrive at once), the agent (which fenced
+// itself meanwhile) runs it, and it ends DONE — not FAILED.
 TEST_F(ControllerFaultsTest, AStallLongerThanTheTtlCostsOneAttemptNotTheRun) {
   auto link = std::make_shared<FakeLink>();
   const v1::RunAssignment a = SubmitAndAssign(link);
@@ -141,6 +142,8 @@ TEST_F(ControllerFaultsTest, AStallLongerThanTheTtlCostsOneAttemptNotTheRun) {
   link->Take();
   clock_.AdvanceMs(2 * options_.lease_ttl_ms);  // the stall
   controller_->Tick();
+  EXPECT_TRUE(FakeLink::Assignments(link->Take()).empty()) << "not heard from since";
+  controller_->OnHeartbeat("a1", HeartbeatOf({a}, 2));
   std::vector<v1::RunAssignment> again = FakeLink::Assignments(link->Take());
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].attempt(), 2u);
@@ -149,9 +152,42 @@ TEST_F(ControllerFaultsTest, AStallLongerThanTheTtlCostsOneAttemptNotTheRun) {
   fenced.set_outcome(v1::RUN_OUTCOME_FENCED);
   controller_->OnFinished("a1", fenced);
   EXPECT_THAT(link->Take().at(0).ack().error(), HasSubstr("stale"));
-  controller_->OnHeartbeat("a1", HeartbeatOf({again[0]}, 2));
+  controller_->OnHeartbeat("a1", HeartbeatOf({again[0]}, 3));
   controller_->OnFinished("a1", Done(again[0]));
   EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_DONE);
+}
+
+// A partition longer than the TTL: the lease expires while the agent's stream is still
+// open (nothing says it broke). The run is not written into that stalled stream, where it
+// would wait out a second TTL; it goes to an agent the controller hears from, and the
+// silent one takes runs again once it is heard from.
+TEST_F(ControllerFaultsTest, ARunWhoseAgentFellSilentGoesToAnAgentThatIsHeardFrom) {
+  auto l1 = std::make_shared<FakeLink>();
+  const v1::RunAssignment a = SubmitAndAssign(l1);  // a1 holds run a; the others queue
+  auto l2 = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a2", {"/dev/y"}), l2).ok());
+  std::vector<v1::RunAssignment> on_a2 = FakeLink::Assignments(l2->Take());
+  ASSERT_EQ(on_a2.size(), 1u);
+  // a2 keeps talking, a1 goes quiet for the TTL.
+  clock_.AdvanceMs(options_.lease_ttl_ms / 2);
+  controller_->OnHeartbeat("a2", HeartbeatOf(on_a2, 1));
+  clock_.AdvanceMs(options_.lease_ttl_ms / 2);
+  controller_->Tick();
+  EXPECT_TRUE(FakeLink::Assignments(l1->Take()).empty()) << "a1 is silent";
+  EXPECT_EQ(store_->GetRun(a.run_id())->state(), v1::RUN_QUEUED);
+  // a2 finishes its run: its device takes the re-queued one (or another queued run).
+  controller_->OnFinished("a2", Done(on_a2[0]));
+  std::vector<v1::RunAssignment> next = FakeLink::Assignments(l2->Take());
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_TRUE(FakeLink::Assignments(l1->Take()).empty());
+  // a1's partition heals: its heartbeat (listing the lost run, which it is told to drop)
+  // makes it placeable again at once.
+  controller_->OnHeartbeat("a1", HeartbeatOf({a}, 5));
+  std::vector<v1::ControllerMessage> msgs = l1->Take();
+  bool told_to_drop = false;
+  for (const auto& m : msgs) told_to_drop = told_to_drop || m.has_cancel();
+  EXPECT_TRUE(told_to_drop);
+  EXPECT_EQ(FakeLink::Assignments(msgs).size(), 1u);
 }
 
 TEST_F(ControllerFaultsTest, ASecondAgentWithTheSameIdIsRefusedWhileTheFirstIsConnected) {

@@ -113,7 +113,7 @@ std::vector<uint64_t> Controller::PlaceQueuedRuns(Outbox& out) {
   std::vector<Candidate> free;
   std::vector<FreeDevice> offered;
   for (auto& [agent_id, agent] : agents_) {
-    if (agent.link == nullptr) continue;
+    if (agent.link == nullptr || agent.silent) continue;
     for (const v1::DeviceFacts& dev : agent.info.devices()) {
       if (busy.count({agent_id, dev.path()})) continue;
       free.push_back({&agent_id, &agent, &dev});

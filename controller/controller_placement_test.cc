@@ -150,9 +150,12 @@ TEST_F(ControllerPlacementTest, ARequeuedRunGoesBeforeLaterRuns) {
   const std::vector<v1::RunAssignment> got = FakeLink::Assignments(a1->Take());
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].run_id(), exp->runs(0).id());
-  // a1 goes silent past the TTL: its run is queued again, ahead of runs 2..4.
+  // a1 goes silent past the TTL: its run is queued again, ahead of runs 2..4, and placed
+  // once a1 is heard from again.
   clock_.AdvanceMs(options_.lease_ttl_ms + 1);
   controller_->Tick();
+  EXPECT_TRUE(FakeLink::Assignments(a1->Take()).empty());
+  controller_->OnHeartbeat("a1", HeartbeatOf({}, 1));
   const std::vector<v1::RunAssignment> again = FakeLink::Assignments(a1->Take());
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].run_id(), exp->runs(0).id());

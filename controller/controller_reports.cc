@@ -28,6 +28,7 @@ void Controller::OnSample(const std::string& agent_id, const v1::RunSample& rs) 
     absl::MutexLock lock(&mu_);
     auto agent = agents_.find(agent_id);
     if (agent == agents_.end()) return;
+    Heard(agent->second);
     if (!LeaseMatches(agent_id, rs.run_id(), rs.attempt(), rs.lease_id())) {
       stale_link = agent->second.link;
       if (stale_link == nullptr) return;
@@ -65,6 +66,7 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
     absl::MutexLock lock(&mu_);
     auto agent = agents_.find(agent_id);
     if (agent == agents_.end()) return;
+    Heard(agent->second);
     std::shared_ptr<AgentLink> link = agent->second.link;
     auto run = store_.GetRun(fin.run_id());
     const bool already_stored = run.ok() && IsFinalRunState(run->state()) &&

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include <chrono>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -141,12 +140,10 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
         if (!IntervalDelta(last, *now, sample.mutable_device())) sample.clear_device();
         last = *std::move(now);
       };
-      device_stats = [ma, mi, before = *before,
-                      start = std::chrono::steady_clock::now()](v1::RunResult& result) {
+      device_stats = [ma, mi, before = *before](v1::RunResult& result) {
         absl::StatusOr<DiskStats> after = ReadDiskStats(ma, mi);
         if (!after.ok()) return;
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double elapsed = static_cast<double>(after->read_at_ns - before.read_at_ns) / 1e9;
         const DiskStatsDelta delta = Delta(before, *after, elapsed);
         v1::DeviceStats* s = result.mutable_device_stats();
         s->set_elapsed_s(delta.elapsed_s);

@@ -2,6 +2,7 @@
 #include "agent/device/diskstats.h"
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 #include <vector>
 
@@ -68,6 +69,9 @@ absl::StatusOr<DiskStats> ReadDiskStats(uint32_t major, uint32_t minor, const Sy
   absl::StatusOr<DiskStats> s = ParseDiskStats(*text, major, minor);
   if (!s.ok())
     return absl::Status(s.status().code(), absl::StrCat(path, ": ", s.status().message()));
+  s->read_at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
   return s;
 }
 
@@ -128,6 +132,8 @@ bool IntervalDelta(const DiskStats& before, const DiskStats& after, v1::DiskStat
   out->set_weighted_io_ms(after.weighted_io_ms - before.weighted_io_ms);
   out->set_discards(after.discards - before.discards);
   out->set_flushes(after.flushes - before.flushes);
+  if (before.read_at_ns > 0 && after.read_at_ns > before.read_at_ns)
+    out->set_elapsed_ns(static_cast<uint64_t>(after.read_at_ns - before.read_at_ns));
   return true;
 }
 

@@ -28,13 +28,14 @@ struct DiskStats {
   uint64_t weighted_io_ms = 0;  // sum of each request's time in flight (aqu-sz)
   uint64_t discards = 0, discards_merged = 0, sectors_discarded = 0, discard_ms = 0;
   uint64_t flushes = 0, flush_ms = 0;
+  int64_t read_at_ns = 0;  // steady clock when ReadDiskStats read it (0 when parsed)
 };
 
 // The line for major:minor in diskstats text. NotFound naming the device when absent;
 // InvalidArgument naming the line when a line has fewer than 14 fields.
 absl::StatusOr<DiskStats> ParseDiskStats(absl::string_view text, uint32_t major, uint32_t minor);
 
-// Reads <procfs>/diskstats for major:minor.
+// Reads <procfs>/diskstats for major:minor, stamping read_at_ns.
 absl::StatusOr<DiskStats> ReadDiskStats(uint32_t major, uint32_t minor,
                                         const SystemPaths& paths = SystemPaths());
 
@@ -58,7 +59,8 @@ struct DiskStatsDelta {
 DiskStatsDelta Delta(const DiskStats& before, const DiskStats& after, double elapsed_s);
 
 // The counters' deltas `after` − `before` for one sample interval (Sample.device), with
-// in_flight as read at `after`. False, and `out` untouched, when a counter went backwards
+// in_flight as read at `after` and elapsed_ns the time between the two readings (0 when
+// either lacks read_at_ns). False, and `out` untouched, when a counter went backwards
 // (the device was re-created between the readings).
 bool IntervalDelta(const DiskStats& before, const DiskStats& after, v1::DiskStatsInterval* out);
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/disk_interval.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -73,6 +74,33 @@ TEST(DiskStatsTest, DeltaIsIostatsArithmetic) {
   DiskStatsDelta reset = Delta(b, a, 2.0);
   EXPECT_EQ(reset.reads, 0u);
   EXPECT_EQ(reset.elapsed_s, 2.0);
+}
+
+// An interval's rates are over the time between its two readings, not the sample's
+// interval: the counters are read after the executor cuts the sample, and on a busy host
+// that lag differs from one sample to the next.
+TEST(DiskStatsTest, AnIntervalIsTimedByItsReadings) {
+  DiskStats a, b;
+  a.weighted_io_ms = 0;
+  b.weighted_io_ms = 110;  // 110 ms of requests in flight
+  a.io_ms = 0;
+  b.io_ms = 55;
+  a.read_at_ns = 1'000'000'000;
+  b.read_at_ns = 1'110'000'000;  // read 110 ms apart
+  v1::DiskStatsInterval d;
+  ASSERT_TRUE(IntervalDelta(a, b, &d));
+  EXPECT_EQ(d.elapsed_ns(), 110'000'000u);
+  // The sample says 100 ms; the readings' 110 ms wins: aqu-sz 1, util 50 %.
+  const DiskIntervalStats st = IntervalStats(d, 0.100);
+  EXPECT_DOUBLE_EQ(st.aqu_sz, 1.0);
+  EXPECT_DOUBLE_EQ(st.util_pct, 50.0);
+  // Without the readings' times (an older agent's sample), the given interval.
+  d.clear_elapsed_ns();
+  EXPECT_DOUBLE_EQ(IntervalStats(d, 0.100).aqu_sz, 1.1);
+  // A parsed reading (no time) gives none.
+  a.read_at_ns = 0;
+  ASSERT_TRUE(IntervalDelta(a, b, &d));
+  EXPECT_EQ(d.elapsed_ns(), 0u);
 }
 
 TEST(DiskStatsTest, ALoopDeviceCountsWhatWasWritten) {
