@@ -276,14 +276,16 @@ absl::StatusOr<v1::GetHistoryResponse> Controller::GetHistory(const v1::GetHisto
   if (!listed.ok()) return listed.status();
   std::vector<v1::Experiment> matching;
   // Newest first from the store; the history is oldest first.
-  for (auto it = listed->rbegin(); it != listed->rend(); ++it) {
-    if (absl::Status s = deadline.Check(absl::StrCat("reading experiment ", it->id())); !s.ok()) {
+  std::reverse(listed->begin(), listed->end());
+  for (const v1::Experiment& listed_exp : *listed) {
+    if (absl::Status s = deadline.Check(absl::StrCat("reading experiment ", listed_exp.id()));
+        !s.ok()) {
       return s;
     }
-    auto cells = store_.GetExperiment(it->id(), false);
+    auto cells = store_.GetExperiment(listed_exp.id(), false);
     if (!cells.ok()) return cells.status();
     if (!gate::AnyCellMatches(*cells, req)) continue;
-    auto full = store_.GetExperiment(it->id(), true);
+    auto full = store_.GetExperiment(listed_exp.id(), true);
     if (!full.ok()) return full.status();
     matching.push_back(*std::move(full));
   }

@@ -119,7 +119,7 @@ class Controller {
   // An agent (re)connected. Its reply (Registered) and any assignment go out on `link`.
   // AlreadyExists (and nothing changes) while another process, by Register.instance_id,
   // holds the same agent_id on a live stream; Unavailable if the store cannot record it.
-  absl::Status OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link);
+  absl::Status OnRegister(const v1::Register& reg, const std::shared_ptr<AgentLink>& link);
   // Renews the leases the heartbeat lists and answers with Renewed (same seq, the runs
   // renewed). Listing a run also confirms its assignment was delivered.
   void OnHeartbeat(const std::string& agent_id, const v1::Heartbeat& hb);

@@ -19,7 +19,8 @@ LogEvent Info(absl::string_view event) { return LogEvent(LogLevel::kInfo, "contr
 
 }  // namespace
 
-absl::Status Controller::OnRegister(const v1::Register& reg, std::shared_ptr<AgentLink> link) {
+absl::Status Controller::OnRegister(const v1::Register& reg,
+                                    const std::shared_ptr<AgentLink>& link) {
   if (std::string p = workloads::LabelProblem(reg.agent_id()); !p.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("register: agent_id: ", p));
   }

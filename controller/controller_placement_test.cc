@@ -101,11 +101,13 @@ TEST_F(ControllerPlacementTest, APassPlacingMuchOfAnExperimentReadsItOnce) {
   auto exp = controller_->Submit("m.yaml", m);
   ASSERT_TRUE(exp.ok()) << exp.status();
   std::vector<std::string> paths;
+  paths.reserve(24);
   for (int i = 0; i < 24; ++i) paths.push_back("/dev/d" + std::to_string(100 + i));
   counting_->Reset();
   auto link = std::make_shared<FakeLink>();
   ASSERT_TRUE(controller_->OnRegister(Reg("a1", paths), link).ok());
   std::vector<uint64_t> want;
+  want.reserve(exp->runs_size());
   for (const v1::Run& run : exp->runs()) want.push_back(run.id());
   EXPECT_EQ(AssignedIds(link), want);
   EXPECT_EQ(counting_->get_run.load(), 0);
@@ -138,6 +140,7 @@ TEST_F(ControllerPlacementTest, QueuedRunsAreReloadedAtStartAndPlacedInIdOrder) 
   auto link = std::make_shared<FakeLink>();
   ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x", "/dev/y", "/dev/z"}), link).ok());
   std::vector<uint64_t> want;
+  want.reserve(3);
   for (int i = 0; i < 3; ++i) want.push_back(second->runs(i).id());
   EXPECT_EQ(AssignedIds(link), want);
 }
