@@ -188,8 +188,8 @@ class Controller {
   // The batcher's flush: commits `batch` in one store transaction (mu_ not held), then
   // acknowledges each report under mu_ once, and sends after releasing it.
   void CommitReports(std::vector<PendingReport>& batch) ABSL_LOCKS_EXCLUDED(mu_);
-  // After the result of `report` is stored: forgets its lease, tells the observer, acks,
-  // ends the experiment if it was the last run and places queued runs.
+  // After the result of `report` is stored: forgets its lease, tells the observer, acks.
+  // The caller then syncs the experiment's state and places queued runs (once a batch).
   void FinishStored(const AgentReport& report, const absl::StatusOr<v1::Run>& run,
                     const std::shared_ptr<AgentLink>& link, Outbox& out)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -3,6 +3,7 @@
 // batch without it, acknowledged under it after the commit.
 #include <algorithm>
 
+#include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
 #include "common/states.h"
@@ -62,19 +63,29 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
   Outbox out;
   PendingReport pending;
   bool queue = false;
+  auto stored_already = [&fin](const absl::StatusOr<v1::Run>& run) {
+    return run.ok() && IsFinalRunState(run->state()) && run->attempt() == fin.attempt() &&
+           run->lease_id() == fin.lease_id();
+  };
+  // Read before taking mu_: the store may be busy with a batch's fsync, and every
+  // stream's samples wait on mu_. A final state read here stays final; a run that became
+  // final meanwhile (this result's first copy committed) is read again below.
+  absl::StatusOr<v1::Run> run = store_.GetRun(fin.run_id());
   {
     absl::MutexLock lock(&mu_);
     auto agent = agents_.find(agent_id);
     if (agent == agents_.end()) return;
     Heard(agent->second);
     std::shared_ptr<AgentLink> link = agent->second.link;
-    auto run = store_.GetRun(fin.run_id());
-    const bool already_stored = run.ok() && IsFinalRunState(run->state()) &&
-                                run->attempt() == fin.attempt() &&
-                                run->lease_id() == fin.lease_id();
+    bool already_stored = stored_already(run);
+    const bool current = LeaseMatches(agent_id, fin.run_id(), fin.attempt(), fin.lease_id());
+    if (!already_stored && !current) {
+      run = store_.GetRun(fin.run_id());  // rare: a resend or a stale lease
+      already_stored = stored_already(run);
+    }
     if (already_stored) {
       out.emplace_back(link, ack);  // a resend after a lost ack
-    } else if (!LeaseMatches(agent_id, fin.run_id(), fin.attempt(), fin.lease_id())) {
+    } else if (!current) {
       ack.mutable_ack()->set_error("stale lease: result rejected");
       out.emplace_back(link, ack);
     } else if (fin.outcome() == v1::RUN_OUTCOME_FENCED) {
@@ -126,6 +137,12 @@ void Controller::CommitReports(std::vector<PendingReport>& batch) {
   {
     absl::MutexLock lock(&mu_);
     bool changed = false;
+    // Experiments that had a run finish in this batch: their state is brought up to date
+    // once for the batch, and one placement pass fills the freed devices — not one of
+    // each per result (a state read counts the experiment's runs: per result, an
+    // experiment whose runs end together cost O(runs²) under the lock).
+    absl::btree_set<uint64_t> finished_experiments;
+    bool any_finished = false;
     for (size_t i = 0; i < reports.size(); ++i) {
       const AgentReport& r = reports[i];
       const PendingReport& p = batch[i];
@@ -138,6 +155,8 @@ void Controller::CommitReports(std::vector<PendingReport>& batch) {
       if (r.kind == AgentReport::Kind::kFinish && s.ok()) {
         if (current) {
           FinishStored(r, p.run, link, out);
+          if (p.run.ok()) finished_experiments.insert(p.run->experiment_id());
+          any_finished = true;
         } else {
           // Final already (canceled or failed meanwhile: the store kept that outcome).
           ack.mutable_ack()->set_finished(true);
@@ -181,7 +200,9 @@ void Controller::CommitReports(std::vector<PendingReport>& batch) {
       out.emplace_back(link, ack);
       changed = true;
     }
-    if (changed) Changed();
+    for (uint64_t id : finished_experiments) SyncExperimentState(id);
+    if (any_finished) PlaceQueuedRuns(out);
+    if (changed || any_finished) Changed();
   }
   Flush(out);
 }
@@ -235,9 +256,6 @@ void Controller::FinishStored(const AgentReport& report, const absl::StatusOr<v1
   }
   if (observer_ != nullptr && run.ok()) observer_->OnRunFinished(*run);
   out.emplace_back(link, ack);
-  if (run.ok()) SyncExperimentState(run->experiment_id());
-  PlaceQueuedRuns(out);
-  Changed();
 }
 
 }  // namespace blkbench
