@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   }
   std::remove(text_out.c_str());
   const double plain = Median(iops[0]), trace = Median(iops[1]), text = Median(iops[2]);
-  const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0; };
+  const auto ratio = [](double x, double y) { return y > 0 ? x / y : 0; };
   printf(
       "median IOPS: plain %.0f, trace %.0f, text %.0f; trace/plain %.3f, text/plain %.3f, "
       "text/trace %.3f\n",
