@@ -96,8 +96,14 @@ int main(int argc, char** argv) {
       }
       const auto& in = f.result().internals();
       const auto lost = in.find("trace_lost_events");
-      printf("%s %d %.0f%s\n", kMode[mode], round, f.result().iops(),
-             lost != in.end() && lost->second > 0 ? " (trace lost events)" : "");
+      const auto issued = in.find("trace_issued");
+      if (lost != in.end() && lost->second > 0) {
+        printf("%s %d %.0f (trace lost %.0f events; %.0f issues seen of %.0f I/Os)\n", kMode[mode],
+               round, f.result().iops(), lost->second, issued != in.end() ? issued->second : 0.0,
+               static_cast<double>(f.result().io().read_ios() + f.result().io().write_ios()));
+      } else {
+        printf("%s %d %.0f\n", kMode[mode], round, f.result().iops());
+      }
       iops[mode].push_back(f.result().iops());
     }
   }
