@@ -185,13 +185,19 @@ TEST_F(RunCmdTest, TraceWritesEachRunsBlockEventsAsBlkparseText) {
   std::map<uint64_t, uint64_t> d_by_run;
   uint64_t run = 0, lines = 0, queued = 0;
   std::set<std::pair<uint64_t, bool>> issued;  // (sector, write) issued, not completed
+  bool lost = false;  // the ring overran in this run: a C's D may be among the lost
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("# run ", 0) == 0) {
       run = std::stoull(line.substr(6));
       issued.clear();
+      lost = false;
       continue;
     }
-    ASSERT_NE(line.front(), '#') << line;  // no events lost or cut in a 500 ms run
+    if (line.rfind("# lost ", 0) == 0) {
+      lost = true;
+      continue;
+    }
+    ASSERT_NE(line.front(), '#') << line;  // nothing cut at 2^24 lines in a 500 ms run
     std::smatch m;
     ASSERT_TRUE(std::regex_match(line, m, line_re)) << line;
     ++lines;
@@ -209,7 +215,9 @@ TEST_F(RunCmdTest, TraceWritesEachRunsBlockEventsAsBlkparseText) {
       issued.insert({sector, write});
     }
     if (action == 'C') {
-      EXPECT_EQ(issued.erase({sector, write}), 1u) << "C without a D before it: " << line;
+      if (issued.erase({sector, write}) == 0) {
+        EXPECT_TRUE(lost) << "C without a D: " << line;
+      }
       EXPECT_EQ(m[13], "0") << line;  // the error
     }
   }
