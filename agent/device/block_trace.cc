@@ -5,12 +5,12 @@
 #include <poll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -116,11 +116,11 @@ bool ParseBlockEvent(absl::string_view line, BlockEvent* out) {
   if (const size_t open = line.rfind('[', ts_start); open != absl::string_view::npos) {
     const size_t close = line.find(']', open);
     if (close != absl::string_view::npos && close < ts_start) {
-      absl::SimpleAtoi(line.substr(open + 1, close - open - 1), &e.cpu);
+      if (!absl::SimpleAtoi(line.substr(open + 1, close - open - 1), &e.cpu)) e.cpu = 0;
     }
     absl::string_view task = absl::StripTrailingAsciiWhitespace(line.substr(0, open));
     if (const size_t dash = task.rfind('-'); dash != absl::string_view::npos) {
-      absl::SimpleAtoi(task.substr(dash + 1), &e.pid);
+      if (!absl::SimpleAtoi(task.substr(dash + 1), &e.pid)) e.pid = 0;
     }
   }
   if (const size_t open = line.rfind('['), close = line.rfind(']');

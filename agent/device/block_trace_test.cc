@@ -59,13 +59,18 @@ TEST(BlockTraceTest, ParsesTheKernelsLines) {
 TEST(BlockTraceTest, TextTraceWritesBlkparseLines) {
   std::ostringstream out;
   BlockTraceText text(out, 31509'000'000'000, 3);
-  for (const char* line : {
-           "  ksoftirqd/0-14 [000] ..s.. 31509.900000: block_rq_merge: 7,0 WS 4096 () 0 + 8 [x]",
-           "   my-job-name-12338 [002] ..... 31509.948078: block_rq_issue: 7,0 WS 4096 () 0 + "
-           "8 be,0,4 [dd]",
-           "  <idle>-0 [002] ..s.. 31509.956603: block_rq_complete: 7,0 WS () 0 + 8 be,0,4 [0]",
-           "  dd-12338 [001] ..... 31510.000000: block_split: 7,0 W 2048 / 2304 [dd]",
-           "  dd-12338 [002] ..... 31510.000001: block_bio_queue: 7,0 W 16 + 8 [dd]",
+  // A task name with dashes: the pid is after the last one.
+  const std::string issue =
+      "   my-job-name-12338 [002] ..... 31509.948078: block_rq_issue: 7,0 WS 4096 () 0 + "
+      "8 be,0,4 [dd]";
+  for (const std::string& line : {
+           std::string("  ksoftirqd/0-14 [000] ..s.. 31509.900000: block_rq_merge: 7,0 WS 4096 () "
+                       "0 + 8 [x]"),
+           issue,
+           std::string("  <idle>-0 [002] ..s.. 31509.956603: block_rq_complete: 7,0 WS () 0 + 8 "
+                       "be,0,4 [0]"),
+           std::string("  dd-12338 [001] ..... 31510.000000: block_split: 7,0 W 2048 / 2304 [dd]"),
+           std::string("  dd-12338 [002] ..... 31510.000001: block_bio_queue: 7,0 W 16 + 8 [dd]"),
        }) {
     BlockEvent e;
     ASSERT_TRUE(ParseBlockEvent(line, &e)) << line;
