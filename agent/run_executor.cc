@@ -77,7 +77,8 @@ DeviceOffer RunExecutor::OfferDevices() {
 }
 
 v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
-                                     const std::function<void(const v1::Sample&)>& on_sample) {
+                                     const std::function<void(const v1::Sample&)>& on_sample,
+                                     std::ostream* trace) {
   // Defense in depth first: the cell must be one the matrix parser could have produced,
   // whoever the controller is. Nothing is touched otherwise.
   if (absl::Status bounds = workloads::CheckCellBounds(a.cell()); !bounds.ok()) {
@@ -135,6 +136,7 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
       std::chrono::milliseconds(a.sample_interval_ms() ? a.sample_interval_ms() : 1000);
   run.on_sample = on_sample;
   run.cancel = &cancel;
+  run.trace = trace;
   absl::StatusOr<v1::RunResult> result = RunCell(run, *device, *runner);
   if (!result.ok()) {
     return Failed(

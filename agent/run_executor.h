@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,8 +59,12 @@ class RunExecutor {
   // PrepareExclusiveWrite's checks and O_EXCL hold, then, under the hold, the device's
   // identity must be the one recorded by OfferDevices (a device never offered, or one that
   // is now a different disk or backing file, is refused with the reason).
+  //
+  // `trace`, if set, gets a traced cell's (trace: 1) block events as blkparse text
+  // (BlockTraceOptions::text), written until Execute returns.
   v1::RunFinished Execute(const v1::RunAssignment& assignment, const std::atomic<bool>& cancel,
-                          const std::function<void(const v1::Sample&)>& on_sample);
+                          const std::function<void(const v1::Sample&)>& on_sample,
+                          std::ostream* trace = nullptr);
 
   // The assignment's device may also be kNullBlkDevicePath (with a `null_blk:` config):
   // the run then gets its own null_blk device (NullBlkDevicePreparation), removed after it.

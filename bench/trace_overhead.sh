@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The cost of `trace: 1`: blkbench-trace-bench (bench/trace_overhead.cc) on a loop device
-# over a file in /dev/shm, randread 4k through the agent's executor with and without the
-# block trace, ABBA rounds. Needs root.
+# The cost of `trace: 1` and of `blkbench run --trace`: blkbench-trace-bench
+# (bench/trace_overhead.cc) on a loop device over a file in /dev/shm, randread 4k through
+# the agent's executor plain, with the block trace, and with the trace and its blkparse
+# text written to a file; ABC-CBA rounds. Needs root.
 #
 # usage: bench/trace_overhead.sh [BUILD_DIR] [extra blkbench-trace-bench flags...]
 # env:   SIZE_MB=1024

@@ -141,7 +141,24 @@ void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) 
 }  // namespace
 
 int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err) {
-  const workloads::Matrix& m = *options.matrix;
+  std::shared_ptr<const workloads::Matrix> matrix = options.matrix;
+  if (!options.trace_path.empty()) {
+    // --trace is a request to trace: every cell traced (trace: 1), as stored with its
+    // results, so that a cell's numbers always say whether tracing was on while they ran.
+    auto traced = std::make_shared<workloads::Matrix>(*options.matrix);
+    int turned_on = 0;
+    for (v1::CellSpec& cell : traced->cells) {
+      if (cell.trace() > 0) continue;
+      cell.set_trace(1);
+      ++turned_on;
+    }
+    if (turned_on > 0 && !options.quiet) {
+      err << "blkbench run: --trace: block tracing " << turned_on << " cell"
+          << (turned_on == 1 ? "" : "s") << " without trace: 1 as well (stored as trace: 1)\n";
+    }
+    matrix = std::move(traced);
+  }
+  const workloads::Matrix& m = *matrix;
   if (options.devices.empty()) {
     err << "blkbench run: give the devices to run on with --device PATH (one per device)\n";
     return 2;
@@ -266,7 +283,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     a.set_repeat(r.run.repeat());
     a.set_device_path(r.run.device_path());
     a.set_sample_interval_ms(1000);
-    v1::RunFinished f = executor.Execute(a, cancel, r.on_sample);
+    v1::RunFinished f = executor.Execute(a, cancel, r.on_sample, r.trace);
     switch (f.outcome()) {
       case v1::RUN_OUTCOME_SUCCEEDED:
         return std::move(*f.mutable_result());
@@ -280,11 +297,11 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   return RunLocalExperiment({.command = "run",
                              .path = options.path,
                              .db_path = options.db_path,
-                             .trace_path = "",  // the executor records no D/C text (trace: 1 does)
+                             .trace_path = options.trace_path,
                              .format = options.format,
                              .report_path = options.report_path,
                              .quiet = options.quiet,
-                             .matrix = options.matrix,
+                             .matrix = matrix,
                              .matrix_text = options.matrix_text,
                              .cancel = &cancel},
                             runner, out, err);

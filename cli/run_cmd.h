@@ -27,6 +27,10 @@ struct RunOptions {
   std::string state_dir = kDefaultRunStateDir;
   std::string format = "table";
   std::string report_path;
+  // Non-empty: every run's block events as blkparse text (common/blktrace.h), "# run ..."
+  // before each run's; implies trace: 1 for every cell (stored so), as asking for a trace
+  // on a real device means tracing it.
+  std::string trace_path;
   bool quiet = false;
   std::shared_ptr<const workloads::Matrix> matrix;  // parsed by the CLI's check
   std::string matrix_text;

@@ -1,18 +1,23 @@
 // `blkbench run` on real loop devices, end to end through RunCli (and, for Ctrl-C, the
 // blkbench binary): a matrix runs and `results --db` reads it; a mounted device, a cell
 // no given device matches and a device not given are refused with nothing written; the
-// queue settings are restored after the run and after SIGINT.
+// queue settings are restored after the run and after SIGINT; --trace writes blkparse text.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -138,6 +143,92 @@ TEST_F(RunCmdTest, AMatrixRunsOnALoopDeviceAndResultsReadItWithDb) {
   EXPECT_THAT(out, HasSubstr("iostat aqu-sz"));
   EXPECT_EQ(Cli({"results", "1", "--db", dir_.File("missing.db")}, &out, &err), 1);
   EXPECT_THAT(err, HasSubstr("no store at"));
+}
+
+// --trace on a matrix without trace: 1: every run traced (said on stderr, stored so), and
+// its block events written as blkparse lines: each line parses, the device is the loop
+// device, a run's D lines (with data) are its summary's trace_issued, every C follows a
+// D of the same request, and every sector lies on the device.
+TEST_F(RunCmdTest, TraceWritesEachRunsBlockEventsAsBlkparseText) {
+  struct stat st;
+  ASSERT_EQ(stat(loop_->path().c_str(), &st), 0);
+  const std::string trace = dir_.File("trace.txt");
+  std::vector<std::string> args = RunArgs(Matrix("randwrite", "500ms"));
+  args.insert(args.end(), {"--trace", trace});
+  std::string out, err;
+  ASSERT_EQ(Cli(args, &out, &err), 0) << err;
+  EXPECT_THAT(err, HasSubstr("--trace: block tracing 2 cells without trace: 1"));
+
+  // The runs' summaries, by run id.
+  ASSERT_EQ(Cli({"results", "1", "--db", db_, "--format", "csv"}, &out, &err), 0) << err;
+  std::vector<std::string> rows = absl::StrSplit(out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(rows.size(), 3u) << out;
+  const std::vector<std::string> header = absl::StrSplit(rows[0], ',');
+  const auto column = [&](const std::string& name) {
+    return std::find(header.begin(), header.end(), name) - header.begin();
+  };
+  const size_t run_col = column("run"), issued_col = column("internals.trace_issued");
+  ASSERT_LT(issued_col, header.size()) << rows[0];
+  std::map<uint64_t, uint64_t> issued_by_run;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const std::vector<std::string> f = absl::StrSplit(rows[r], ',');
+    ASSERT_EQ(f.size(), header.size()) << rows[r];
+    issued_by_run[std::stoull(f[run_col])] = std::stoull(f[issued_col]);
+  }
+
+  const uint64_t device_sectors = kDeviceMiB << 11;
+  const std::regex line_re(
+      R"(^ *(\d+),(\d+) +(\d+) +(\d+) +(\d+)\.(\d{9}) +(\d+) +([QGIDCMFXR]) +([A-Z]+) (\d+) )"
+      R"((\+|/) (\d+) \[([^\]]*)\]$)");
+  std::ifstream in(trace);
+  ASSERT_TRUE(in) << trace;
+  std::map<uint64_t, uint64_t> d_by_run;
+  uint64_t run = 0, lines = 0, queued = 0;
+  std::set<std::pair<uint64_t, bool>> issued;  // (sector, write) issued, not completed
+  bool lost = false;  // the ring overran in this run: a C's D may be among the lost
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# run ", 0) == 0) {
+      run = std::stoull(line.substr(6));
+      issued.clear();
+      lost = false;
+      continue;
+    }
+    if (line.rfind("# lost ", 0) == 0) {
+      lost = true;
+      continue;
+    }
+    ASSERT_NE(line.front(), '#') << line;  // nothing cut at 2^24 lines in a 500 ms run
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, line_re)) << line;
+    ++lines;
+    EXPECT_EQ(std::stoul(m[1]), major(st.st_rdev)) << line;
+    EXPECT_EQ(std::stoul(m[2]), minor(st.st_rdev)) << line;
+    const char action = m[8].str()[0];
+    const bool write = m[9].str().find('W') != std::string::npos;
+    const uint64_t sector = std::stoull(m[10]);
+    const uint64_t sectors = m[11] == "+" ? std::stoull(m[12]) : 0;
+    if (sectors == 0) continue;  // a flush without data
+    EXPECT_LE(sector + sectors, device_sectors) << line;
+    if (action == 'Q') ++queued;
+    if (action == 'D') {
+      ++d_by_run[run];
+      issued.insert({sector, write});
+    }
+    if (action == 'C') {
+      if (issued.erase({sector, write}) == 0) {
+        EXPECT_TRUE(lost) << "C without a D: " << line;
+      }
+      EXPECT_EQ(m[13], "0") << line;  // the error
+    }
+  }
+  EXPECT_GT(lines, 0u);
+  EXPECT_GE(queued, d_by_run[1] + d_by_run[2]);  // Q and G are on with the text
+  ASSERT_EQ(d_by_run.size(), 2u);
+  for (const auto& [id, d] : d_by_run) {
+    EXPECT_GT(d, 0u) << "run " << id;
+    EXPECT_EQ(d, issued_by_run[id]) << "run " << id;
+  }
+  EXPECT_THAT(JournalEntries(state_), ::testing::IsEmpty());
 }
 
 TEST_F(RunCmdTest, AMountedDeviceIsRefusedAndNothingIsWritten) {

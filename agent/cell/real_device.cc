@@ -117,6 +117,7 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
     topt.instance = absl::StrCat("blkbench-", run.name);
     topt.major = devno->first;
     topt.minor = devno->second;
+    topt.text = run.trace;  // blkbench run --trace: the blkparse text as well
     absl::StatusOr<std::unique_ptr<BlockTrace>> trace =
         BlockTrace::Start(topt, journal_.settings_journal());
     if (!trace.ok()) return undo(trace.status());

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -18,6 +19,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "agent/device/sysfs.h"
+#include "common/blktrace.h"
 
 namespace blkbench {
 namespace {
@@ -27,6 +29,17 @@ namespace {
 constexpr const char* kEvents[] = {"block_rq_insert", "block_rq_issue",      "block_rq_complete",
                                    "block_rq_merge",  "block_bio_backmerge", "block_bio_frontmerge",
                                    "block_split",     "block_rq_requeue"};
+// The ring per CPU with the text trace on: five events per I/O instead of three, and the
+// reader formats each one, so it falls behind sooner (docs/performance.md "Block trace cost").
+constexpr uint32_t kTextBufferKb = 16384;
+// Only for the text trace: one each per bio, and the summary does not read them.
+constexpr const char* kTextEvents[] = {"block_bio_queue", "block_getrq"};
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);  // trace_clock "mono" is the same clock
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 bool IsWrite(absl::string_view rwbs) { return absl::StrContains(rwbs, "W"); }
 
@@ -99,6 +112,22 @@ bool ParseBlockEvent(absl::string_view line, BlockEvent* out) {
   if (name_end == absl::string_view::npos) return false;
   BlockEvent e;
   e.ts_ns = sec * 1'000'000'000 + frac * scale;
+  // "<comm>-<pid> [<cpu>] <flags> <ts>": the flags hold no '[', the comm may hold '-'.
+  if (const size_t open = line.rfind('[', ts_start); open != absl::string_view::npos) {
+    const size_t close = line.find(']', open);
+    if (close != absl::string_view::npos && close < ts_start) {
+      if (!absl::SimpleAtoi(line.substr(open + 1, close - open - 1), &e.cpu)) e.cpu = 0;
+    }
+    absl::string_view task = absl::StripTrailingAsciiWhitespace(line.substr(0, open));
+    if (const size_t dash = task.rfind('-'); dash != absl::string_view::npos) {
+      if (!absl::SimpleAtoi(task.substr(dash + 1), &e.pid)) e.pid = 0;
+    }
+  }
+  if (const size_t open = line.rfind('['), close = line.rfind(']');
+      open != absl::string_view::npos && close != absl::string_view::npos && open > name_end &&
+      close > open) {
+    e.tail = std::string(line.substr(open + 1, close - open - 1));
+  }
   e.event = std::string(line.substr(at + 2, name_end - at - 2));
   std::vector<absl::string_view> t =
       absl::StrSplit(line.substr(name_end + 1), ' ', absl::SkipEmpty());
@@ -111,7 +140,7 @@ bool ParseBlockEvent(absl::string_view line, BlockEvent* out) {
   e.rwbs = std::string(t[1]);
   // block_split: "8,0 R 2048 / 2304 [fio]" (the bio's sector, then where the cut is).
   if (t[3] == "/") {
-    if (!absl::SimpleAtoi(t[2], &e.sector)) return false;
+    if (!absl::SimpleAtoi(t[2], &e.sector) || !absl::SimpleAtoi(t[4], &e.split_at)) return false;
     *out = std::move(e);
     return true;
   }
@@ -215,6 +244,33 @@ void BlockTraceAccumulator::Add(const BlockEvent& e) {
   }
 }
 
+void BlockTraceText::Add(const BlockEvent& e) {
+  const char action = BlktraceAction(e.event);
+  if (action == 0) return;
+  if (left_ == 0) {
+    ++dropped_;
+    return;
+  }
+  --left_;
+  ++written_;
+  BlktraceEvent b;
+  b.major = static_cast<int>(e.major);
+  b.minor = static_cast<int>(e.minor);
+  b.cpu = e.cpu;
+  b.seq = ++seq_[e.cpu];
+  b.time_ns = e.ts_ns > start_ns_ ? e.ts_ns - start_ns_ : 0;
+  b.pid = e.pid;
+  b.action = action;
+  b.rwbs = e.rwbs;
+  b.sector = e.sector;
+  b.sectors = e.nr_sectors;
+  b.split_at = e.split_at;
+  b.tail = e.tail;
+  out_ << BlktraceLine(b) << '\n';
+}
+
+void BlockTraceText::AddLost(uint64_t n) { out_ << "# lost " << n << " events\n"; }
+
 BlockTrace::BlockTrace(BlockTraceOptions options, SettingsJournal& journal, std::string dir)
     : options_(std::move(options)), journal_(journal), dir_(std::move(dir)) {}
 
@@ -258,10 +314,15 @@ absl::StatusOr<std::unique_ptr<BlockTrace>> BlockTrace::Start(const BlockTraceOp
   for (const auto& [file, value] : std::vector<std::pair<std::string, std::string>>{
            {"tracing_on", "0"},
            {"trace_clock", "mono"},
-           {"buffer_size_kb", absl::StrCat(options.buffer_kb)}}) {
+           {"buffer_size_kb",
+            absl::StrCat(options.text != nullptr ? std::max(options.buffer_kb, kTextBufferKb)
+                                                 : options.buffer_kb)}}) {
     if (absl::Status s = Write(absl::StrCat(dir, "/", file), value); !s.ok()) return fail(s);
   }
-  for (const char* event : kEvents) {
+  std::vector<const char*> events(std::begin(kEvents), std::end(kEvents));
+  if (options.text != nullptr)
+    events.insert(events.end(), std::begin(kTextEvents), std::end(kTextEvents));
+  for (const char* event : events) {
     const std::string base = absl::StrCat(dir, "/events/block/", event);
     if (stat(base.c_str(), &st) != 0) continue;  // an older kernel without this event
     if (absl::Status s = Write(base + "/filter", filter); !s.ok()) return fail(s);
@@ -270,6 +331,10 @@ absl::StatusOr<std::unique_ptr<BlockTrace>> BlockTrace::Start(const BlockTraceOp
   t->pipe_fd_ = open(absl::StrCat(dir, "/trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (t->pipe_fd_ < 0) {
     return fail(absl::ErrnoToStatus(errno, absl::StrCat("block trace: open ", dir, "/trace_pipe")));
+  }
+  if (options.text != nullptr) {
+    t->text_ =
+        std::make_unique<BlockTraceText>(*options.text, MonotonicNs(), options.text_max_events);
   }
   if (absl::Status s = Write(dir + "/tracing_on", "1"); !s.ok()) return fail(s);
   t->reader_ = std::thread([p = t.get()] { p->ReadLoop(); });
@@ -291,10 +356,14 @@ void BlockTrace::ReadLoop() {
         BlockEvent e;
         if (ParseBlockEvent(line, &e)) {
           acc_.Add(e);
+          if (text_ != nullptr) text_->Add(e);
         } else if (size_t lost = line.find("[LOST "); lost != absl::string_view::npos) {
           uint64_t count = 0;
           absl::string_view rest = line.substr(lost + 6);
-          if (absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &count)) acc_.AddLost(count);
+          if (absl::SimpleAtoi(rest.substr(0, rest.find(' ')), &count)) {
+            acc_.AddLost(count);
+            if (text_ != nullptr) text_->AddLost(count);
+          }
         }
       }
       pending.erase(0, start);
@@ -320,6 +389,10 @@ absl::StatusOr<BlockTraceSummary> BlockTrace::Stop() {
   if (reader_.joinable()) reader_.join();
   if (pipe_fd_ >= 0) close(pipe_fd_);
   pipe_fd_ = -1;
+  if (text_ != nullptr && text_->dropped() > 0) {
+    *options_.text << "# " << text_->dropped() << " more events not written (the first "
+                   << options_.text_max_events << " are)\n";
+  }
   if (absl::Status s = journal_.Restore(BlockTraceJournalEntry(options_.instance)); !s.ok()) {
     errors.emplace_back(s.message());
   }

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +41,10 @@ struct BlockEvent {
   std::string rwbs;  // "WS", "R", "FWS", ...
   uint64_t sector = 0;
   uint32_t nr_sectors = 0;
+  uint64_t split_at = 0;  // block_split: the sector where the bio was cut
+  int cpu = 0;            // "[000]"
+  int pid = 0;            // the task the event fired in ("dd-123"; 0 for <idle>)
+  std::string tail;       // the last bracket: the process name, the error for a complete
 };
 
 // Parses one line of `trace`/`trace_pipe` for the block events; false for anything else
@@ -103,11 +108,42 @@ class BlockTraceAccumulator {
   std::map<std::pair<uint64_t, bool>, uint64_t> inserted_at_, issued_at_;  // → ts_ns
 };
 
+// The blkparse-format text of a run's events (common/blktrace.h, the same lines as
+// `blkbench sim --trace`), streamed to `out` as they are read: Q/G/I/D/C, M/F (bio back
+// and front merges), X (splits) and R (requeues); times from `start_ns` (trace_clock mono,
+// the trace's start), sequence numbers per CPU. The first `max_events` lines are written,
+// the rest counted; a ring overrun is a "# lost N events" comment where it happened.
+class BlockTraceText {
+ public:
+  BlockTraceText(std::ostream& out, uint64_t start_ns, uint64_t max_events)
+      : out_(out), start_ns_(start_ns), left_(max_events) {}
+  void Add(const BlockEvent& e);
+  void AddLost(uint64_t n);
+  uint64_t written() const { return written_; }
+  uint64_t dropped() const { return dropped_; }  // beyond max_events
+
+ private:
+  std::ostream& out_;
+  const uint64_t start_ns_;
+  uint64_t left_;
+  uint64_t written_ = 0, dropped_ = 0;
+  std::map<int, uint64_t> seq_;  // per CPU
+};
+
+// Lines a run's text trace holds at most: 2^24 (about 1.4 GB of text; at 100k IOPS with
+// the five Q/G/I/D/C lines per I/O, 33 s of a run).
+constexpr uint64_t kBlockTraceTextMaxEvents = uint64_t{1} << 24;
+
 struct BlockTraceOptions {
   std::string tracefs = "/sys/kernel/tracing";
   std::string instance;  // instance name, e.g. "blkbench-run-42"
   uint32_t major = 0, minor = 0;
   uint32_t buffer_kb = 4096;  // per CPU
+  // Non-null: the blkparse text too (BlockTraceText), which also turns on block_bio_queue
+  // and block_getrq (Q and G: two more events per I/O, not needed by the summary). Written
+  // from the reader's thread until Stop returns; a "# ..." comment line says what was cut.
+  std::ostream* text = nullptr;
+  uint64_t text_max_events = kBlockTraceTextMaxEvents;
 };
 
 class BlockTrace {
@@ -136,6 +172,7 @@ class BlockTrace {
   std::thread reader_;
   absl::Mutex mu_;
   BlockTraceAccumulator acc_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<BlockTraceText> text_;  // used by the reader thread only, then by Stop
   bool stopped_ = false;
 };
 

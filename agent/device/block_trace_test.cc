@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "agent/device/testutil.h"
 #include "common/testing/command.h"
@@ -51,6 +52,38 @@ TEST(BlockTraceTest, ParsesTheKernelsLines) {
   EXPECT_EQ(e.major, 259u);
   EXPECT_FALSE(ParseBlockEvent("# tracer: nop", &e));
   EXPECT_FALSE(ParseBlockEvent("CPU:1 [LOST 12 EVENTS]", &e));
+}
+
+// The kernel's lines become blkparse's: task pid, CPU, per-CPU sequence, time since the
+// trace's start, the action letter, and the process name (or the error, for C).
+TEST(BlockTraceTest, TextTraceWritesBlkparseLines) {
+  std::ostringstream out;
+  BlockTraceText text(out, 31509'000'000'000, 3);
+  // A task name with dashes: the pid is after the last one.
+  const std::string issue =
+      "   my-job-name-12338 [002] ..... 31509.948078: block_rq_issue: 7,0 WS 4096 () 0 + "
+      "8 be,0,4 [dd]";
+  for (const std::string& line : {
+           std::string("  ksoftirqd/0-14 [000] ..s.. 31509.900000: block_rq_merge: 7,0 WS 4096 () "
+                       "0 + 8 [x]"),
+           issue,
+           std::string("  <idle>-0 [002] ..s.. 31509.956603: block_rq_complete: 7,0 WS () 0 + 8 "
+                       "be,0,4 [0]"),
+           std::string("  dd-12338 [001] ..... 31510.000000: block_split: 7,0 W 2048 / 2304 [dd]"),
+           std::string("  dd-12338 [002] ..... 31510.000001: block_bio_queue: 7,0 W 16 + 8 [dd]"),
+       }) {
+    BlockEvent e;
+    ASSERT_TRUE(ParseBlockEvent(line, &e)) << line;
+    text.Add(e);
+  }
+  text.AddLost(5);
+  EXPECT_EQ(text.written(), 3u);  // the merge has no letter; the queue is over the cap
+  EXPECT_EQ(text.dropped(), 1u);
+  EXPECT_EQ(out.str(),
+            "  7,0    2        1     0.948078000 12338  D  WS 0 + 8 [dd]\n"
+            "  7,0    2        2     0.956603000     0  C  WS 0 + 8 [0]\n"
+            "  7,0    1        1     1.000000000 12338  X   W 2048 / 2304 [dd]\n"
+            "# lost 5 events\n");
 }
 
 // Two runs of two adjacent requests (sectors 0, 8, then 100, 108): two of the four

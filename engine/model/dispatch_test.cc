@@ -3,7 +3,7 @@
 #include <sstream>
 #include <string>
 
-#include "engine/model/blktrace.h"
+#include "common/blktrace.h"
 #include "engine/model/config.h"
 #include "engine/model/engine.h"
 #include "engine/model/engine_runner.h"
@@ -120,19 +120,6 @@ TEST(PlugMergeTest, SplitFrontsDoNotMerge) {
   ASSERT_GT(Ios(r), 10u);
   EXPECT_EQ(In(r, "merges.plug"), 0);
   EXPECT_NEAR(In(r, "dispatch.requests"), 2 * static_cast<double>(Ios(r)), 16);
-}
-
-TEST(BlktraceTest, LineFormat) {
-  BlktraceEvent e;
-  e.cpu = 3;
-  e.seq = 12;
-  e.time_ns = 123'456;
-  e.pid = 1234;
-  e.rwbs = "R";
-  e.sector = 2048;
-  e.sectors = 8;
-  e.tail = "fio";
-  EXPECT_EQ(BlktraceLine(e), "  8,0    3       12     0.000123456  1234  D   R 2048 + 8 [fio]");
 }
 
 // A finished run traced from the start: every line parses, and D and C balance.

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/model/blktrace.h"
+#include "common/blktrace.h"
 
 namespace blkbench::engine {
 namespace {
