@@ -40,7 +40,7 @@ class CompletionQueue {
     uint32_t hw_queue;
     bool operator>(const Entry& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap_;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
   uint64_t next_seq_ = 0;
 };
 
