@@ -8,8 +8,6 @@
 namespace blkbench {
 
 std::string BlktraceLine(const BlktraceEvent& e) {
-  const std::string rwbs(e.rwbs);
-  const std::string tail(e.tail);
   char range[64];
   if (e.action == 'X') {
     std::snprintf(range, sizeof(range), "%" PRIu64 " / %" PRIu64, e.sector, e.split_at);
@@ -17,10 +15,12 @@ std::string BlktraceLine(const BlktraceEvent& e) {
     std::snprintf(range, sizeof(range), "%" PRIu64 " + %u", e.sector, e.sectors);
   }
   char buf[256];
-  const int n = std::snprintf(
-      buf, sizeof(buf), "%3d,%-3d %2d %8" PRIu64 " %5" PRIu64 ".%09" PRIu64 " %5d %2c %3s %s [%s]",
-      e.major, e.minor, e.cpu, e.seq, e.time_ns / 1'000'000'000, e.time_ns % 1'000'000'000, e.pid,
-      e.action, rwbs.c_str(), range, tail.c_str());
+  const int n =
+      std::snprintf(buf, sizeof(buf),
+                    "%3d,%-3d %2d %8" PRIu64 " %5" PRIu64 ".%09" PRIu64 " %5d %2c %3.*s %s [%.*s]",
+                    e.major, e.minor, e.cpu, e.seq, e.time_ns / 1'000'000'000,
+                    e.time_ns % 1'000'000'000, e.pid, e.action, static_cast<int>(e.rwbs.size()),
+                    e.rwbs.data(), range, static_cast<int>(e.tail.size()), e.tail.data());
   return std::string(buf, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof(buf) - 1) : 0);
 }
 

@@ -247,11 +247,10 @@ void BlockTraceAccumulator::Add(const BlockEvent& e) {
 void BlockTraceText::Add(const BlockEvent& e) {
   const char action = BlktraceAction(e.event);
   if (action == 0) return;
-  if (left_ == 0) {
+  if (written_ == max_events_) {
     ++dropped_;
     return;
   }
-  --left_;
   ++written_;
   BlktraceEvent b;
   b.major = static_cast<int>(e.major);

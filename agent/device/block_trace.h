@@ -116,7 +116,7 @@ class BlockTraceAccumulator {
 class BlockTraceText {
  public:
   BlockTraceText(std::ostream& out, uint64_t start_ns, uint64_t max_events)
-      : out_(out), start_ns_(start_ns), left_(max_events) {}
+      : out_(out), start_ns_(start_ns), max_events_(max_events) {}
   void Add(const BlockEvent& e);
   void AddLost(uint64_t n);
   uint64_t written() const { return written_; }
@@ -125,7 +125,7 @@ class BlockTraceText {
  private:
   std::ostream& out_;
   const uint64_t start_ns_;
-  uint64_t left_;
+  const uint64_t max_events_;
   uint64_t written_ = 0, dropped_ = 0;
   std::map<int, uint64_t> seq_;  // per CPU
 };
