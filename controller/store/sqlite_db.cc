@@ -37,19 +37,28 @@ absl::Status ErrorStatus(sqlite3* db, int rc, absl::string_view op) {
   }
 }
 
-Statement::Statement(sqlite3* db, sqlite3_stmt* stmt, std::string op)
-    : db_(db), stmt_(stmt), op_(std::move(op)) {}
+Statement::Statement(sqlite3* db, sqlite3_stmt* stmt, std::string op, bool* in_use)
+    : db_(db), stmt_(stmt), op_(std::move(op)), in_use_(in_use) {}
 
 Statement::Statement(Statement&& other) noexcept
     : db_(other.db_),
       stmt_(std::exchange(other.stmt_, nullptr)),
       op_(std::move(other.op_)),
+      in_use_(std::exchange(other.in_use_, nullptr)),
       next_param_(other.next_param_),
       bind_status_(std::move(other.bind_status_)) {}
 
 Statement::~Statement() {
-  // sqlite3_finalize repeats the last step's error code; that error was already reported.
-  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+  if (stmt_ == nullptr) return;
+  if (in_use_ != nullptr) {
+    // Back to the cache: reset releases what the statement holds (a read cursor, a lock),
+    // like finalize; both repeat the last step's error code, which was already reported.
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    *in_use_ = false;
+    return;
+  }
+  sqlite3_finalize(stmt_);
 }
 
 void Statement::CheckBind(int rc) {
@@ -148,17 +157,26 @@ absl::StatusOr<std::unique_ptr<Db>> Db::Open(const std::string& path) {
 }
 
 Db::~Db() {
-  // Statements are finalized by their owners first; close_v2 defers if any remain.
+  // Uncached statements are finalized by their owners first; close_v2 defers if any remain.
+  for (auto& [sql, cached] : cache_) sqlite3_finalize(cached.stmt);
   sqlite3_close_v2(db_);
 }
 
 absl::StatusOr<Statement> Db::Prepare(absl::string_view op, absl::string_view sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end() && !it->second.in_use) {
+    it->second.in_use = true;
+    return Statement(db_, it->second.stmt, std::string(op), &it->second.in_use);
+  }
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr);
   if (rc != SQLITE_OK) {
     return ErrorStatus(db_, rc, absl::StrCat(op, " (prepare)"));
   }
-  return Statement(db_, stmt, std::string(op));
+  if (it != cache_.end()) return Statement(db_, stmt, std::string(op));  // nested use
+  Cached& entry = cache_[sql];
+  entry = Cached{.stmt = stmt, .in_use = true};
+  return Statement(db_, stmt, std::string(op), &entry.in_use);
 }
 
 absl::Status Db::Exec(absl::string_view op, const std::string& sql) {
@@ -180,8 +198,8 @@ absl::StatusOr<int64_t> Db::QueryInt(absl::string_view op, absl::string_view sql
 
 absl::StatusOr<Transaction> Transaction::Begin(Db& db, Mode mode) {
   const bool write = mode == Mode::kWrite;
-  absl::Status status = db.Exec(write ? "begin write transaction" : "begin read transaction",
-                                write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+  absl::Status status = db.Execute(write ? "begin write transaction" : "begin read transaction",
+                                   write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
   if (!status.ok()) return status;
   return Transaction(&db);
 }
@@ -203,7 +221,7 @@ absl::Status Transaction::Commit() {
     // SQLite already rolled the transaction back after an error a caller ignored.
     return absl::InternalError("commit: transaction was rolled back by SQLite");
   }
-  absl::Status status = db->Exec("commit", "COMMIT");
+  absl::Status status = db->Execute("commit", "COMMIT");
   if (!status.ok() && db->InTransaction()) (void)db->Exec("rollback", "ROLLBACK");
   return status;
 }

@@ -71,13 +71,13 @@ absl::StatusOr<std::vector<absl::Status>> SqliteStore::CommitReports(
   std::vector<absl::Status> out;
   out.reserve(reports.size());
   for (const AgentReport& r : reports) {
-    if (absl::Status s = db_->Exec("savepoint", "SAVEPOINT report"); !s.ok()) return s;
+    if (absl::Status s = db_->Execute("savepoint", "SAVEPOINT report"); !s.ok()) return s;
     absl::Status s = WriteReport(r);
     if (!s.ok() && !IsReportRefusal(s)) return s;  // the guard rolls everything back
     if (!s.ok()) {
-      if (absl::Status u = db_->Exec("rollback report", "ROLLBACK TO report"); !u.ok()) return u;
+      if (absl::Status u = db_->Execute("rollback report", "ROLLBACK TO report"); !u.ok()) return u;
     }
-    if (absl::Status u = db_->Exec("release report", "RELEASE report"); !u.ok()) return u;
+    if (absl::Status u = db_->Execute("release report", "RELEASE report"); !u.ok()) return u;
     out.push_back(std::move(s));
   }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;
