@@ -98,6 +98,10 @@ class Engine final : public EventHandler {
   LockStats LockStatsSinceRamp(const Spinlock& lock) const {
     return sched_.LockStatsSinceRamp(lock);
   }
+  // One call site's share of a lock's takes since the ramp end (SchedPath::SiteStats).
+  SchedPath::SiteStats LockSiteSinceRamp(const Spinlock& lock, Stage site) const {
+    return sched_.SiteStatsSinceRamp(lock, site);
+  }
 
   // blktrace: writes a blkparse-format line (BlktraceLine) for each of the first
   // `max_events` D (issue) and C (complete) events from now on; nullptr stops tracing.

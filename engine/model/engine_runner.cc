@@ -104,6 +104,18 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
     m[p + "spin_ns_per_acquisition"] = acq > 0 ? static_cast<double>(st.spin_ns) / acq : 0.0;
     m[p + "hold_ns_per_acquisition"] = acq > 0 ? static_cast<double>(st.hold_ns) / acq : 0.0;
     m[p + "cycle_ns"] = st.cycle_ns();
+    // Where the takes come from: "lock.<name>.site.<stage>.*" for each call site that took
+    // it (merge = bio_merge, insert, dispatch, completion, other = timer/has_work).
+    for (int s = 0; s < kStageCount; ++s) {
+      const Stage site = static_cast<Stage>(s);
+      const SchedPath::SiteStats ss = e.LockSiteSinceRamp(*lock, site);
+      if (ss.acquisitions == 0) continue;
+      const std::string q = absl::StrCat(p, "site.", std::string(StageName(site)), ".");
+      m[q + "acquisitions_per_io"] = static_cast<double>(ss.acquisitions) * per_io;
+      m[q + "spin_ns_per_io"] = static_cast<double>(ss.spin_ns) * per_io;
+      m[q + "hold_ns_per_acquisition"] =
+          static_cast<double>(ss.hold_ns) / static_cast<double>(ss.acquisitions);
+    }
   }
   for (int s = 0; s < kStageCount; ++s) {
     const Stage stage = static_cast<Stage>(s);

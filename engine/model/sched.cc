@@ -94,6 +94,10 @@ LockGrant SchedPath::TakeLock(Spinlock& lock, int cpu, SimTime cs_ns, Stage stag
   c.Account(Stage::kLockSpin, g.spin_ns);
   c.Account(stage, g.released - g.granted);
   c.OccupyUntil(g.released);
+  SiteStats& site = sites_[SlotOf(lock)][static_cast<int>(stage)];
+  ++site.acquisitions;
+  site.spin_ns += g.spin_ns;
+  site.hold_ns += g.released - g.granted;
   return g;
 }
 
@@ -296,6 +300,16 @@ void SchedPath::TimerFired() {
 void SchedPath::ResetLockBases() {
   if (elv_lock_) elv_lock_base_ = elv_lock_->stats();
   if (insert_lock_) insert_lock_base_ = insert_lock_->stats();
+  site_bases_ = sites_;
+}
+
+SchedPath::SiteStats SchedPath::SiteStatsSinceRamp(const Spinlock& lock, Stage site) const {
+  const int slot = SlotOf(lock);
+  const SiteStats& now = sites_[slot][static_cast<int>(site)];
+  const SiteStats& base = site_bases_[slot][static_cast<int>(site)];
+  return SiteStats{.acquisitions = now.acquisitions - base.acquisitions,
+                   .spin_ns = now.spin_ns - base.spin_ns,
+                   .hold_ns = now.hold_ns - base.hold_ns};
 }
 
 LockStats SchedPath::LockStatsSinceRamp(const Spinlock& lock) const {

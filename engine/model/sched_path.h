@@ -6,6 +6,7 @@
 #ifndef BLKBENCH_ENGINE_MODEL_SCHED_PATH_H_
 #define BLKBENCH_ENGINE_MODEL_SCHED_PATH_H_
 
+#include <array>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -57,6 +58,15 @@ class SchedPath {
   const Spinlock* insert_lock() const { return insert_lock_.get(); }
   // The locks' statistics since ResetLockBases() (lock: lock() or insert_lock()).
   LockStats LockStatsSinceRamp(const Spinlock& lock) const;
+  // One lock's takes from one call site (the stage the hold is charged to: kMerge for
+  // bio_merge, kInsert, kDispatch, kCompletion, kOther for the timer and has_work) since
+  // ResetLockBases(), so the spin can be placed where the kernel's profile would show it.
+  struct SiteStats {
+    uint64_t acquisitions = 0;
+    SimTime spin_ns = 0;
+    SimTime hold_ns = 0;
+  };
+  SiteStats SiteStatsSinceRamp(const Spinlock& lock, Stage site) const;
   void ResetLockBases();
 
  private:
@@ -98,6 +108,10 @@ class SchedPath {
   bool elv_lock_on_completion_ = false;
   int batch_dispatch_ = 1;  // dispatch_request calls per lock hold (Elevator::DispatchBatch)
   LockStats elv_lock_base_, insert_lock_base_;
+  using Sites = std::array<SiteStats, kStageCount>;
+  // [0] the elevator lock, [1] the insertion lock; totals and their values at the ramp end.
+  std::array<Sites, 2> sites_{}, site_bases_{};
+  int SlotOf(const Spinlock& lock) const { return &lock == insert_lock_.get() ? 1 : 0; }
 };
 
 }  // namespace blkbench::engine
