@@ -17,6 +17,7 @@
 #include "workloads/job_options.h"
 #include "workloads/named_jobs.h"
 #include "workloads/sim_checks.h"
+#include "workloads/units.h"
 
 namespace blkbench::workloads {
 
@@ -61,8 +62,27 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
   if (cell.jobs_size() == 0) {
     CheckJob(cell.job(), "", target, issues);
   } else {
-    for (const v1::NamedJob& named : cell.jobs())
+    for (const v1::NamedJob& named : cell.jobs()) {
       CheckJob(named.job(), named.name(), target, issues);
+      // One run, one clock: the engine and the executor measure every job over the same
+      // window (a bytes-limited job may still finish early).
+      const v1::JobSpec& first = cell.jobs(0).job();
+      const struct {
+        std::string_view key;
+        uint64_t mine, theirs;
+      } clock[] = {{"runtime", named.job().runtime_ns(), first.runtime_ns()},
+                   {"ramp_time", named.job().ramp_time_ns(), first.ramp_time_ns()},
+                   {"startdelay", named.job().startdelay_ns(), first.startdelay_ns()}};
+      for (const auto& c : clock) {
+        if (c.mine == c.theirs) continue;
+        issues.push_back({{c.key},
+                          absl::StrCat("job '", named.name(), "': ", ToAbsl(c.key), " ",
+                                       FormatDurationNs(c.mine), " differs from job '",
+                                       cell.jobs(0).name(), "''s ", FormatDurationNs(c.theirs),
+                                       "; named jobs share the run's ", ToAbsl(c.key)),
+                          named.name()});
+      }
+    }
   }
   const uint64_t numjobs = TotalNumjobs(cell);
   if (cell.jobs_size() > 0 && numjobs > kMaxNumjobs) {

@@ -159,6 +159,12 @@ TEST(NamedJobsTest, GroupMistakes) {
                           "jobs)"));
 }
 
+TEST(NamedJobsTest, NamedJobsShareTheRunsClock) {
+  EXPECT_THAT(Errors("job: {runtime: 1s, time_based: 1}\njobs:\n  a: {}\n  b: {runtime: 2s}\n"),
+              ElementsAre("m.yaml:6:16: job 'b': runtime 2s differs from job 'a''s 1s; named "
+                          "jobs share the run's runtime"));
+}
+
 TEST(NamedJobsTest, TheTotalNumjobsRespectsTheLimit) {
   EXPECT_THAT(Errors("jobs:\n  a: {numjobs: 4000}\n  b: {numjobs: 100}\n"),
               ElementsAre("m.yaml:5:16: the named jobs run 4100 jobs in all (numjobs summed); "
