@@ -82,6 +82,14 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
                                        "; named jobs share the run's ", ToAbsl(c.key)),
                           named.name()});
       }
+      // One launcher per run: every job's threads are threads, or every job a process.
+      if (named.job().thread() != first.thread()) {
+        issues.push_back({{"thread"},
+                          absl::StrCat("job '", named.name(), "': thread ", named.job().thread(),
+                                       " differs from job '", cell.jobs(0).name(), "''s ",
+                                       first.thread(), "; named jobs share the run's thread"),
+                          named.name()});
+      }
     }
   }
   const uint64_t numjobs = TotalNumjobs(cell);

@@ -163,6 +163,9 @@ TEST(NamedJobsTest, NamedJobsShareTheRunsClock) {
   EXPECT_THAT(Errors("job: {runtime: 1s, time_based: 1}\njobs:\n  a: {}\n  b: {runtime: 2s}\n"),
               ElementsAre("m.yaml:6:16: job 'b': runtime 2s differs from job 'a''s 1s; named "
                           "jobs share the run's runtime"));
+  EXPECT_THAT(Errors("jobs:\n  a: {}\n  b: {thread: 1}\n"),
+              ElementsAre("m.yaml:5:15: job 'b': thread 1 differs from job 'a''s 0; named jobs "
+                          "share the run's thread"));
 }
 
 TEST(NamedJobsTest, TheTotalNumjobsRespectsTheLimit) {
