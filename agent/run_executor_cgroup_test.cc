@@ -196,6 +196,54 @@ TEST_F(RunExecutorCgroupTest, BfqWeightsGiveTheHeavyGroupClearlyMoreIo) {
   }
 }
 
+// Named jobs in their named groups: "light" is written first but the layout lists heavy
+// first, so placement by order would swap them. Each job's own result matches its group's
+// stats, and the weights give the heavy job clearly more (same setup as above).
+TEST_F(RunExecutorCgroupTest, NamedJobsRunInTheGroupsTheyName) {
+  const std::string queue = "/sys/block/" + loop_->name() + "/queue";
+  ASSERT_TRUE(WriteAttribute(queue + "/scheduler", "bfq").ok());
+  ASSERT_TRUE(WriteAttribute(queue + "/iosched/strict_guarantees", "1").ok());
+  ASSERT_TRUE(WriteAttribute(queue + "/iosched/slice_idle", "100").ok());
+  scheduler_ = loop_->SysfsQueue("scheduler");
+  v1::RunAssignment a = Assignment("heavy:1000*1,light:100*1", 3 * kSec, false);
+  v1::CellSpec* cell = a.mutable_cell();
+  v1::JobSpec* job = cell->mutable_job();
+  job->set_ioengine(v1::IO_URING);
+  job->set_iodepth(16);
+  job->set_iodepth_batch_complete_max(16);
+  job->set_numjobs(1);
+  for (const char* name : {"light", "heavy"}) {
+    v1::NamedJob* named = cell->add_jobs();
+    named->set_name(name);
+    named->set_group(name);
+    *named->mutable_job() = *job;
+  }
+  v1::RunFinished f = executor_->Execute(a, cancel_, [](const v1::Sample&) {});
+  ASSERT_EQ(f.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << f.error();
+  ASSERT_EQ(f.result().jobs_size(), 2);
+  const v1::JobResult& light = f.result().jobs(0);
+  const v1::JobResult& heavy = f.result().jobs(1);
+  EXPECT_EQ(light.name(), "light");
+  ASSERT_GT(light.io().read_bytes(), 0u);
+  const double job_ratio =
+      static_cast<double>(heavy.io().read_bytes()) / static_cast<double>(light.io().read_bytes());
+  std::printf(
+      "named jobs: heavy %llu bytes (group %llu), light %llu bytes (group %llu), "
+      "ratio %.2f\n",
+      static_cast<unsigned long long>(heavy.io().read_bytes()),
+      static_cast<unsigned long long>(read_bytes_["heavy"]),
+      static_cast<unsigned long long>(light.io().read_bytes()),
+      static_cast<unsigned long long>(read_bytes_["light"]), job_ratio);
+  // Each job's bytes were charged to its own group (within 1 %, as above).
+  EXPECT_NEAR(static_cast<double>(read_bytes_["heavy"]),
+              static_cast<double>(heavy.io().read_bytes()), heavy.io().read_bytes() / 100.0);
+  EXPECT_NEAR(static_cast<double>(read_bytes_["light"]),
+              static_cast<double>(light.io().read_bytes()), light.io().read_bytes() / 100.0);
+  EXPECT_GE(job_ratio, 2.5);
+  EXPECT_EQ(light.io().read_bytes() + heavy.io().read_bytes(), f.result().io().read_bytes());
+  ExpectHostAsFound();
+}
+
 TEST_F(RunExecutorCgroupTest, ThreadJobsArePlacedOneByOneOnV1) {
   v1::RunFinished f =
       executor_->Execute(Assignment("per-job", kSec / 2, true), cancel_, [](const v1::Sample&) {});

@@ -234,8 +234,9 @@ int FetchResults(const Args& a, Client* c, bool with_samples, v1::GetResultsResp
 int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   const std::string format = Flag(a, "format", "table");
   const bool fio = format == "fio-json" || format == "fio-json+";
-  if (!fio && (a.flags.count("out") || a.flags.count("per"))) {
-    err << "blkbench results: --out and --per apply to --format fio-json and fio-json+ only\n";
+  if (!fio && (a.flags.count("out") || a.flags.count("per") || a.flags.count("group_reporting"))) {
+    err << "blkbench results: --out, --per and --group_reporting apply to --format fio-json and "
+           "fio-json+ only\n";
     return 2;
   }
   // fio's bw_*/iops_* statistics come from the interval samples.
@@ -244,7 +245,8 @@ int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
     return rc;
   }
   if (fio && !a.flags.count("samples")) {
-    return PrintFioJson(resp, format, Flag(a, "per", "cell"), Flag(a, "out", ""), out, err);
+    return PrintFioJson(resp, format, Flag(a, "per", "cell"), Flag(a, "out", ""), out, err,
+                        a.flags.count("group_reporting") > 0);
   }
   if (a.flags.count("samples")) {
     out << SampleRecords(resp).Render(format);
@@ -454,7 +456,8 @@ const std::vector<CommandSpec>& Commands() {
        "json and csv use the schema of the controller's /api/v1/results (docs/metrics.md): "
        "numbers as numbers in base units, one CSV column per axis (axes.KEY) and per engine "
        "internal (internals.KEY). fio-json is fio 3.33's --output-format=json (fio-json+ adds "
-       "clat_ns.bins, as json+), one fio job per cell; docs/fio-json.md.",
+       "clat_ns.bins, as json+), one fio job per cell (per named job of a cell with jobs:); "
+       "docs/fio-json.md.",
        {{"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
         {"samples", "", "one row per stored sample instead of per run (table, csv, json)"},
         {"per",
@@ -462,6 +465,8 @@ const std::vector<CommandSpec>& Commands() {
          "fio-json: one fio job per cell (repeats merged) or per run",
          {"cell", "run"}},
         {"out", "DIR", "fio-json: one fio document per cell (or run) in DIR, not stdout"},
+        {"group_reporting", "",
+         "fio-json: a cell's named jobs (jobs:) as one fio job, not one per named job"},
         kLocalDb},
        true,
        CheckId,

@@ -132,6 +132,8 @@ struct Job {
   std::string name;
   uint32_t groupid = 0;
   const v1::CellSpec* cell = nullptr;
+  const v1::JobSpec* spec = nullptr;  // the options it ran: the cell's job or a named job's
+  int named = -1;  // index into cell->jobs() and RunResult.jobs; -1 = the run's total
   const v1::RunResult* first = nullptr;  // facts (host, device, settings) of the first run
   std::vector<uint64_t> runs, failed;
   int error = 0;  // fio's errno-style job error: EIO when runs failed, else ECANCELED
@@ -181,6 +183,26 @@ void AddRun(const v1::ResultRow& row, Job& job) {
   }
   const v1::RunResult& r = run.result();
   if (job.first == nullptr) job.first = &r;
+  if (job.named >= 0) {
+    // One named job of the run: its own I/O and latencies; the run's time and CPU (not
+    // measured per job), its samples and disk only once, with the cell's first job.
+    const int k = job.named;
+    job.runtime_ns += r.duration_ns();
+    if (k >= r.jobs_size()) return;
+    const v1::JobResult& jr = r.jobs(k);
+    job.read.ios += jr.io().read_ios();
+    job.read.bytes += jr.io().read_bytes();
+    job.write.ios += jr.io().write_ios();
+    job.write.bytes += jr.io().write_bytes();
+    if (auto h = LatencyHistogram::FromProto(jr.read_lat()); h.ok()) job.read.lat.Merge(*h);
+    if (auto h = LatencyHistogram::FromProto(jr.write_lat()); h.ok()) job.write.lat.Merge(*h);
+    if (k == 0) {
+      job.usr_ns += r.usr_cpu_ns();
+      job.sys_ns += r.sys_cpu_ns();
+      AddDisk(r, job);
+    }
+    return;
+  }
   job.runtime_ns += r.duration_ns();
   job.usr_ns += r.usr_cpu_ns();
   job.sys_ns += r.sys_cpu_ns();
@@ -205,11 +227,36 @@ void Finish(Job& job) {
 std::vector<Job> Jobs(const v1::GetResultsResponse& resp, const FioJsonOptions& o) {
   std::vector<Job> jobs;
   std::map<uint32_t, size_t> by_cell;
+  std::map<uint64_t, size_t> by_named;
   for (const v1::ResultRow& row : resp.rows()) {
     const v1::Run& run = row.run();
     const bool final = run.state() == v1::RUN_DONE || run.state() == v1::RUN_FAILED ||
                        run.state() == v1::RUN_CANCELED;
     if (!final) continue;  // still queued or running: nothing to report yet
+    const int named = o.group_reporting ? 0 : row.cell().jobs_size();
+    for (int k = 0; k < named; ++k) {
+      const std::string& section = row.cell().jobs(k).name();
+      Job* job;
+      if (o.per == FioJsonOptions::Per::kCell) {
+        // Cell indexes are below 2^32: one key per (cell, named job).
+        const uint64_t key = (uint64_t{run.cell_index()} << 16) | static_cast<uint64_t>(k);
+        auto [it, fresh] = by_named.emplace(key, jobs.size());
+        if (fresh) jobs.emplace_back();
+        job = &jobs[it->second];
+        if (fresh) job->name = section;
+      } else {
+        jobs.emplace_back();
+        job = &jobs.back();
+        job->name = absl::StrCat(section, " rep", run.repeat());
+      }
+      job->groupid =
+          o.per == FioJsonOptions::Per::kCell ? run.cell_index() : static_cast<uint32_t>(run.id());
+      job->cell = &row.cell();
+      job->spec = &row.cell().jobs(k).job();
+      job->named = k;
+      AddRun(row, *job);
+    }
+    if (named > 0) continue;
     Job* job;
     if (o.per == FioJsonOptions::Per::kCell) {
       auto [it, fresh] = by_cell.emplace(run.cell_index(), jobs.size());
@@ -227,6 +274,7 @@ std::vector<Job> Jobs(const v1::GetResultsResponse& resp, const FioJsonOptions& 
       job->groupid = static_cast<uint32_t>(run.id());
       job->cell = &row.cell();
     }
+    job->spec = &row.cell().job();
     AddRun(row, *job);
   }
   for (Job& job : jobs) Finish(job);
@@ -410,7 +458,7 @@ void FioJobFileOptions(Json& j, const v1::JobSpec& s, const ResolvedJob& r) {
 
 // "job options" as fio spells them (strings, sizes as "4k"): what the cell set.
 void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
-  const v1::JobSpec& s = job.cell->job();
+  const v1::JobSpec& s = *job.spec;
   j.Open("job options");
   j.Str("name", job.name);
   if (job.first != nullptr && !job.first->device().path().empty()) {
@@ -467,6 +515,7 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
 void BlkbenchFacts(Json& j, const Job& job) {
   j.Open("blkbench");
   j.UInt("cell", job.cell->index());
+  if (job.named >= 0) j.Str("job", job.cell->jobs(job.named).name());
   j.OpenArray("runs");
   for (uint64_t id : job.runs) j.UInt("", id);
   j.Close().OpenArray("failed_runs");
@@ -488,7 +537,7 @@ void BlkbenchFacts(Json& j, const Job& job) {
 
 void WriteJob(Json& j, const Job& job, bool plus) {
   ResolvedJob r;
-  if (auto resolved = ResolveJobOrError(job.cell->job()); resolved.ok()) r = *resolved;
+  if (auto resolved = ResolveJobOrError(*job.spec); resolved.ok()) r = *resolved;
   const uint64_t runtime_ms = job.runtime_ns / 1'000'000;
   const double secs = static_cast<double>(job.runtime_ns) / 1e9;
   j.Open();

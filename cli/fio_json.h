@@ -19,6 +19,10 @@ struct FioJsonOptions {
   enum class Per { kCell, kRun };
   Per per = Per::kCell;
   bool plus = false;  // json+: clat_ns.bins, the histogram's buckets (fio's own layout)
+  // A cell with named jobs (CellSpec.jobs) is one fio job per named job, as fio writes
+  // one per section, all with the cell's groupid; group_reporting: one fio job for all of
+  // them (the run's total), as fio's group_reporting merges a group.
+  bool group_reporting = false;
 };
 
 // One fio document holding one job per cell (or run), groupid the cell index (or run id).

@@ -180,8 +180,9 @@ Records SampleRecords(const v1::GetResultsResponse& resp) {
 
 int PrintFioJson(const v1::GetResultsResponse& resp, const std::string& format,
                  const std::string& per, const std::string& out_dir, std::ostream& out,
-                 std::ostream& err) {
+                 std::ostream& err, bool group_reporting) {
   FioJsonOptions o;
+  o.group_reporting = group_reporting;
   o.per = per == "run" ? FioJsonOptions::Per::kRun : FioJsonOptions::Per::kCell;
   o.plus = format == "fio-json+";
   if (out_dir.empty()) {
@@ -246,6 +247,14 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
               done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
               done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
               done ? us(l.max_ns()) : "", done ? cpu : "", r.error()});
+    // A cell's named jobs: one row each under the run's total (CPU is the run's only).
+    for (const v1::JobResult& j : res.jobs()) {
+      snprintf(iops, sizeof(iops), "%.0f", j.iops());
+      snprintf(bw, sizeof(bw), "%.1f", j.bw_bytes_per_sec() / (1024.0 * 1024.0));
+      const auto& jl = j.lat_summary();
+      t.AddRow({"", "", absl::StrCat("  job ", j.name()), "", "", "", "", "", iops, bw,
+                us(jl.p50_ns()), us(jl.p99_ns()), us(jl.p999_ns()), us(jl.max_ns()), "", ""});
+    }
   }
   out << t.ToString();
 }

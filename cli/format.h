@@ -58,9 +58,10 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
 // fio-json and fio-json+ (`format`): one document on `out`, or with a non-empty `out_dir`
 // one file per cell (per "cell") or per run (per "run") there, each file's name on `out`.
 // Returns the exit code; a file that cannot be written is reported on `err` (1).
+// group_reporting: a cell's named jobs as one fio job (FioJsonOptions::group_reporting).
 int PrintFioJson(const v1::GetResultsResponse& resp, const std::string& format,
                  const std::string& per, const std::string& out_dir, std::ostream& out,
-                 std::ostream& err);
+                 std::ostream& err, bool group_reporting = false);
 
 }  // namespace blkbench
 

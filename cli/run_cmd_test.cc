@@ -29,6 +29,8 @@
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 
 namespace blkbench {
@@ -260,6 +262,52 @@ TEST_F(RunCmdTest, AMountedDeviceIsRefusedAndNothingIsWritten) {
 
 // A cell needs a device of its class: the loop device is not an "hdd" unless told so, and
 // nothing runs when a cell matches no device.
+// Named jobs on a real device, stored and read back: a reader and a writer run at once,
+// and fio-json has one fio job per named job (their I/O adding up to the
+// --group_reporting total).
+TEST_F(RunCmdTest, NamedJobsRunTogetherAndComeBackPerJob) {
+  const std::string matrix = dir_.File("jobs.yaml");
+  std::ofstream(matrix) << "name: jobs\njob: {direct: 1, runtime: 500ms, time_based: 1, size: 8m}\n"
+                           "jobs:\n"
+                           "  reader: {rw: randread, bs: 4k, ioengine: psync}\n"
+                           "  writer: {rw: write, bs: 64k, ioengine: io_uring, iodepth: 8, "
+                           "offset: 16m}\n"
+                           "target: {device_class: loop}\n";
+  std::string out, err;
+  ASSERT_EQ(Cli(RunArgs(matrix), &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr("job reader"));
+  EXPECT_THAT(out, HasSubstr("job writer"));
+  auto total_ios = [](const google::protobuf::Struct& job, const char* dir) {
+    return job.fields().at(dir).struct_value().fields().at("total_ios").number_value();
+  };
+  ASSERT_EQ(Cli({"results", "1", "--db", db_, "--format", "fio-json"}, &out, &err), 0) << err;
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &doc).ok()) << out;
+  const auto& jobs = doc.fields().at("jobs").list_value();
+  ASSERT_EQ(jobs.values_size(), 2) << out;
+  const google::protobuf::Struct& reader = jobs.values(0).struct_value();
+  const google::protobuf::Struct& writer = jobs.values(1).struct_value();
+  EXPECT_EQ(reader.fields().at("jobname").string_value(), "reader");
+  EXPECT_EQ(writer.fields().at("jobname").string_value(), "writer");
+  EXPECT_GT(total_ios(reader, "read"), 100);
+  EXPECT_EQ(total_ios(reader, "write"), 0);
+  EXPECT_GT(total_ios(writer, "write"), 100);
+  EXPECT_EQ(total_ios(writer, "read"), 0);
+  const auto& wopt = writer.fields().at("job options").struct_value().fields();
+  EXPECT_EQ(wopt.at("bs").string_value(), "64k");
+  EXPECT_EQ(wopt.at("ioengine").string_value(), "io_uring");
+  ASSERT_EQ(
+      Cli({"results", "1", "--db", db_, "--format", "fio-json", "--group_reporting"}, &out, &err),
+      0)
+      << err;
+  google::protobuf::Struct merged;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &merged).ok()) << out;
+  const auto& one = merged.fields().at("jobs").list_value();
+  ASSERT_EQ(one.values_size(), 1);
+  EXPECT_EQ(total_ios(one.values(0).struct_value(), "read"), total_ios(reader, "read"));
+  EXPECT_EQ(total_ios(one.values(0).struct_value(), "write"), total_ios(writer, "write"));
+}
+
 TEST_F(RunCmdTest, ACellNoDeviceMatchesIsRefusedBeforeAnythingRuns) {
   const uint64_t sectors = loop_->SectorsWritten();
   std::string out, err;

@@ -16,10 +16,13 @@ struct CellIssue {
   // the user at first: the error is reported at the first of these the file sets.
   std::vector<std::string_view> keys;
   std::string message;
+  // The named job (CellSpec.jobs) the problem is in; "" for the cell or its one job.
+  std::string job;
 };
 
 // Returns every cross-key problem of `cell`, which must hold only valid single
-// values and have had ResolveDerivedDefaults applied. Empty when the cell is fine.
+// values and have had ResolveDerivedDefaults applied. Empty when the cell is fine. A cell
+// with named jobs has each job checked on its own (messages start "job 'NAME': ").
 std::vector<CellIssue> CheckCell(const v1::CellSpec& cell);
 
 }  // namespace blkbench::workloads

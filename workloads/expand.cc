@@ -33,8 +33,16 @@ const Source* FindSource(const std::vector<Source>& sources, std::string_view ca
   return nullptr;
 }
 
-// Reports `cell`'s cross-key problems that involve no broken key.
+// Where each named job's own keys (and its group) were written.
+struct JobSources {
+  std::string_view name;
+  std::vector<Source> sources;
+};
+
+// Reports `cell`'s cross-key problems that involve no broken key. A named job's problem
+// is blamed on the job's own keys before the cell's.
 void ReportIssues(const v1::CellSpec& cell, const std::vector<Source>& sources,
+                  const std::vector<JobSources>& job_sources,
                   const std::vector<std::string_view>& broken_keys,
                   absl::flat_hash_set<std::string>& seen, ErrorList& errors) {
   for (const CellIssue& issue : CheckCell(cell)) {
@@ -42,10 +50,15 @@ void ReportIssues(const v1::CellSpec& cell, const std::vector<Source>& sources,
       return std::find(broken_keys.begin(), broken_keys.end(), k) != broken_keys.end();
     });
     if (involves_broken) continue;
+    const std::vector<Source>* own = nullptr;
+    for (const JobSources& js : job_sources) {
+      if (!issue.job.empty() && js.name == issue.job) own = &js.sources;
+    }
     const Source* blame = nullptr;
     bool from_axis = false;
     for (std::string_view key : issue.keys) {
-      const Source* s = FindSource(sources, key);
+      const Source* s = own != nullptr ? FindSource(*own, key) : nullptr;
+      if (s == nullptr) s = FindSource(sources, key);
       if (s == nullptr) continue;
       if (blame == nullptr) blame = s;
       from_axis = from_axis || s->is_axis;
@@ -61,9 +74,9 @@ void ReportIssues(const v1::CellSpec& cell, const std::vector<Source>& sources,
 
 }  // namespace
 
-Expansion ExpandCells(const std::vector<Binding>& bindings, const v1::CellSpec& base,
-                      const std::vector<std::string_view>& broken_keys, Position matrix_pos,
-                      ErrorList& errors) {
+Expansion ExpandCells(const std::vector<Binding>& bindings, const std::vector<NamedJobDef>& jobs,
+                      const v1::CellSpec& base, const std::vector<std::string_view>& broken_keys,
+                      Position matrix_pos, ErrorList& errors) {
   Expansion out;
   std::vector<const Binding*> axes;
   std::vector<const Binding*> scalars;
@@ -98,6 +111,16 @@ Expansion ExpandCells(const std::vector<Binding>& bindings, const v1::CellSpec& 
     base_sources.push_back({b->def->canonical, b->values[0].pos, false});
   }
 
+  std::vector<JobSources> job_sources;
+  for (const NamedJobDef& job : jobs) {
+    JobSources& js = job_sources.emplace_back(JobSources{job.name, {}});
+    for (const Binding& b : job.options) {
+      if (!b.valid) broken.push_back(b.def->canonical);
+      js.sources.push_back({b.def->canonical, b.values[0].pos, false});
+    }
+    js.sources.push_back({"group", job.group.empty() ? job.pos : job.group_pos, false});
+  }
+
   absl::flat_hash_set<std::string> seen;
   std::vector<size_t> pick(axes.size(), 0);  // odometer; the last axis turns fastest
   out.cells.reserve(total);
@@ -113,8 +136,9 @@ Expansion ExpandCells(const std::vector<Binding>& bindings, const v1::CellSpec& 
       axis->set_value(v.text);
       sources.push_back({axes[a]->def->canonical, v.pos, true});
     }
+    ApplyNamedJobs(jobs, cell);
     ResolveDerivedDefaults(cell);
-    ReportIssues(cell, sources, broken, seen, errors);
+    ReportIssues(cell, sources, job_sources, broken, seen, errors);
     out.cells.push_back(std::move(cell));
     for (size_t a = axes.size(); a-- > 0;) {
       if (++pick[a] < axes[a]->values.size()) break;

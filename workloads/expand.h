@@ -11,6 +11,7 @@
 #include "blkbench/v1/workload.pb.h"
 #include "workloads/bindings.h"
 #include "workloads/errors.h"
+#include "workloads/named_jobs.h"
 
 namespace blkbench::workloads {
 
@@ -29,9 +30,11 @@ struct Expansion {
 // reported (the user must fix the value first). Every other problem is reported once, at the first
 // involved key the file sets. Reports more than kMaxCells cells as an error at `matrix_pos` and
 // returns no cells.
-Expansion ExpandCells(const std::vector<Binding>& bindings, const v1::CellSpec& base,
-                      const std::vector<std::string_view>& broken_keys, Position matrix_pos,
-                      ErrorList& errors);
+// Named jobs (`jobs`, may be empty) are applied to every cell after its axes
+// (ApplyNamedJobs), their problems reported at the job's own keys first.
+Expansion ExpandCells(const std::vector<Binding>& bindings, const std::vector<NamedJobDef>& jobs,
+                      const v1::CellSpec& base, const std::vector<std::string_view>& broken_keys,
+                      Position matrix_pos, ErrorList& errors);
 
 }  // namespace blkbench::workloads
 

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "blkbench/v1/workload.pb.h"
 #include "workloads/absl_compat.h"
+#include "workloads/fio_import_jobs.h"
 #include "workloads/job_options.h"
 #include "workloads/labels.h"
 #include "workloads/matrix.h"
@@ -234,6 +235,8 @@ class JobBuilder {
   FioJobs out_;
 };
 
+}  // namespace
+
 std::string YamlScalar(std::string_view v) {
   const bool plain = !v.empty() &&
                      v.find_first_of(":#{}[],&*!|>'\"%@`\\") == std::string_view::npos &&
@@ -278,8 +281,6 @@ std::string MatrixName(std::string_view job) {
   }
   return name.empty() || !LabelProblem(name).empty() ? "imported" : name;
 }
-
-}  // namespace
 
 absl::StatusOr<FioJobs> ParseFioJobFile(std::string_view text, std::string_view file_name) {
   JobBuilder b;
@@ -369,23 +370,16 @@ absl::StatusOr<FioJobs> ParseFioCommandLine(const std::vector<std::string>& argv
   return b.Finish();
 }
 
-absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions& options) {
-  if (jobs.jobs.empty()) {
-    return absl::InvalidArgumentError(
-        "no fio job to import: a job file needs a section other than [global], a command "
-        "line options beside --name");
-  }
-  const FioJob& job = jobs.jobs.front();
-  FioImport result;
+Converted ConvertJob(const FioJob& job) {
   // Last value wins, as in fio; keys kept in first-written order.
-  std::vector<std::string> key_order;
-  struct Carried {
-    std::string value, where, fio_key;
-  };
-  std::map<std::string, Carried> values;
-  std::vector<std::string> comments;  // under job:, each "# ..."
-  std::string name = job.name, description, filename, filename_where;
-  std::string cgroup_name, cgroup_weight;
+  Converted c;
+  c.name = job.name;
+  std::vector<std::string>& key_order = c.key_order;
+  std::map<std::string, Carried>& values = c.values;
+  std::vector<std::string>& comments = c.comments;
+  std::string &name = c.name, &description = c.description, &filename = c.filename,
+              &filename_where = c.filename_where;
+  std::string &cgroup_name = c.cgroup_name, &cgroup_weight = c.cgroup_weight;
   auto set = [&](const std::string& key, const std::string& value, const std::string& where,
                  const std::string& fio_key) {
     if (!values.count(key)) key_order.push_back(key);
@@ -421,7 +415,7 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
       cgroup_weight = o.value;
     } else if (key == "stonewall" || key == "wait_for" || key == "wait_for_previous" ||
                key == "new_group") {
-      skip(o, "a blkbench cell runs one job; ordering between jobs does not apply");
+      skip(o, "a cell's jobs (jobs:) run at once; a job after a stonewall was not imported");
     } else if (std::string_view why = RejectedWhy(key); !why.empty()) {
       skip(o, why);
     } else if (const OptionDef* def = FindOption(key);
@@ -451,6 +445,33 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
       skip(o, "not a blkbench option (docs/matrix.md lists the fio options it runs)");
     }
   }
+  return c;
+}
+
+absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions& options) {
+  if (jobs.jobs.empty()) {
+    return absl::InvalidArgumentError(
+        "no fio job to import: a job file needs a section other than [global], a command "
+        "line options beside --name");
+  }
+  const FioJob& job = jobs.jobs.front();
+  // fio starts every job at once unless one waits (stonewall, wait_for_previous): the
+  // first jobs that do not wait are one cell's named jobs.
+  const size_t concurrent = ConcurrentJobs(jobs);
+  if (concurrent > 1) return ImportConcurrentFio(jobs, concurrent, options);
+  FioImport result;
+  Converted converted = ConvertJob(job);
+  std::vector<std::string>& key_order = converted.key_order;
+  std::map<std::string, Carried>& values = converted.values;
+  std::vector<std::string>& comments = converted.comments;
+  std::string &name = converted.name, &description = converted.description,
+              &filename = converted.filename, &filename_where = converted.filename_where;
+  const std::string &cgroup_name = converted.cgroup_name, &cgroup_weight = converted.cgroup_weight;
+  auto set = [&](const std::string& key, const std::string& value, const std::string& where,
+                 const std::string& fio_key) {
+    if (!values.count(key)) key_order.push_back(key);
+    values[key] = {value, where, fio_key};
+  };
   if (!cgroup_name.empty() || !cgroup_weight.empty()) {
     // fio puts every job of the section in one cgroup, weighted if asked.
     std::string layout = cgroup_weight.empty() ? "one" : absl::StrCat("one:", cgroup_weight);
@@ -501,21 +522,7 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
   if (!class_comment.empty()) absl::StrAppend(&y, "  # ", class_comment);
   absl::StrAppend(&y, "\n");
   if (!options.kernel.empty()) absl::StrAppend(&y, "  kernel: ", YamlScalar(options.kernel), "\n");
-  for (size_t j = 1; j < jobs.jobs.size(); ++j) {
-    const FioJob& other = jobs.jobs[j];
-    absl::StrAppend(&y, "# fio job '", other.name,
-                    "' runs beside the first one in fio; a blkbench cell runs one job, so it was\n"
-                    "# not imported. Its options:\n");
-    for (const FioOption& o : other.options) {
-      absl::StrAppend(&y, "#   ", o.key, o.has_value ? "=" : "", o.value, "\n");
-    }
-    result.notes.push_back(
-        absl::StrCat("fio job '", other.name, "' was not imported (one job per cell)"));
-  }
-  for (const FioOption& o : jobs.program_options) {
-    absl::StrAppend(&y, "# fio's own option --", o.key, o.has_value ? "=" : "", o.value, " (",
-                    o.where, "): not a job option; blkbench stores every result\n");
-  }
+  AppendTrailer(jobs, concurrent, y, result);
   if (absl::StatusOr<Matrix> check = ParseMatrix(y, options.source); !check.ok()) {
     result.problems = std::string(check.status().message());
   }

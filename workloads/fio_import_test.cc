@@ -166,13 +166,19 @@ bs=64k
   FioImport first = Import(*jobs, "loop");
   Matrix m = MustParse(first);
   ASSERT_EQ(m.cells.size(), 1u);
-  EXPECT_EQ(m.cells[0].job().bs(), 4096u);
-  EXPECT_EQ(m.cells[0].job().rw(), v1::RANDREAD);
-  EXPECT_EQ(m.cells[0].job().iodepth(), 8u);
-  // The second job is shown, with the global options it would have had, not imported.
-  EXPECT_THAT(first.yaml, HasSubstr("# fio job 'second' runs beside the first one"));
-  EXPECT_THAT(first.yaml, HasSubstr("#   bs=64k"));
-  EXPECT_THAT(first.notes, ::testing::Contains(HasSubstr("'second' was not imported")));
+  // fio runs both at once: one cell, two named jobs, each with the globals it had.
+  ASSERT_EQ(m.cells[0].jobs_size(), 2);
+  const v1::JobSpec& a = m.cells[0].jobs(0).job();
+  EXPECT_EQ(m.cells[0].jobs(0).name(), "first");
+  EXPECT_EQ(a.bs(), 4096u);
+  EXPECT_EQ(a.rw(), v1::RANDREAD);
+  EXPECT_EQ(a.iodepth(), 8u);
+  const v1::JobSpec& b = m.cells[0].jobs(1).job();
+  EXPECT_EQ(m.cells[0].jobs(1).name(), "second");
+  EXPECT_EQ(b.bs(), 65536u);
+  EXPECT_EQ(b.rw(), v1::READ);
+  EXPECT_EQ(b.iodepth(), 1u);
+  EXPECT_TRUE(first.notes.empty());
   FioJobs second_only;
   second_only.jobs = {jobs->jobs[1]};
   Matrix m2 = MustParse(Import(second_only, "loop"));
@@ -220,10 +226,57 @@ TEST(FioImportTest, CommandLineWithSeveralNames) {
   FioImport imported = Import(*jobs, "loop");
   Matrix m = MustParse(imported);
   ASSERT_EQ(m.cells.size(), 1u);
-  EXPECT_EQ(m.cells[0].job().rw(), v1::RANDREAD);
-  EXPECT_EQ(m.cells[0].job().iodepth(), 16u);
-  EXPECT_THAT(imported.yaml, HasSubstr("#   rw=write"));
+  ASSERT_EQ(m.cells[0].jobs_size(), 2);
+  EXPECT_EQ(m.cells[0].jobs(0).job().rw(), v1::RANDREAD);
+  EXPECT_EQ(m.cells[0].jobs(0).job().iodepth(), 16u);
+  EXPECT_EQ(m.cells[0].jobs(1).job().rw(), v1::WRITE);
+  EXPECT_EQ(m.cells[0].jobs(1).job().iodepth(), 1u);
+  // What both set alike is the global section.
+  EXPECT_THAT(imported.yaml, HasSubstr("job:\n  bs: 4k\njobs:\n  reader:\n    rw: randread\n"));
   EXPECT_THAT(imported.yaml, HasSubstr("# fio's own option --output-format=json"));
+}
+
+// Jobs after a stonewall wait in fio: only the ones that run at once are imported, the
+// rest shown. fio's cgroup= and cgroup_weight= per job become a layout of named groups.
+TEST(FioImportTest, ConcurrentJobsWithCgroupsAndAStonewall) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(R"([global]
+filename=/dev/nvme0n1
+direct=1
+ioengine=io_uring
+time_based
+runtime=10
+ioscheduler=bfq
+[light]
+rw=randread
+cgroup=light
+cgroup_weight=100
+[heavy]
+rw=randread
+iodepth=16
+numjobs=2
+cgroup=heavy
+cgroup_weight=1000
+[after]
+stonewall
+rw=write
+)",
+                                                 "fair.fio");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  FioImport imported = Import(*jobs, "nvme");
+  Matrix m = MustParse(imported);
+  ASSERT_EQ(m.cells.size(), 1u) << imported.yaml;
+  const v1::CellSpec& cell = m.cells[0];
+  ASSERT_EQ(cell.jobs_size(), 2) << imported.yaml;
+  EXPECT_EQ(cell.queue().scheduler(), "bfq");
+  EXPECT_EQ(cell.cgroup(), "light:100*1,heavy:1000*2");
+  EXPECT_EQ(cell.jobs(0).group(), "light");
+  EXPECT_EQ(cell.jobs(1).group(), "heavy");
+  EXPECT_EQ(cell.jobs(1).job().numjobs(), 2u);
+  EXPECT_EQ(cell.jobs(1).job().iodepth(), 16u);
+  EXPECT_TRUE(cell.jobs(0).job().direct());
+  EXPECT_THAT(imported.yaml, HasSubstr("# fio job 'after' waits for the jobs before it"));
+  EXPECT_THAT(imported.notes, ::testing::Contains(HasSubstr("'after' was not imported")));
+  ExpectNothingDropped(*jobs, imported.yaml);
 }
 
 // What blkbench cannot run is a comment with the reason, and the rest still imports.

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/cell_jobs.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
 #include "workloads/cgroup_layout.h"
@@ -486,7 +487,10 @@ void ResolveDerivedDefaults(CellSpec& cell) {
   JobSpec* job = cell.mutable_job();
   // The stored cell shows what runs: fio's "0 means ..." rules (common/resolved_job.h).
   ApplyFioFixups(*job);
-  FillCgroupGroups(job->numjobs(), *cell.mutable_cgroup_layout());
+  // Named jobs had their fixups applied with their own options (ApplyNamedJobs); the
+  // layout places the threads of all of them.
+  FillCgroupGroups(static_cast<uint32_t>(std::min<uint64_t>(TotalNumjobs(cell), UINT32_MAX)),
+                   *cell.mutable_cgroup_layout());
 }
 
 }  // namespace blkbench::workloads

@@ -28,6 +28,7 @@
 #include "workloads/fio_import.h"
 #include "workloads/job_options.h"
 #include "workloads/labels.h"
+#include "workloads/named_jobs.h"
 #include "workloads/sim_checks.h"
 #include "workloads/suggest.h"
 #include "workloads/units.h"
@@ -35,8 +36,8 @@
 namespace blkbench::workloads {
 namespace {
 
-constexpr std::string_view kTopLevelKeys[] = {"name",   "description", "repeats", "job",
-                                              "matrix", "target",      "device"};
+constexpr std::string_view kTopLevelKeys[] = {"name", "description", "repeats", "job",
+                                              "jobs", "matrix",      "target",  "device"};
 constexpr std::string_view kNullBlkPrefix = "null_blk.";
 // Matrix files are hand-written; anything bigger is a mistake (or /dev/zero).
 constexpr size_t kMaxFileBytes = 4 << 20;
@@ -88,6 +89,7 @@ class Reader {
   bool has_name() const { return has_name_; }
   std::optional<Position> target_pos() const { return target_pos_; }
   std::optional<Position> matrix_pos() const { return matrix_pos_; }
+  std::vector<NamedJobDef>& named_jobs() { return named_jobs_; }
   // Engine device-model parameters ("ssd.queue_depth" -> "1023"), the same for every cell.
   const std::map<std::string, std::string>& model_params() const { return model_params_; }
 
@@ -98,6 +100,8 @@ class Reader {
   void ReadSection(const Entry& e, std::initializer_list<Scope> scopes);
   void ReadOption(const Entry& e, std::string_view section, std::initializer_list<Scope> scopes);
   void ReadDevice(const Entry& e);
+  void ReadJobs(const Entry& e);
+  void ReadNamedJob(const Entry& j);
   void ReadModelParams(const Entry& kind);
   void ReportMisplaced(const Entry& e, const OptionDef& def);
   std::optional<std::string> ReadScalar(const Entry& e, std::string_view expected);
@@ -109,6 +113,7 @@ class Reader {
   std::optional<Position> target_pos_;
   std::optional<Position> matrix_pos_;
   std::map<std::string, std::string> model_params_;
+  std::vector<NamedJobDef> named_jobs_;
 };
 
 std::vector<Entry> Reader::Entries(const YAML::Node& map, std::string_view where) {
@@ -175,6 +180,8 @@ void Reader::ReadDocument(const YAML::Node& root) {
       }
     } else if (e.key == "job") {
       ReadSection(e, {Scope::kJob});
+    } else if (e.key == "jobs") {
+      ReadJobs(e);
     } else if (e.key == "matrix") {
       matrix_pos_ = PosOf(e.key_node);
       ReadSection(e, {Scope::kJob, Scope::kTarget});
@@ -282,6 +289,99 @@ void Reader::ReadOption(const Entry& e, std::string_view section,
   bindings_.push_back(std::move(b));
 }
 
+// jobs: {NAME: {option: value, ..., group: G}, ...} — fio's sections, run concurrently.
+void Reader::ReadJobs(const Entry& e) {
+  if (e.value.IsNull()) return;
+  if (!e.value.IsMap()) {
+    errors_.Add(PosOf(e.value),
+                absl::StrCat("key 'jobs': expected a map of named jobs like {reader: {rw: ",
+                             "randread}, writer: {rw: write}}, got ", ToAbsl(Kind(e.value))));
+    return;
+  }
+  for (const Entry& j : Entries(e.value, "in jobs: (job names must be unique)")) {
+    if (named_jobs_.size() == kMaxNamedJobs) {
+      errors_.Add(PosOf(j.key_node),
+                  absl::StrCat("key 'jobs': more than ", kMaxNamedJobs, " named jobs"));
+      return;
+    }
+    ReadNamedJob(j);
+  }
+}
+
+void Reader::ReadNamedJob(const Entry& j) {
+  NamedJobDef def{j.key, PosOf(j.key_node), "", {}, {}};
+  if (j.key.empty() || !LabelProblem(j.key).empty()) {
+    errors_.Add(
+        PosOf(j.key_node),
+        absl::StrCat("job name '", j.key, "': expected up to 128 printable characters",
+                     j.key.empty() ? "" : absl::StrCat(", got ", ToAbsl(LabelProblem(j.key)))));
+  }
+  const std::string where = absl::StrCat("job '", j.key, "': ");
+  if (!j.value.IsNull() && !j.value.IsMap()) {
+    errors_.Add(PosOf(j.value),
+                absl::StrCat(where, "expected a map of job options, got ", ToAbsl(Kind(j.value))));
+    return;
+  }
+  if (j.value.IsMap()) {
+    for (const Entry& o : Entries(j.value, absl::StrCat("in job '", j.key, "'"))) {
+      if (o.key == "group") {
+        if (std::optional<std::string> g = ReadScalar(o, "a cgroup layout group name")) {
+          def.group = *g;
+          def.group_pos = PosOf(o.value);
+        }
+        continue;
+      }
+      const OptionDef* option = FindOption(o.key);
+      if (option == nullptr) {
+        std::vector<std::string_view> candidates = {"group"};
+        for (std::string_view n : OptionNames(Scope::kJob)) {
+          if (IsPerJobOption(*FindOption(n))) candidates.push_back(n);
+        }
+        errors_.Add(PosOf(o.key_node), absl::StrCat(where, "unknown key '", o.key, "'",
+                                                    DidYouMean(o.key, candidates)));
+        continue;
+      }
+      if (!IsPerJobOption(*option)) {
+        errors_.Add(PosOf(o.key_node),
+                    absl::StrCat(where, "key '", o.key,
+                                 "' is the cell's, not a job's; put it under job: or matrix:"));
+        continue;
+      }
+      if (!o.value.IsScalar()) {
+        errors_.Add(ValuePos(o.key_node, o.value),
+                    absl::StrCat(where, "key '", o.key, "': expected ", ToAbsl(option->expected),
+                                 ", got ", ToAbsl(Kind(o.value)),
+                                 o.value.IsSequence() ? " (axes go under matrix:)" : ""));
+        continue;
+      }
+      const auto same = std::find_if(def.options.begin(), def.options.end(), [&](const Binding& b) {
+        return b.def->canonical == option->canonical;
+      });
+      if (same != def.options.end()) {
+        errors_.Add(PosOf(o.key_node),
+                    absl::StrCat(where, "key '", o.key, "' sets the same option as '", same->key,
+                                 "' (line ", same->key_pos.line, "); give only one of them"));
+        continue;
+      }
+      Binding b{o.key,
+                option,
+                absl::StrCat("jobs: ", j.key),
+                PosOf(o.key_node),
+                {{o.value.Scalar(), PosOf(o.value)}},
+                false};
+      v1::CellSpec scratch = DefaultCell();
+      if (!option->apply(o.value.Scalar(), scratch)) {
+        errors_.Add(PosOf(o.value),
+                    absl::StrCat(where, "key '", o.key, "': expected ", ToAbsl(option->expected),
+                                 ", got '", o.value.Scalar(), "'"));
+        b.valid = false;
+      }
+      def.options.push_back(std::move(b));
+    }
+  }
+  named_jobs_.push_back(std::move(def));
+}
+
 void Reader::ReadDevice(const Entry& e) {
   if (e.value.IsNull()) return;
   if (!e.value.IsMap()) {
@@ -376,8 +476,8 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
   }
   RemoveConflicts(bindings, errors);
   const v1::CellSpec base = CheckValues(bindings, errors);
-  Expansion expansion =
-      ExpandCells(bindings, base, broken, reader.matrix_pos().value_or(Position{}), errors);
+  Expansion expansion = ExpandCells(bindings, reader.named_jobs(), base, broken,
+                                    reader.matrix_pos().value_or(Position{}), errors);
   if (!errors.empty()) return errors.ToStatus();
   WarnPatchesOutsideTheirScheduler(bindings, expansion.cells, errors);
 

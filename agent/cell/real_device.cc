@@ -13,6 +13,7 @@
 #include "agent/cgroup/io_stats.h"
 #include "agent/device/device_facts.h"
 #include "agent/device/diskstats.h"
+#include "common/cell_jobs.h"
 
 namespace blkbench {
 namespace {
@@ -69,8 +70,10 @@ absl::StatusOr<PreparedDevice> RealDevicePreparation::Prepare(const CellRun& run
 
   // The cell's cgroups, journaled before they are made.
   if (run.cell.cgroup_layout().kind() != v1::CgroupLayout::ROOT) {
-    auto built = cgroups_.Build(run.name, run.cell.cgroup_layout(), run.cell.job().numjobs(),
-                                run.cell.job().thread());
+    // Each thread in its job's group: named jobs may name theirs (common/cell_jobs.h).
+    auto built = cgroups_.Build(run.name, run.cell.cgroup_layout(),
+                                static_cast<uint32_t>(TotalNumjobs(run.cell)),
+                                run.cell.job().thread(), ThreadGroups(run.cell));
     if (!built.ok()) {
       std::string error =
           absl::StrCat("cgroup layout '", run.cell.cgroup(), "': ", built.status().message());

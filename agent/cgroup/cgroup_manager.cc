@@ -169,7 +169,8 @@ absl::Status CgroupManager::CreateDirs(const IoHierarchy& h, const std::string& 
 }
 
 absl::StatusOr<std::unique_ptr<CgroupPlacement>> CgroupManager::Build(
-    const std::string& run_tag, const v1::CgroupLayout& layout, uint32_t numjobs, bool threads) {
+    const std::string& run_tag, const v1::CgroupLayout& layout, uint32_t numjobs, bool threads,
+    const std::vector<uint32_t>& given_groups) {
   if (!IsValidRunTag(run_tag)) {
     return absl::InvalidArgumentError(absl::StrCat("bad cgroup run tag \"", run_tag, "\""));
   }
@@ -196,6 +197,18 @@ absl::StatusOr<std::unique_ptr<CgroupPlacement>> CgroupManager::Build(
   for (int g = 0; g < layout.groups_size(); ++g) {
     group_dirs.push_back(absl::StrCat(run_dir, "/", layout.groups(g).name()));
     job_group.insert(job_group.end(), layout.groups(g).jobs(), static_cast<uint32_t>(g));
+  }
+  if (!given_groups.empty()) {
+    const bool fits = given_groups.size() == numjobs &&
+                      std::all_of(given_groups.begin(), given_groups.end(), [&](uint32_t g) {
+                        return g < static_cast<uint32_t>(layout.groups_size());
+                      });
+    if (!fits) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cgroup layout: the jobs' groups (", given_groups.size(), " jobs) do not fit its ",
+          layout.groups_size(), " groups and ", numjobs, " jobs"));
+    }
+    job_group = given_groups;
   }
 
   absl::MutexLock lock(&mutex_);

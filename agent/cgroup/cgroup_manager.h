@@ -46,7 +46,8 @@ class CgroupPlacement {
   CgroupPlacement(const CgroupPlacement&) = delete;
   CgroupPlacement& operator=(const CgroupPlacement&) = delete;
 
-  // Moves task `tid` into the group of job `job` (jobs fill the groups in layout order).
+  // Moves task `tid` into the group of job `job` (Build's `job_group`, by default the
+  // layout's order).
   // `tid` is a process job's pid (its whole thread group moves: cgroup.procs) or, for jobs as
   // threads on cgroup v1, the thread's id (only that thread moves: tasks). Call it before the
   // task issues I/O, so bfq charges every request to the group. Errors name the group and errno.
@@ -96,9 +97,12 @@ class CgroupManager {
   // v2 (its io controller is not threaded: a thread cannot be charged to another group than
   // its process), when an existing parent lacks io in its v2 cgroup.subtree_control, or when a
   // weight cannot be set; AlreadyExists if the run's directory exists; else the errno status.
-  absl::StatusOr<std::unique_ptr<CgroupPlacement>> Build(const std::string& run_tag,
-                                                         const v1::CgroupLayout& layout,
-                                                         uint32_t numjobs, bool threads);
+  // `job_group` (common/cell_jobs.h ThreadGroups) gives each job's group index when a cell's
+  // named jobs name their groups; empty = jobs fill the groups in layout order. It must have
+  // numjobs entries, each a group of the layout (InvalidArgument otherwise).
+  absl::StatusOr<std::unique_ptr<CgroupPlacement>> Build(
+      const std::string& run_tag, const v1::CgroupLayout& layout, uint32_t numjobs, bool threads,
+      const std::vector<uint32_t>& job_group = {});
 
  private:
   friend class CgroupPlacement;

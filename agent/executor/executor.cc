@@ -126,44 +126,53 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   SharedArea& area = **created;
   Control& ctl = area.control();
   for (uint32_t i = 0; i < n; ++i) {
+    const ResolvedJob& spec = plan.specs[plan.jobs[i].named];
     plan.jobs[i].path = plan.path.c_str();
-    plan.jobs[i].job = &plan.job;
-    plan.jobs[i].io.bssplit = plan.job.bssplit.data();
+    plan.jobs[i].job = &spec;
+    plan.jobs[i].io.bssplit = spec.bssplit.data();
     plan.jobs[i].trace = area.trace(i);
     plan.jobs[i].trace_capacity = options_.trace_ios_per_job;
   }
   const EngineRegistry& registry =
       options_.engines != nullptr ? *options_.engines : EngineRegistry::Builtin();
-  const std::string engine_name = options_.engine_override.empty()
-                                      ? std::string(plan.job.engine_name)
-                                      : options_.engine_override;
-  const EngineType* type = registry.Find(engine_name);
-  if (type == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job option ioengine: no executor engine named ", engine_name));
-  }
-  // ResolveJob checked the switches against the spec's engine; this covers an engine
-  // registered beside the built-ins (the same capability flags).
-  const ResolvedJob& first = plan.job;
-  const struct {
-    const char* option;
-    bool set;
-    uint32_t cap;
-  } needs[] = {{"hipri", first.hipri, kEngineHipri},
-               {"fixedbufs", first.fixedbufs, kEngineFixedBufs},
-               {"registerfiles", first.registerfiles, kEngineRegisterFiles},
-               {"sqthread_poll", first.sqthread_poll, kEngineSqThreadPoll}};
-  for (const auto& need : needs) {
-    if (need.set && (type->caps & need.cap) == 0) {
+  // Each job's engine: named jobs may use different ones.
+  std::vector<const EngineType*> types;
+  for (size_t k = 0; k < plan.specs.size(); ++k) {
+    const ResolvedJob& spec = plan.specs[k];
+    const std::string who =
+        plan.names[k].empty() ? "job " : absl::StrCat("job '", plan.names[k], "' ");
+    const std::string engine_name =
+        options_.engine_override.empty() ? std::string(spec.engine_name) : options_.engine_override;
+    const EngineType* type = registry.Find(engine_name);
+    if (type == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("job option ", need.option, ": not supported by ioengine ", engine_name));
+          absl::StrCat(who, "option ioengine: no executor engine named ", engine_name));
     }
+    // ResolveJob checked the switches against the spec's engine; this covers an engine
+    // registered beside the built-ins (the same capability flags).
+    const struct {
+      const char* option;
+      bool set;
+      uint32_t cap;
+    } needs[] = {{"hipri", spec.hipri, kEngineHipri},
+                 {"fixedbufs", spec.fixedbufs, kEngineFixedBufs},
+                 {"registerfiles", spec.registerfiles, kEngineRegisterFiles},
+                 {"sqthread_poll", spec.sqthread_poll, kEngineSqThreadPoll}};
+    for (const auto& need : needs) {
+      if (need.set && (type->caps & need.cap) == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(who, "option ", need.option, ": not supported by ioengine ", engine_name));
+      }
+    }
+    types.push_back(type);
   }
+  const EngineType* type = types[0];  // RunResult.runner
   // Made here, not in the job: a fork()ed job must not allocate (io_engine.h).
   std::vector<std::unique_ptr<IoEngine>> engines;
   for (uint32_t i = 0; i < n; ++i) {
-    plan.jobs[i].engine_name = type->name.c_str();
-    engines.push_back(type->make());
+    const EngineType* own = types[plan.jobs[i].named];
+    plan.jobs[i].engine_name = own->name.c_str();
+    engines.push_back(own->make());
   }
   if (Cancelled(ctx)) return absl::CancelledError("run cancelled before start");
 
@@ -245,6 +254,14 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
 
   absl::StatusOr<v1::RunResult> result = BuildResult(area, measure_start, type->name);
   if (!result.ok()) return result.status();
+  if (ctx.cell.jobs_size() > 0) {
+    std::vector<JobSlice> slices;
+    for (const JobPlan& job : plan.jobs) {
+      if (slices.size() <= job.named) slices.push_back({plan.names[job.named], job.index, 0});
+      ++slices.back().threads;
+    }
+    if (absl::Status s = AddJobResults(area, slices, *result); !s.ok()) return s;
+  }
   sampler->EmitFinal(result->duration_ns());
   if (options_.on_trace) {
     for (uint32_t i = 0; i < n; ++i) {

@@ -11,14 +11,11 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/executor/cpu_list.h"
+#include "common/cell_jobs.h"
 #include "common/resolved_job.h"
 
 namespace blkbench {
 namespace {
-
-absl::Status Invalid(const std::string& option, const std::string& why) {
-  return absl::InvalidArgumentError(absl::StrCat("job option ", option, ": ", why));
-}
 
 bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) {
   return __builtin_mul_overflow(a, b, out);
@@ -36,20 +33,15 @@ absl::Status FillAffinity(const std::string& list, JobPlan* base) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
-  const v1::JobSpec& j = ctx.cell.job();
-  // fio's defaults, fixups and the engines' limits: common/resolved_job.h.
-  absl::StatusOr<ResolvedJob> resolved = ResolveJobOrError(j);
-  if (!resolved.ok()) return resolved.status();
-  const ResolvedJob& r = *resolved;
-
-  RunPlan plan;
-  plan.path = ctx.target_path;
-  if (plan.path.empty()) return absl::InvalidArgumentError("empty target_path");
-  plan.job = r;
-
+// Adds the threads of job `named` (resolved as `r`) to `plan`, the first being thread
+// `first` of the cell.
+absl::Status PlanJob(const RunContext& ctx, const ResolvedJob& r, uint32_t named, uint32_t first,
+                     RunPlan& plan) {
+  const std::string who =
+      plan.names[named].empty() ? "job " : absl::StrCat("job '", plan.names[named], "' ");
+  auto Invalid = [&](const std::string& option, const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(who, "option ", option, ": ", why));
+  };
   // What depends on the target: its logical block size for direct I/O, its size for the
   // regions (below), this machine's CPUs for the affinity.
   const uint64_t bs = r.bs;
@@ -83,9 +75,11 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
   base.io.read_percent = r.read_percent;
   if (absl::Status s = FillAffinity(r.cpus_allowed, &base); !s.ok()) return s;
 
+  const size_t first_plan = plan.jobs.size();
   for (uint32_t i = 0; i < numjobs; ++i) {
     JobPlan job = base;
-    job.index = i;
+    job.index = first + i;
+    job.named = named;
     // fio: each job's region starts at offset + job_index * offset_increment.
     uint64_t start = 0;
     if (MulOverflows(i, r.offset_increment, &start) ||
@@ -111,17 +105,45 @@ absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
     }
     job.io.region_start = start;
     job.io.region_len = len;
-    job.io.seed = r.randseed + i;
+    job.io.seed = r.randseed + first + i;
     // fio zipf_update, here in the parent: up to 10M pow() calls.
     if (r.random && r.distribution == RandomDist::kZipf) {
       const uint64_t n = r.variable_bs() ? (len - r.bs_max) / bs + 1 : len / bs;
-      job.io.zipf_zetan = i > 0 && len == plan.jobs[0].io.region_len ? plan.jobs[0].io.zipf_zetan
-                                                                     : ZipfZeta(n, r.dist_param);
+      const JobPlan& first_job = plan.jobs[std::min(first_plan, plan.jobs.size() - 1)];
+      job.io.zipf_zetan = i > 0 && len == first_job.io.region_len ? first_job.io.zipf_zetan
+                                                                  : ZipfZeta(n, r.dist_param);
     }
     job.io_budget = r.time_based     ? std::numeric_limits<uint64_t>::max()
                     : r.io_size != 0 ? r.io_size
                                      : len;
     plan.jobs.push_back(job);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RunPlan> BuildRunPlan(const RunContext& ctx) {
+  RunPlan plan;
+  plan.path = ctx.target_path;
+  if (plan.path.empty()) return absl::InvalidArgumentError("empty target_path");
+  const std::vector<CellJob> jobs = CellJobs(ctx.cell);
+  for (const CellJob& cj : jobs) {
+    // fio's defaults, fixups and the engines' limits: common/resolved_job.h.
+    absl::StatusOr<ResolvedJob> resolved = ResolveJobOrError(*cj.spec);
+    if (!resolved.ok()) {
+      if (cj.name.empty()) return resolved.status();
+      return absl::InvalidArgumentError(
+          absl::StrCat("job '", cj.name, "': ", resolved.status().message()));
+    }
+    plan.specs.push_back(*std::move(resolved));
+    plan.names.push_back(cj.name);
+  }
+  plan.job = plan.specs[0];
+  for (uint32_t n = 0; n < jobs.size(); ++n) {
+    if (absl::Status s = PlanJob(ctx, plan.specs[n], n, jobs[n].first_thread, plan); !s.ok()) {
+      return s;
+    }
   }
   return plan;
 }

@@ -20,10 +20,11 @@ namespace blkbench {
 // Plain data only: a job reads its plan after fork() in a child process, where nothing
 // may allocate or take locks a parent thread might have held.
 struct JobPlan {
-  uint32_t index = 0;
+  uint32_t index = 0;  // the thread's index in the cell (common/cell_jobs.h order)
+  uint32_t named = 0;  // its job: an index into RunPlan::specs
   // Set by the executor once the plan has settled (they point into the RunPlan):
   const char* path = nullptr;         // RunPlan::path
-  const ResolvedJob* job = nullptr;   // RunPlan::job: iodepth, batching, direct, engine switches
+  const ResolvedJob* job = nullptr;   // RunPlan::specs[named]: iodepth, batching, direct, ...
   const char* engine_name = "psync";  // for messages; the engine itself is the job's IoEngine
   IoGeneratorConfig io;
   // Bytes to issue in the measured phase before stopping (fio io_size, default the
@@ -37,13 +38,20 @@ struct JobPlan {
 
 struct RunPlan {
   std::string path;
-  // The job as ResolveJob resolved it, once for all numjobs: ioengine (the EngineRegistry
-  // key and RunResult.runner), thread, ramp and runtime (0 = stop on io_budget), ...
+  // The cell's jobs as ResolveJob resolved them, once for all numjobs of each: the named
+  // jobs in order, or the cell's one job. Each has its ioengine (the EngineRegistry key),
+  // iodepth, bs, ...
+  std::vector<ResolvedJob> specs;
+  std::vector<std::string> names;  // per spec: the named job, "" for a one-job cell
+  // specs[0]: what the run shares (the parser makes named jobs agree on ramp, runtime and
+  // startdelay): thread, ramp and runtime (0 = stop on io_budget), RunResult.runner.
   ResolvedJob job;
-  std::vector<JobPlan> jobs;  // per job: its region, budget, seed and CPUs
+  std::vector<JobPlan> jobs;  // per thread: its job, region, budget, seed and CPUs
 };
 
-// Plans ctx.cell.job for ctx.target_path / target_size: the job as ResolveJob resolves
+// Plans every job of ctx.cell (common/cell_jobs.h) for ctx.target_path / target_size, each
+// thread of a job as fio plans its numjobs, seeds by the thread's index in the cell. Each
+// job is checked as ResolveJob resolves
 // it (fio's defaults and fixups, the engines' limits; every problem it finds is an
 // error here too), placed on the target. InvalidArgument names the option for anything
 // the executor cannot run: a ResolveJob problem, a region outside the target, bs or

@@ -123,6 +123,43 @@ void Sampler::EmitAt(uint64_t offset_ns) {
   if (on_sample_) on_sample_(s);
 }
 
+absl::Status AddJobResults(const SharedArea& area, const std::vector<JobSlice>& slices,
+                           v1::RunResult& r) {
+  const double secs = static_cast<double>(r.duration_ns()) / 1e9;
+  for (const JobSlice& slice : slices) {
+    v1::JobResult& out = *r.add_jobs();
+    out.set_name(slice.name);
+    H lat, dir_lat[2];
+    uint64_t ios[2] = {0, 0}, bytes[2] = {0, 0};
+    for (uint32_t j = slice.first; j < slice.first + slice.threads && j < area.num_jobs(); ++j) {
+      const JobShared& s = area.job(j);
+      for (int d = 0; d < 2; ++d) {
+        absl::StatusOr<H> h = JobHistogram(s, d);
+        if (!h.ok()) {
+          return absl::InternalError(absl::StrCat("job ", j, " stats: ", h.status().message()));
+        }
+        dir_lat[d].Merge(*h);
+        lat.Merge(*h);
+        ios[d] += s.ios[d].load(kRelaxed);
+        bytes[d] += s.bytes[d].load(kRelaxed);
+      }
+    }
+    out.mutable_io()->set_read_ios(ios[kRead]);
+    out.mutable_io()->set_write_ios(ios[kWrite]);
+    out.mutable_io()->set_read_bytes(bytes[kRead]);
+    out.mutable_io()->set_write_bytes(bytes[kWrite]);
+    if (secs > 0) {
+      out.set_iops(static_cast<double>(ios[kRead] + ios[kWrite]) / secs);
+      out.set_bw_bytes_per_sec(static_cast<double>(bytes[kRead] + bytes[kWrite]) / secs);
+    }
+    lat.ToProto(out.mutable_lat());
+    dir_lat[kRead].ToProto(out.mutable_read_lat());
+    dir_lat[kWrite].ToProto(out.mutable_write_lat());
+    *out.mutable_lat_summary() = lat.Summary();
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measure_start_ns,
                                           const std::string& runner) {
   v1::RunResult r;

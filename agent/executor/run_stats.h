@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent/executor/shared_state.h"
@@ -66,6 +67,19 @@ class Sampler {
 // iops, bandwidth, `runner`, and executor internals ("executor.*").
 absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measure_start_ns,
                                           const std::string& runner);
+
+// One named job's threads in the SharedArea: `threads` slots from `first`.
+struct JobSlice {
+  std::string name;
+  uint32_t first = 0;
+  uint32_t threads = 0;
+};
+
+// Adds RunResult.jobs to `r` (a BuildResult of the same area): per slice, its threads'
+// counters and exact histograms merged, iops and bandwidth over r's duration (so the
+// jobs' rates add up to the run's). InternalError for stats that do not merge.
+absl::Status AddJobResults(const SharedArea& area, const std::vector<JobSlice>& slices,
+                           v1::RunResult& r);
 
 }  // namespace blkbench
 

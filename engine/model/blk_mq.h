@@ -129,6 +129,8 @@ enum class TaskPhase : uint8_t { kSubmit, kTagSleep, kReap, kFinished };
 struct Task {
   explicit Task(uint64_t seed) : rng(seed) {}
   uint32_t index = 0;
+  const JobOptions* job = nullptr;  // its job's options (EngineConfig::jobs); never null
+  uint32_t job_index = 0;           // index into EngineConfig::jobs
   int cpu = 0;
   uint32_t hctx = 0;
   Rng rng;

@@ -150,11 +150,11 @@ void Completion::PostCqe(uint32_t task_index, uint32_t io_index) {
   const IoSlot& io = task.ios[io_index];
   const SimTime now = q_.sim.now();
   q_.measurements->UpdateInflight(-1);
-  q_.measurements->RecordCqe(io, task.group);
+  q_.measurements->RecordCqe(io, task.group, task.job_index);
   task.free_ios.push_back(io_index);
   ++task.cqes;
   if (task.phase == TaskPhase::kReap &&
-      task.cqes >= std::min(static_cast<int>(q_.config.job.complete_min), task.inflight)) {
+      task.cqes >= std::min(static_cast<int>(task.job->complete_min), task.inflight)) {
     q_.Wake(task, now);
   }
 }

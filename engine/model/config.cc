@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/cell_jobs.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
 
@@ -148,29 +149,42 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   c.queue.nr_requests = q.nr_requests();
   c.queue.max_sectors = (q.max_sectors_kb() ? q.max_sectors_kb() : kDefaultMaxSectorsKb) * 2;
 
-  const v1::JobSpec& j = cell.job();
-  c.threads = j.thread();
-  // Groups 1..n in layout order; jobs assigned in order (CgroupLayout's contract).
+  c.threads = cell.job().thread();
+  // Groups 1..n in layout order; each thread in its job's group (common/cell_jobs.h).
   for (const v1::CgroupGroup& g : cell.cgroup_layout().groups()) {
     c.cgroups.weights.push_back(g.weight() ? g.weight() : 100);
-    for (uint32_t k = 0; k < g.jobs(); ++k) {
-      c.cgroups.job_group.push_back(static_cast<uint32_t>(c.cgroups.weights.size()));
+  }
+  for (uint32_t g : ThreadGroups(cell)) c.cgroups.job_group.push_back(g + 1);
+  for (const CellJob& cj : CellJobs(cell)) {
+    // fio's defaults, fixups and limits: common/resolved_job.h, as the executor has them.
+    absl::StatusOr<ResolvedJob> resolved = ResolveJobOrError(*cj.spec);
+    if (!resolved.ok()) {
+      if (cj.name.empty()) return resolved.status();
+      return absl::InvalidArgumentError(
+          absl::StrCat("job '", cj.name, "': ", resolved.status().message()));
+    }
+    JobOptions& o = c.jobs.emplace_back();
+    static_cast<ResolvedJob&>(o) = *std::move(resolved);
+    o.name = cj.name;
+    o.complete_min = std::max(1u, o.complete_min);
+    o.complete_max = std::max(o.complete_min, o.complete_max);
+    // fio startdelay: the jobs start late and ramp_time (then the runtime) counts from
+    // there; the model starts its tasks at startdelay and measures from startdelay + ramp.
+    o.ramp_ns += o.startdelay_ns;
+    if (!o.time_based) {
+      o.bytes_per_job = o.io_size ? o.io_size : o.size;
+      if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;
+    }
+    // One clock per run: named jobs share ramp_time and startdelay (the parser checks it).
+    if (o.ramp_ns != c.jobs[0].ramp_ns) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job '", o.name, "': ramp_time + startdelay ", o.ramp_ns, " ns differs from job '",
+          c.jobs[0].name, "''s ", c.jobs[0].ramp_ns, " ns; named jobs share the run's clock"));
     }
   }
-  // fio's defaults, fixups and limits: common/resolved_job.h, as the executor has them.
-  absl::StatusOr<ResolvedJob> resolved = ResolveJobOrError(j);
-  if (!resolved.ok()) return resolved.status();
-  JobOptions& o = c.job;
-  static_cast<ResolvedJob&>(o) = *resolved;
-  o.complete_min = std::max(1u, o.complete_min);
-  o.complete_max = std::max(o.complete_min, o.complete_max);
-  // fio startdelay: the jobs start late and ramp_time (then the runtime) counts from there;
-  // the model starts its tasks at startdelay and measures from startdelay + ramp.
-  o.ramp_ns += o.startdelay_ns;
-  if (!o.time_based) {
-    o.bytes_per_job = o.io_size ? o.io_size : o.size;
-    if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;
-  }
+  c.job = c.jobs[0];
+  // The run lasts as long as its longest job; a shorter time_based job is not modelled.
+  for (const JobOptions& o : c.jobs) c.job.runtime_ns = std::max(c.job.runtime_ns, o.runtime_ns);
   return c;
 }
 

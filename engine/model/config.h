@@ -60,6 +60,7 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view list, int nr_cpus
 // runtime_ns is never 0 for a job limited by neither time nor bytes (a simulated device
 // has no end to run into: the default simulated second).
 struct JobOptions : ResolvedJob {
+  std::string name;            // the named job (CellSpec.jobs); "" for a one-job cell
   uint64_t bytes_per_job = 0;  // io_size, else size, when not time_based; 0 = unlimited
   // ramp_ns includes startdelay_ns here (the measured phase starts after both).
   // A synchronous engine at QD1 (psync, sync, pvsync2).
@@ -99,7 +100,10 @@ struct EngineConfig {
   std::map<std::string, std::string> device_params;  // without the "engine.*" keys
   std::string machine = "desktop-16";                // machine profile name or path
   KernelSpec kernel;
+  // The cell's jobs in order: its named jobs, or its one job. `job` is jobs[0] with the
+  // run's clock (ramp, runtime) over all of them; tasks run with their own job's options.
   JobOptions job;
+  std::vector<JobOptions> jobs;
   QueueOptions queue;
   CgroupOptions cgroups;
   // fio thread=1: jobs are threads of one process. Each still has its own io context

@@ -61,16 +61,9 @@ Engine::Engine(const EngineConfig& config, MachineProfile profile,
 Engine::~Engine() = default;
 
 absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevators) {
+  if (q_.config.jobs.empty()) q_.config.jobs.push_back(q_.config.job);  // a config built by hand
   const JobOptions& job = q_.config.job;
   const int nr_cpus = q_.profile.cpus();
-  std::vector<int> allowed;
-  if (!job.cpus_allowed.empty()) {
-    absl::StatusOr<std::vector<int>> parsed = ParseCpuList(job.cpus_allowed, nr_cpus);
-    if (!parsed.ok()) return parsed.status();
-    allowed = *std::move(parsed);
-  } else {
-    for (int c = 0; c < nr_cpus; ++c) allowed.push_back(c);
-  }
 
   // Driver tags per hctx = queue_depth (blk_mq_alloc_tag_set); nr_requests may lower
   // it with "none" (blk_mq_update_nr_requests -> blk_mq_tag_update_depth).
@@ -130,25 +123,60 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     const auto* hdd = dynamic_cast<const HddModel*>(q_.device.get());
     capacity = hdd != nullptr ? hdd->geometry().capacity_sectors() * 512 : kDefaultCapacity;
   }
-  const Rng root(job.randseed);
-  for (int i = 0; i < static_cast<int>(job.numjobs); ++i) {
+  // Threads in the cell's order (common/cell_jobs.h): jobs[0]'s numjobs, then jobs[1]'s, ...
+  int i = 0;
+  for (uint32_t j = 0; j < q_.config.jobs.size(); ++j) {
+    if (absl::Status s = AddTasks(j, i, capacity); !s.ok()) return s;
+    i += static_cast<int>(q_.config.jobs[j].numjobs);
+  }
+  completion_.Init();
+  size_t slots = 16;
+  for (const auto& t : q_.tasks) slots += t->ios.size() + 2;
+  q_.sim.Reserve(slots);
+  q_.measuring = job.ramp_ns == 0;
+  ResetMeasurements();
+  for (auto& t : q_.tasks) {
+    t->not_before = t->job->startdelay_ns;
+    q_.Wake(*t, t->not_before);
+  }
+  return absl::OkStatus();
+}
+
+// The numjobs tasks of job `j`, the first being thread `first` of the cell.
+absl::Status Engine::AddTasks(uint32_t j, int first, uint64_t capacity) {
+  const JobOptions& job = q_.config.jobs[j];
+  const int nr_cpus = q_.profile.cpus();
+  const uint32_t nr_hw = q_.device->hw_queues();
+  std::vector<int> allowed;
+  if (!job.cpus_allowed.empty()) {
+    absl::StatusOr<std::vector<int>> parsed = ParseCpuList(job.cpus_allowed, nr_cpus);
+    if (!parsed.ok()) return parsed.status();
+    allowed = *std::move(parsed);
+  } else {
+    for (int c = 0; c < nr_cpus; ++c) allowed.push_back(c);
+  }
+  const Rng root(q_.config.job.randseed);
+  const std::string who = job.name.empty() ? "job " : absl::StrCat("job '", job.name, "' ");
+  for (int k = 0; k < static_cast<int>(job.numjobs); ++k) {
+    const int i = first + k;  // the thread's index in the cell
     auto task = std::make_unique<Task>(root.Fork(static_cast<uint64_t>(i)).seed());
     task->index = static_cast<uint32_t>(i);
+    task->job = &job;
+    task->job_index = j;
     task->cpu = allowed[static_cast<size_t>(i) % allowed.size()];
     // blk_mq_map_queues: contiguous groups of CPUs per hardware queue.
     task->hctx = static_cast<uint32_t>(static_cast<uint64_t>(task->cpu) * nr_hw /
                                        static_cast<uint64_t>(nr_cpus));
-    task->region_start = job.offset + static_cast<uint64_t>(i) * job.offset_increment;
+    task->region_start = job.offset + static_cast<uint64_t>(k) * job.offset_increment;
     if (task->region_start >= capacity) {
-      return absl::InvalidArgumentError(absl::StrCat("job ", i, ": offset ", task->region_start,
-                                                     " is beyond the device's ", capacity,
-                                                     " bytes"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          who, k, ": offset ", task->region_start, " is beyond the device's ", capacity, " bytes"));
     }
     uint64_t len = job.size ? job.size : capacity - task->region_start;
     len = std::min(len, capacity - task->region_start);
     task->region_len = len / job.bs * job.bs;
     if (task->region_len == 0 || task->region_len < job.bs_max) {
-      return absl::InvalidArgumentError(absl::StrCat("job ", i, ": region smaller than bs"));
+      return absl::InvalidArgumentError(absl::StrCat(who, k, ": region smaller than bs"));
     }
     task->ios.resize(static_cast<size_t>(job.iodepth));
     for (int s = static_cast<int>(job.iodepth) - 1; s >= 0; --s)
@@ -166,14 +194,6 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     task->plug.rqs.reserve(2 * kBlkMaxRequestCount);
     task->plug.cached_tags.reserve(64);
     q_.tasks.push_back(std::move(task));
-  }
-  completion_.Init();
-  q_.sim.Reserve(q_.tasks.size() * static_cast<size_t>(job.iodepth + 2) + 16);
-  q_.measuring = job.ramp_ns == 0;
-  ResetMeasurements();
-  for (auto& t : q_.tasks) {
-    t->not_before = job.startdelay_ns;
-    q_.Wake(*t, job.startdelay_ns);
   }
   return absl::OkStatus();
 }

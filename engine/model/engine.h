@@ -75,6 +75,9 @@ class Engine final : public EventHandler {
   double MeanInflight() const { return measurements_.MeanInflight(); }
   // I/Os completed since the ramp end per cgroup (index 0 = root, g = layout group g).
   const std::vector<uint64_t>& group_ios() const { return measurements_.group_ios(); }
+  // Per job of EngineConfig::jobs, since the ramp end: its latencies and I/O counts.
+  const std::vector<JobTotals>& job_totals() const { return measurements_.job_totals(); }
+  const std::vector<JobOptions>& jobs() const { return q_.config.jobs; }
   // Time-average of requests at the device (issued by the driver, not completed): the
   // effective queue depth the device saw.
   double MeanDeviceInflight() const { return measurements_.MeanDeviceInflight(); }
@@ -114,6 +117,7 @@ class Engine final : public EventHandler {
  private:
   Engine(const EngineConfig& config, MachineProfile profile, std::unique_ptr<DeviceModel> device);
   absl::Status Init(uint64_t target_size, const ElevatorRegistry& elevators);
+  absl::Status AddTasks(uint32_t job, int first_thread, uint64_t capacity);
   void OnEvent(uint32_t kind, uint64_t arg) override;
   void ResetMeasurements();
 

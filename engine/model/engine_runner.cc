@@ -194,6 +194,22 @@ class EngineRunner final : public Runner {
     r.set_usr_cpu_ns(0);
     r.set_sys_cpu_ns(e.CpuBusyNs());
     r.set_runner("engine");
+    // Per named job; a one-job cell reports only the total.
+    for (size_t j = 0; j < e.jobs().size() && !e.jobs()[j].name.empty(); ++j) {
+      const JobTotals& t = e.job_totals()[j];
+      v1::JobResult* jr = r.add_jobs();
+      jr->set_name(e.jobs()[j].name);
+      jr->mutable_io()->set_read_ios(t.read_ios);
+      jr->mutable_io()->set_write_ios(t.write_ios);
+      jr->mutable_io()->set_read_bytes(t.read_bytes);
+      jr->mutable_io()->set_write_bytes(t.write_bytes);
+      jr->set_iops(static_cast<double>(t.read_ios + t.write_ios) / seconds);
+      jr->set_bw_bytes_per_sec(static_cast<double>(t.read_bytes + t.write_bytes) / seconds);
+      t.lat.ToProto(jr->mutable_lat());
+      t.read_lat.ToProto(jr->mutable_read_lat());
+      t.write_lat.ToProto(jr->mutable_write_lat());
+      *jr->mutable_lat_summary() = t.lat.Summary();
+    }
     const int64_t wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                 std::chrono::steady_clock::now() - wall_start)
                                 .count();

@@ -39,7 +39,7 @@ void Submission::Step(Task& task) {
           // blk_finish_plug() at the end of io_submit_sqes().
           FinishPlug(task);
           task.phase = TaskPhase::kReap;
-          if (!task.done_issuing && task.inflight < static_cast<int>(q_.config.job.iodepth))
+          if (!task.done_issuing && task.inflight < static_cast<int>(task.job->iodepth))
             StartBatch(task);
           q_.Wake(task, q_.cpus[task.cpu].busy_until());
           return;
@@ -74,7 +74,7 @@ void Submission::Step(Task& task) {
 // io_uring_enter(to_submit = n): io_submit_state_start() plugs with nr_ios =
 // min(n, BLK_MAX_REQUEST_COUNT) when more than IO_PLUG_THRESHOLD I/Os are submitted.
 void Submission::StartBatch(Task& task) {
-  const JobOptions& job = q_.config.job;
+  const JobOptions& job = *task.job;
   const int room = static_cast<int>(job.iodepth) - task.inflight;
   int n = std::min(static_cast<int>(job.batch_submit), room);
   if (job.paced()) {
@@ -96,7 +96,7 @@ void Submission::StartBatch(Task& task) {
 // io_uring_enter(min_complete) + fio's io_u_queued_complete(): wait for at least
 // iodepth_batch_complete_min completions, reap up to _max, then refill the queue.
 void Submission::ReapStep(Task& task) {
-  const JobOptions& job = q_.config.job;
+  const JobOptions& job = *task.job;
   if (task.inflight == 0) {
     if (task.done_issuing) {
       task.phase = TaskPhase::kFinished;
@@ -137,7 +137,7 @@ void Submission::ReapStep(Task& task) {
 // longer of len/rate and 1/rate_iops of its direction, or an exponential gap with that
 // mean for rate_process=poisson. One schedule per job (fio keeps one per direction).
 void Submission::Pace(Task& task, bool write, uint64_t len) {
-  const JobOptions& job = q_.config.job;
+  const JobOptions& job = *task.job;
   if (job.thinktime_ns != 0) ++task.think_issued;
   uint64_t interval = 0;
   if (job.rate_bps[write] != 0) interval = len * 1'000'000'000u / job.rate_bps[write];
@@ -154,7 +154,7 @@ void Submission::Pace(Task& task, bool write, uint64_t len) {
 // fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
 // and direction for a new bio.
 void Submission::BeginBio(Task& task) {
-  const JobOptions& job = q_.config.job;
+  const JobOptions& job = *task.job;
   uint64_t offset;
   uint64_t len = job.bs;
   if (job.variable_bs()) {

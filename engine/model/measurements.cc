@@ -2,6 +2,8 @@
 // histograms and per-stage CPU time, relative to the ramp end.
 #include "engine/model/measurements.h"
 
+#include <algorithm>
+
 namespace blkbench::engine {
 
 void Measurements::Reset() {
@@ -14,6 +16,7 @@ void Measurements::Reset() {
   inflight_area_ = 0;
   inflight_since_ = q_.sim.now();
   group_ios_.assign(q_.config.cgroups.weights.size() + 1, 0);
+  job_totals_.assign(std::max<size_t>(q_.config.jobs.size(), 1), JobTotals{});
   dev_inflight_area_ = 0;
   dev_inflight_since_ = q_.sim.now();
   measure_from_ = q_.sim.now();
@@ -41,7 +44,7 @@ void Measurements::UpdateDeviceInflight(int delta) {
   dev_inflight_ += delta;
 }
 
-void Measurements::RecordCqe(const IoSlot& io, uint32_t group) {
+void Measurements::RecordCqe(const IoSlot& io, uint32_t group, uint32_t job) {
   if (!q_.measuring) return;
   const SimTime now = q_.sim.now();
   const uint64_t lat = now - io.start;
@@ -59,6 +62,11 @@ void Measurements::RecordCqe(const IoSlot& io, uint32_t group) {
   }
   last_cqe_ = now;
   ++group_ios_[group];
+  JobTotals& t = job_totals_[job];
+  t.lat.Add(lat);
+  (io.write ? t.write_lat : t.read_lat).Add(lat);
+  ++(io.write ? t.write_ios : t.read_ios);
+  (io.write ? t.write_bytes : t.read_bytes) += io.bytes;
 }
 
 double Measurements::MeanInflight() const {

@@ -11,6 +11,12 @@
 
 namespace blkbench::engine {
 
+// One job's share (EngineConfig::jobs): what RunResult.jobs reports.
+struct JobTotals {
+  LatencyHistogram lat, read_lat, write_lat;
+  uint64_t read_ios = 0, write_ios = 0, read_bytes = 0, write_bytes = 0;
+};
+
 class Measurements {
  public:
   explicit Measurements(BlkMq& q) : q_(q) {}
@@ -21,8 +27,8 @@ class Measurements {
   void UpdateInflight(int delta);
   // Requests at the device (+1 at queue_rq, -1 at completion).
   void UpdateDeviceInflight(int delta);
-  // A CQE of `io` from a job in cgroup `group` (only while measuring).
-  void RecordCqe(const IoSlot& io, uint32_t group);
+  // A CQE of `io` from a task of job `job` in cgroup `group` (only while measuring).
+  void RecordCqe(const IoSlot& io, uint32_t group, uint32_t job);
 
   double MeanInflight() const;
   double MeanDeviceInflight() const;
@@ -33,6 +39,7 @@ class Measurements {
   const LatencyHistogram& read_lat() const { return read_lat_; }
   const LatencyHistogram& write_lat() const { return write_lat_; }
   const std::vector<uint64_t>& group_ios() const { return group_ios_; }
+  const std::vector<JobTotals>& job_totals() const { return job_totals_; }
   // The histogram and counters since the previous call.
   void TakeInterval(LatencyHistogram* lat, EngineCounters* counters);
 
@@ -46,6 +53,7 @@ class Measurements {
   SimTime dev_inflight_since_ = 0;
   double dev_inflight_area_ = 0;
   std::vector<uint64_t> group_ios_;
+  std::vector<JobTotals> job_totals_;
   SimTime measure_from_ = 0;
   SimTime last_cqe_ = 0;
   std::vector<SimTime> cpu_stage_base_;

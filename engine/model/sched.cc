@@ -126,7 +126,7 @@ bool SchedPath::BioMerge(Task& task) {
   sbio.sectors = static_cast<uint32_t>(task.bio_sectors_left);
   sbio.write = task.bio_write;
   sbio.sync = true;
-  sbio.ioprio = JobIoprio(q_.config.job);
+  sbio.ioprio = JobIoprio(*task.job);
   sbio.ioc = task.ioc;
   sbio.group = task.group;
   sbio.cpu = static_cast<uint32_t>(task.cpu);
@@ -191,9 +191,9 @@ void SchedPath::PrepareRequest(Task& task, uint32_t index) {
   s.sectors = rq.sectors;
   s.write = rq.write;
   s.sync = true;  // O_DIRECT: REQ_SYNC for writes too
-  s.ioprio = JobIoprio(q_.config.job);
-  if (q_.config.job.ioprio_class != 0) {
-    s.ioprio_level = static_cast<uint8_t>(q_.config.job.ioprio_level);
+  s.ioprio = JobIoprio(*task.job);
+  if (task.job->ioprio_class != 0) {
+    s.ioprio_level = static_cast<uint8_t>(task.job->ioprio_level);
   }
   s.submit_time_ns = q_.sim.now();
   s.merged_into = nullptr;
