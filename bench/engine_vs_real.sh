@@ -8,7 +8,7 @@
 # Needs root (losetup, blkbench run), python3.
 #
 # usage: bench/engine_vs_real.sh [BUILD_DIR]   (default build)
-# env:   RUNTIME_MS=2000 (per held-out run)  REPEATS=3  CAL_RUNTIME_MS=3000  SIZE_MB=1024
+# env:   RUNTIME_MS=2000 (per held-out run)  REPEATS=3  CAL_RUNTIME_MS=1000  SIZE_MB=1024
 #        KEEP=DIR (keep the preset, matrices and CSVs there)
 set -euo pipefail
 
@@ -17,7 +17,7 @@ BUILD=${1:-$ROOT/build}
 BIN=$BUILD/cli/blkbench
 RUNTIME_MS=${RUNTIME_MS:-2000}
 REPEATS=${REPEATS:-3}
-CAL_RUNTIME_MS=${CAL_RUNTIME_MS:-3000}
+CAL_RUNTIME_MS=${CAL_RUNTIME_MS:-1000}
 SIZE_MB=${SIZE_MB:-1024}
 
 for tool in losetup fallocate python3; do

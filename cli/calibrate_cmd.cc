@@ -40,6 +40,17 @@ struct SweepRow {
   double Error() const { return real_iops > 0 ? twin_iops / real_iops - 1 : 0; }
 };
 
+// Why the median of a few short repeats rather than one long run: on a shared machine a
+// burst of other work (a compile, a cron job) lands in one repeat, not in the median.
+double Median(const std::vector<engine::SsdSweepPoint>& runs,
+              double engine::SsdSweepPoint::*field) {
+  std::vector<double> v;
+  for (const engine::SsdSweepPoint& p : runs) v.push_back(p.*field);
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 engine::SsdSweepPoint PointOf(const v1::CellSpec& cell, const v1::RunResult& r) {
   return {.write = cell.job().rw() == v1::RANDWRITE,
           .block_bytes = cell.job().bs(),
@@ -135,7 +146,7 @@ std::string PresetText(const CalibrateOptions& options, const v1::RunResult& fac
     << "# Put these two keys in a matrix in place of its target: and device: (or append this\n"
     << "# file to a matrix without them) and run it with blkbench sim.\n"
     << "# Sweep: randread/randwrite x bs 4k/64k/256k x iodepth 1/32, numjobs 1, scheduler none, "
-    << options.runtime_ms << " ms each.\n"
+    << "median of " << kCalibrateRepeats << " runs of " << options.runtime_ms << " ms.\n"
     << "# Fit (FitSsd): " << FitLine(twin) << ".\n"
     << "# The twin on the sweep (error = twin IOPS / real IOPS - 1):\n";
   std::istringstream table(SweepTable(rows));
@@ -151,8 +162,8 @@ std::string PresetText(const CalibrateOptions& options, const v1::RunResult& fac
 
 std::string CalibrationMatrixText(const std::string& name, uint32_t runtime_ms,
                                   const std::string& target) {
-  return absl::StrCat("name: ", name,
-                      "\nrepeats: 1\n"
+  return absl::StrCat("name: ", name, "\nrepeats: ", kCalibrateRepeats,
+                      "\n"
                       "job: {direct: 1, ioengine: io_uring, numjobs: 1, scheduler: none, "
                       "time_based: 1, runtime: ",
                       runtime_ms, "ms, ramp_time: ", runtime_ms / 5,
@@ -224,6 +235,7 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
   run.db_path = options.db_path;
   run.state_dir = options.state_dir;
   run.quiet = options.quiet;
+  const std::vector<v1::CellSpec> sweep_cells = sweep->cells;
   run.matrix = std::make_shared<workloads::Matrix>(*std::move(sweep));
   run.matrix_text = sweep_text;
   run.on_results = [&results](const v1::GetResultsResponse& r) { results = r; };
@@ -233,14 +245,26 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
     return rc;
   }
 
-  std::vector<engine::SsdSweepPoint> points;
+  // Per cell, the median of its repeats (a point per cell, in cell order).
+  std::vector<std::vector<engine::SsdSweepPoint>> repeats(sweep_cells.size());
   SsdTwin twin;
   for (const v1::ResultRow& row : results.rows()) {
     const v1::RunResult& r = row.run().result();
-    points.push_back(PointOf(row.cell(), r));
+    repeats[row.run().cell_index()].push_back(PointOf(row.cell(), r));
     // Under none, nr_requests is the hardware tag depth.
     twin.queue_depth = std::max(twin.queue_depth, r.applied().nr_requests());
     twin.hw_queues = std::max<uint32_t>(1, r.device().nr_hw_queues());
+  }
+  std::vector<engine::SsdSweepPoint> points;
+  for (const std::vector<engine::SsdSweepPoint>& runs : repeats) {
+    if (runs.empty()) {
+      err << who << "a swept cell has no result; no preset written\n";
+      return 1;
+    }
+    engine::SsdSweepPoint p = runs[0];
+    p.iops = Median(runs, &engine::SsdSweepPoint::iops);
+    p.mean_latency_ns = Median(runs, &engine::SsdSweepPoint::mean_latency_ns);
+    points.push_back(p);
   }
   absl::StatusOr<engine::SsdFitParams> fit = engine::FitSsd(points);
   if (!fit.ok()) {
@@ -266,8 +290,8 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
   std::vector<SweepRow> rows;
   for (size_t i = 0; i < points.size(); ++i) {
     const v1::RunResult& t = (*on_twin)[i];
-    rows.push_back({workloads::CellLabel(results.rows(static_cast<int>(i)).cell()), points[i].iops,
-                    t.iops(), points[i].mean_latency_ns, t.lat_summary().mean_ns()});
+    rows.push_back({workloads::CellLabel(sweep_cells[i]), points[i].iops, t.iops(),
+                    points[i].mean_latency_ns, t.lat_summary().mean_ns()});
   }
 
   const std::string path =

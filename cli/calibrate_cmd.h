@@ -15,8 +15,10 @@
 
 namespace blkbench {
 
-// 12 cells of kDefaultCalibrateRuntimeMs plus a fifth of ramp: about 45 s in all.
-inline constexpr uint32_t kDefaultCalibrateRuntimeMs = 3'000;
+// 12 cells x kCalibrateRepeats runs of kDefaultCalibrateRuntimeMs plus a fifth of ramp:
+// about 45 s in all.
+inline constexpr uint32_t kCalibrateRepeats = 3;
+inline constexpr uint32_t kDefaultCalibrateRuntimeMs = 1'000;
 
 struct CalibrateOptions {
   std::string device;    // PATH: the one device it may touch (it writes to it)
@@ -36,8 +38,9 @@ struct SsdTwin {
 };
 
 // The sweep every calibration runs: rw {randread, randwrite} x bs {4k, 64k, 256k} x
-// iodepth {1, 32}, one job, scheduler none, direct io_uring, `runtime_ms` each after a
-// ramp of a fifth of it, ending in `target` (the YAML of the `target:` and `device:` keys).
+// iodepth {1, 32}, one job, scheduler none, direct io_uring, kCalibrateRepeats runs of
+// `runtime_ms` after a ramp of a fifth of it, ending in `target` (the YAML of the
+// `target:` and `device:` keys). Calibrate fits the median of each cell's runs.
 std::string CalibrationMatrixText(const std::string& name, uint32_t runtime_ms,
                                   const std::string& target);
 

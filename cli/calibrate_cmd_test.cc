@@ -126,14 +126,14 @@ TEST_F(CalibrateCmdTest, AMountedDeviceIsRefusedAndNothingIsWritten) {
   EXPECT_EQ(loop_->SysfsQueue("scheduler"), scheduler);
 }
 
-// 12 cells of 60 ms: the preset names the device, carries the twin's error on each swept
+// 12 cells x 3 runs of 40 ms: the preset names the device, carries the twin's error on each swept
 // cell, and is the target of a matrix that validate accepts and sim runs.
 TEST_F(CalibrateCmdTest, AShortSweepWritesAPresetThatSimRuns) {
   const std::string scheduler = loop_->SysfsQueue("scheduler");
   const std::string tags = loop_->SysfsQueue("nr_requests");
   const uint64_t sectors = loop_->SectorsWritten();
   std::string out, err;
-  ASSERT_EQ(Cli(Args("60"), &out, &err), 0) << err;
+  ASSERT_EQ(Cli(Args("40"), &out, &err), 0) << err;
   EXPECT_THAT(out, HasSubstr("preset: " + preset_));
   // The randwrite cells ran on the device; it is left as found.
   EXPECT_GT(loop_->SectorsWritten(), sectors);

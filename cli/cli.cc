@@ -644,10 +644,10 @@ const std::vector<CommandSpec>& Commands() {
        "touch; it WRITES to it: refused when mounted, in use or carrying a signature; "
        "settings restored), fits the SSD model's serial stage, pipelined latency and write "
        "ack, and writes the twin as the target: and device: keys of a matrix, with the "
-       "twin's error on every swept cell in a comment. About 45 s by default. Needs root "
-       "(docs/engine-vs-real.md).",
+       "twin's error on every swept cell in a comment. Each cell is the median of 3 runs; "
+       "about 45 s by default. Needs root (docs/engine-vs-real.md).",
        {{"out", "FILE", "the preset to write (default ./blkbench-twin-<device>.yaml)"},
-        {"runtime_ms", "N", "milliseconds per swept cell (default 3000)"},
+        {"runtime_ms", "N", "milliseconds per run, 3 runs per swept cell (default 1000)"},
         {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
         {"db", "FILE", "also store the sweep in this local store, as blkbench run --db"},
         {"quiet", "", "no progress lines", {}, 'q'}},
