@@ -45,6 +45,7 @@ struct SweepRow {
 double Median(const std::vector<engine::SsdSweepPoint>& runs,
               double engine::SsdSweepPoint::*field) {
   std::vector<double> v;
+  v.reserve(runs.size());
   for (const engine::SsdSweepPoint& p : runs) v.push_back(p.*field);
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
