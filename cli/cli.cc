@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "cli/calibrate_cmd.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
 #include "cli/format.h"
@@ -353,6 +354,22 @@ int CmdRun(const Args& a, Client*, std::ostream& out, std::ostream& err) {
       out, err);
 }
 
+int CmdCalibrate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
+  uint32_t runtime_ms = kDefaultCalibrateRuntimeMs;
+  if (a.flags.count("runtime_ms") && !absl::SimpleAtoi(a.flags.at("runtime_ms"), &runtime_ms)) {
+    err << "blkbench calibrate: --runtime_ms: expected a number of milliseconds, got '"
+        << a.flags.at("runtime_ms") << "'\n";
+    return 2;
+  }
+  return RunCalibrate({.device = a.positional[1],
+                       .out_path = Flag(a, "out", ""),
+                       .runtime_ms = runtime_ms,
+                       .state_dir = Flag(a, "state-dir", kDefaultRunStateDir),
+                       .db_path = Flag(a, "db", ""),
+                       .quiet = a.flags.count("quiet") > 0},
+                      out, err);
+}
+
 const std::vector<CommandSpec>& Commands();
 
 int CmdCompletion(const Args& a, Client*, std::ostream& out, std::ostream&) {
@@ -624,6 +641,24 @@ const std::vector<CommandSpec>& Commands() {
        false,
        CheckMatrix,
        CmdRun},
+      {"calibrate",
+       {"PATH"},
+       "fit the engine's sim:ssd twin of a local device from a short sweep",
+       "Runs randread and randwrite x bs 4k, 64k, 256k x iodepth 1, 32 (one job, scheduler "
+       "none) on PATH through blkbench run's path and checks (PATH is the only device it may "
+       "touch; it WRITES to it: refused when mounted, in use or carrying a signature; "
+       "settings restored), fits the SSD model's serial stage, pipelined latency and write "
+       "ack, and writes the twin as the target: and device: keys of a matrix, with the "
+       "twin's error on every swept cell in a comment. Each cell is the median of 3 runs; "
+       "about 45 s by default. Needs root (docs/engine-vs-real.md).",
+       {{"out", "FILE", "the preset to write (default ./blkbench-twin-<device>.yaml)"},
+        {"runtime_ms", "N", "milliseconds per run, 3 runs per swept cell (default 1000)"},
+        {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
+        {"db", "FILE", "also store the sweep in this local store, as blkbench run --db"},
+        {"quiet", "", "no progress lines", {}, 'q'}},
+       false,
+       nullptr,
+       CmdCalibrate},
       {"completion",
        {"SHELL"},
        "print the bash or zsh completion script",

@@ -182,6 +182,7 @@ int RunLocalExperiment(const LocalRunOptions& options, const LocalRunner& runner
     }
     progress << "report: " << options.report_path << "\n";
   }
+  if (options.on_results) options.on_results(results);
   if (options.format == "table") out << "\n";
   PrintResults(results, options.format, out);
   if (options.format == "table" && runner.extra_tables) runner.extra_tables(results, out);

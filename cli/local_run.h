@@ -31,6 +31,9 @@ struct LocalRunOptions {
   // Set by another thread (a signal): the running run stops (Cancelled), the rest are
   // stored canceled without running. May be null.
   const std::atomic<bool>* cancel = nullptr;
+  // Called with every run's row (failed and canceled ones included) once all have run,
+  // before the results are printed, for a caller that goes on from them. May be null.
+  std::function<void(const v1::GetResultsResponse&)> on_results = nullptr;
 };
 
 // One run, as the loop hands it to its runner.

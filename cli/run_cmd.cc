@@ -36,7 +36,7 @@ namespace {
 // included) and taken by one thread with sigwait; the old mask comes back at the end.
 class SignalCanceller {
  public:
-  explicit SignalCanceller(std::atomic<bool>& cancel) {
+  SignalCanceller(std::atomic<bool>& cancel, std::string who) : who_(std::move(who)) {
     sigemptyset(&set_);
     sigaddset(&set_, SIGINT);
     sigaddset(&set_, SIGTERM);
@@ -49,8 +49,8 @@ class SignalCanceller {
         // write(2), not the CLI's stream: the main thread may be writing to it.
         const std::string msg =
             cancel.exchange(true)
-                ? "blkbench run: still stopping and restoring the device, please wait\n"
-                : absl::StrCat("blkbench run: ", strsignal(sig),
+                ? absl::StrCat(who_, "still stopping and restoring the device, please wait\n")
+                : absl::StrCat(who_, strsignal(sig),
                                ": stopping the run and restoring the device\n");
         (void)!write(STDERR_FILENO, msg.data(), msg.size());
       }
@@ -67,6 +67,7 @@ class SignalCanceller {
   SignalCanceller& operator=(const SignalCanceller&) = delete;
 
  private:
+  const std::string who_;  // "blkbench run: "
   sigset_t set_, old_;
   std::atomic<bool> done_{false};
   std::thread thread_;
@@ -141,6 +142,7 @@ void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) 
 }  // namespace
 
 int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err) {
+  const std::string who = absl::StrCat("blkbench ", options.command, ": ");
   std::shared_ptr<const workloads::Matrix> matrix = options.matrix;
   if (!options.trace_path.empty()) {
     // --trace is a request to trace: every cell traced (trace: 1), as stored with its
@@ -153,14 +155,14 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
       ++turned_on;
     }
     if (turned_on > 0 && !options.quiet) {
-      err << "blkbench run: --trace: block tracing " << turned_on << " cell"
-          << (turned_on == 1 ? "" : "s") << " without trace: 1 as well (stored as trace: 1)\n";
+      err << who << "--trace: block tracing " << turned_on << " cell" << (turned_on == 1 ? "" : "s")
+          << " without trace: 1 as well (stored as trace: 1)\n";
     }
     matrix = std::move(traced);
   }
   const workloads::Matrix& m = *matrix;
   if (options.devices.empty()) {
-    err << "blkbench run: give the devices to run on with --device PATH (one per device)\n";
+    err << who << "give the devices to run on with --device PATH (one per device)\n";
     return 2;
   }
   for (const v1::CellSpec& cell : m.cells) {
@@ -172,7 +174,8 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     }
   }
   if (geteuid() != 0) {
-    err << "blkbench run: needs root: it opens the devices exclusively, changes their queue "
+    err << who
+        << "needs root: it opens the devices exclusively, changes their queue "
            "settings and cgroups, and journals the originals in "
         << options.state_dir << "\n";
     return 1;
@@ -188,7 +191,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   for (const std::string& arg : options.devices) {
     AllowedDevice d = ParseDevice(arg);
     if (seen[d.path]++ > 0) {
-      err << "blkbench run: --device " << d.path << " is given twice\n";
+      err << who << "--device " << d.path << " is given twice\n";
       return 2;
     }
     config.devices.push_back(std::move(d));
@@ -199,25 +202,25 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   mkdir(options.state_dir.c_str(), 0700);
   auto journal = QueueSettingsJournal::Open(options.state_dir);
   if (!journal.ok()) {
-    err << "blkbench run: state dir: " << journal.status().message() << "\n";
+    err << who << "state dir: " << journal.status().message() << "\n";
     return 1;
   }
   absl::StatusOr<RecoveryReport> recovered = (*journal)->RecoverAll();
   if (!recovered.ok() || !recovered->ok()) {
-    err << "blkbench run: restoring what an interrupted run left in " << options.state_dir << ": "
+    err << who << "restoring what an interrupted run left in " << options.state_dir << ": "
         << (recovered.ok() ? absl::StrJoin(recovered->failed, "; ")
                            : std::string(recovered.status().message()))
         << "\n";
     return 1;
   }
   for (const std::string& r : recovered->restored) {
-    if (!options.quiet) err << "blkbench run: restored " << r << " left by an interrupted run\n";
+    if (!options.quiet) err << who << "restored " << r << " left by an interrupted run\n";
   }
 
   RunExecutor executor(config, **journal, DefaultRunnerFactory());
   DeviceOffer offer = executor.OfferDevices();  // reads facts, records identities
   for (const auto& [path, why] : offer.not_offered) {
-    err << "blkbench run: --device " << path << ": " << why << "\n";
+    err << who << "--device " << path << ": " << why << "\n";
   }
   if (!offer.not_offered.empty()) return 1;
 
@@ -229,7 +232,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   for (const AllowedDevice& d : config.devices) {
     absl::StatusOr<ExclusiveHold> hold = PrepareExclusiveWrite(allowlist, d.path);
     if (!hold.ok()) {
-      err << "blkbench run: refused: " << hold.status().message() << "\n";
+      err << who << "refused: " << hold.status().message() << "\n";
       refused = true;
     }
   }
@@ -267,7 +270,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   if (unmatched > 0) return 1;
 
   std::atomic<bool> cancel{false};
-  SignalCanceller signals(cancel);
+  SignalCanceller signals(cancel, who);
   LocalRunner runner;
   // Runs go one at a time; a cell with several matching devices takes them in turn.
   runner.place = [&candidates](const v1::CellSpec& cell, uint64_t run_id) {
@@ -294,7 +297,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     }
   };
   runner.extra_tables = PrintDeviceTable;
-  return RunLocalExperiment({.command = "run",
+  return RunLocalExperiment({.command = options.command,
                              .path = options.path,
                              .db_path = options.db_path,
                              .trace_path = options.trace_path,
@@ -303,7 +306,8 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
                              .quiet = options.quiet,
                              .matrix = matrix,
                              .matrix_text = options.matrix_text,
-                             .cancel = &cancel},
+                             .cancel = &cancel,
+                             .on_results = options.on_results},
                             runner, out, err);
 }
 

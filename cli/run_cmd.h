@@ -5,11 +5,13 @@
 #ifndef BLKBENCH_CLI_RUN_CMD_H_
 #define BLKBENCH_CLI_RUN_CMD_H_
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "blkbench/v1/controller.pb.h"
 #include "workloads/matrix.h"
 
 namespace blkbench {
@@ -21,6 +23,7 @@ inline constexpr char kDefaultRunDb[] = "blkbench.db";
 inline constexpr char kRunCgroupParent[] = "blkbench-run";
 
 struct RunOptions {
+  std::string command = "run";       // for messages ("blkbench run: ..."); calibrate's own
   std::string path;                  // the matrix file
   std::vector<std::string> devices;  // --device PATH or PATH=CLASS, in order
   std::string db_path = kDefaultRunDb;
@@ -34,6 +37,8 @@ struct RunOptions {
   bool quiet = false;
   std::shared_ptr<const workloads::Matrix> matrix;  // parsed by the CLI's check
   std::string matrix_text;
+  // As LocalRunOptions::on_results: every run's row once all have run (calibrate's fit).
+  std::function<void(const v1::GetResultsResponse&)> on_results = nullptr;
 };
 
 // Runs the matrix on the devices. Before anything is stored or written: every device
