@@ -447,6 +447,24 @@ TEST(ReportTest, NamedJobsArePerJobInFioJsonAndTheReport) {
     EXPECT_GT(job.at(busy).struct_value().fields().at("total_ios").number_value(), 0);
     EXPECT_EQ(job.at(idle).struct_value().fields().at("total_ios").number_value(), 0);
   }
+  // The json rows carry each run's jobs; their I/O adds up to the run's.
+  ASSERT_EQ(Cli({"sim", matrix, "--format", "json", "-q"}, &out, &err), 0) << err;
+  google::protobuf::ListValue rows;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &rows).ok()) << out;
+  ASSERT_EQ(rows.values_size(), 4);
+  for (const auto& row : rows.values()) {
+    const auto& f = row.struct_value().fields();
+    const auto& per_job = f.at("jobs").list_value();
+    ASSERT_EQ(per_job.values_size(), 2);
+    const auto& reader = per_job.values(0).struct_value().fields();
+    const auto& writer = per_job.values(1).struct_value().fields();
+    EXPECT_EQ(reader.at("name").string_value(), "reader");
+    EXPECT_EQ(writer.at("rw").string_value(), "write");
+    EXPECT_EQ(reader.at("read_ios").number_value() + writer.at("read_ios").number_value(),
+              f.at("read_ios").number_value());
+    EXPECT_EQ(reader.at("write_ios").number_value() + writer.at("write_ios").number_value(),
+              f.at("write_ios").number_value());
+  }
   std::ifstream in(html_path);
   const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_THAT(html, HasSubstr("<h2>Per job</h2>"));
