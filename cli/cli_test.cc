@@ -424,6 +424,54 @@ TEST(ReportTest, PlotsArePresentAndRenderHeadless) {
   EXPECT_GT(std::stod(why), 0.02) << "share of non-white pixels: " << why;
 }
 
+// The example with named jobs on the engine: one fio job per named job (the cell as the
+// groupid), one with --group_reporting semantics, and the report's per-job section.
+TEST(ReportTest, NamedJobsArePerJobInFioJsonAndTheReport) {
+  testing::TempDir dir("named_jobs");
+  const std::string matrix = BLKBENCH_SOURCE_DIR "/examples/reader-vs-writer.yaml";
+  const std::string html_path = dir.File("report.html");
+  std::string out, err;
+  ASSERT_EQ(Cli({"sim", matrix, "--report", html_path, "--format", "fio-json", "-q"}, &out, &err),
+            0)
+      << err;
+  google::protobuf::Struct doc;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &doc).ok()) << out;
+  const auto& jobs = doc.fields().at("jobs").list_value();
+  ASSERT_EQ(jobs.values_size(), 8);  // 4 cells x (reader, writer)
+  for (int i = 0; i < jobs.values_size(); ++i) {
+    const auto& job = jobs.values(i).struct_value().fields();
+    EXPECT_EQ(job.at("jobname").string_value(), i % 2 == 0 ? "reader" : "writer");
+    EXPECT_EQ(job.at("groupid").number_value(), i / 2);
+    const char* busy = i % 2 == 0 ? "read" : "write";
+    const char* idle = i % 2 == 0 ? "write" : "read";
+    EXPECT_GT(job.at(busy).struct_value().fields().at("total_ios").number_value(), 0);
+    EXPECT_EQ(job.at(idle).struct_value().fields().at("total_ios").number_value(), 0);
+  }
+  // The json rows carry each run's jobs; their I/O adds up to the run's.
+  ASSERT_EQ(Cli({"sim", matrix, "--format", "json", "-q"}, &out, &err), 0) << err;
+  google::protobuf::ListValue rows;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(out, &rows).ok()) << out;
+  ASSERT_EQ(rows.values_size(), 4);
+  for (const auto& row : rows.values()) {
+    const auto& f = row.struct_value().fields();
+    const auto& per_job = f.at("jobs").list_value();
+    ASSERT_EQ(per_job.values_size(), 2);
+    const auto& reader = per_job.values(0).struct_value().fields();
+    const auto& writer = per_job.values(1).struct_value().fields();
+    EXPECT_EQ(reader.at("name").string_value(), "reader");
+    EXPECT_EQ(writer.at("rw").string_value(), "write");
+    EXPECT_EQ(reader.at("read_ios").number_value() + writer.at("read_ios").number_value(),
+              f.at("read_ios").number_value());
+    EXPECT_EQ(reader.at("write_ios").number_value() + writer.at("write_ios").number_value(),
+              f.at("write_ios").number_value());
+  }
+  std::ifstream in(html_path);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(html, HasSubstr("<h2>Per job</h2>"));
+  EXPECT_THAT(html, HasSubstr("data-plot=\"jobs\""));
+  EXPECT_THAT(html, HasSubstr("data-plot=\"jobs-p99\""));
+}
+
 // Completion and the man page come from the command table and are valid for their tools.
 TEST(CliTest, CompletionScriptsAndManPageAreValid) {
   testing::TempDir dir("cli_test");

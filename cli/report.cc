@@ -195,6 +195,10 @@ struct Cell {
   std::vector<double> iops, bw;          // per done run
   LatencyHistogram lat;                  // merged
   std::map<std::string, double> groups;  // cgroup.<g>.ios summed
+  // Named jobs (RunResult.jobs), in the cell's order: IOPS per done run, latency merged.
+  std::vector<std::string> jobs;
+  std::map<std::string, std::vector<double>> job_iops;
+  std::map<std::string, LatencyHistogram> job_lat;
 };
 
 double Mean(const std::vector<double>& v) {
@@ -412,6 +416,54 @@ std::string GroupSection(const std::vector<Cell>& cells) {
          "</div>";
 }
 
+// Per named job: its IOPS and latency in each cell, as bars side by side and a table.
+std::string JobSection(const std::vector<Cell>& cells) {
+  std::vector<std::string> names;
+  for (const Cell& c : cells) {
+    for (const std::string& j : c.jobs) {
+      if (std::find(names.begin(), names.end(), j) == names.end()) names.push_back(j);
+    }
+  }
+  if (names.empty()) return "";
+  std::string table =
+      "<table><tr><th class=\"l\">cell</th><th class=\"l\">job</th><th>IOPS</th><th>share "
+      "%</th><th>p50</th><th>p99</th><th>p99.9</th></tr>";
+  std::vector<Series> iops, p99;
+  for (const Cell& c : cells) {
+    if (c.jobs.empty()) continue;
+    double total = 0;
+    for (const auto& [j, v] : c.job_iops) total += Mean(v);
+    Series si{c.label, {}, {}}, sl{c.label, {}, {}};
+    for (size_t i = 0; i < names.size(); ++i) {
+      auto it = c.job_iops.find(names[i]);
+      if (it == c.job_iops.end()) continue;
+      const double mean = Mean(it->second);
+      const LatencyHistogram& h = c.job_lat.at(names[i]);
+      const v1::LatencySummary l = h.Summary();
+      si.points.emplace_back(static_cast<double>(i), mean);
+      sl.points.emplace_back(static_cast<double>(i), static_cast<double>(l.p99_ns()));
+      absl::StrAppend(&table, "<tr><td class=\"l\">", Esc(c.label), "</td><td class=\"l\">",
+                      Esc(names[i]), "</td><td>", Short(mean), "</td><td>",
+                      Num(total > 0 ? mean / total * 100 : 0), "</td><td>",
+                      NsText(static_cast<double>(l.p50_ns())), "</td><td>",
+                      NsText(static_cast<double>(l.p99_ns())), "</td><td>",
+                      NsText(static_cast<double>(l.p999_ns())), "</td></tr>");
+    }
+    iops.push_back(std::move(si));
+    p99.push_back(std::move(sl));
+  }
+  table += "</table>";
+  return "<h2>Per job</h2><p class=\"note\">Each named job's IOPS (mean over the cell's "
+         "runs) and latency (its runs' histograms merged); the jobs of a run add up to its "
+         "total.</p>" +
+         table + "<div class=\"plots\">" +
+         LinePlot("jobs", "IOPS per job", iops, Axis{"job", false, names, false},
+                  Axis{"IOPS", false, {}, false}) +
+         LinePlot("jobs-p99", "p99 latency per job", p99, Axis{"job", false, names, false},
+                  Axis{"p99", true, {}, true}) +
+         "</div>";
+}
+
 // Host, kernel, device and the exact queue settings, one row per distinct combination.
 std::string FactsSection(const std::vector<Cell>& cells) {
   std::map<std::string, std::vector<std::string>> rows;  // row → cells
@@ -469,6 +521,11 @@ std::string RenderExperimentReport(const v1::GetResultsResponse& resp) {
       c.iops.push_back(r.iops());
       c.bw.push_back(r.bw_bytes_per_sec());
       if (auto h = LatencyHistogram::FromProto(r.lat()); h.ok()) c.lat.Merge(*h);
+      for (const v1::JobResult& j : r.jobs()) {
+        if (!c.job_iops.count(j.name())) c.jobs.push_back(j.name());
+        c.job_iops[j.name()].push_back(j.iops());
+        if (auto h = LatencyHistogram::FromProto(j.lat()); h.ok()) c.job_lat[j.name()].Merge(*h);
+      }
       for (const auto& [key, v] : r.internals()) {
         if (key.rfind("cgroup.", 0) == 0 && key.size() > 11 &&
             key.compare(key.size() - 4, 4, ".ios") == 0) {
@@ -506,6 +563,7 @@ std::string RenderExperimentReport(const v1::GetResultsResponse& resp) {
   out += LatencySection(cells);
   out += TimeSeriesSection(cells);
   out += GroupSection(cells);
+  out += JobSection(cells);
   bool any_failed = false;
   std::string fails =
       "<h2>Failed runs</h2><table><tr><th>run</th><th class=\"l\">cell</th><th>repeat</th><th "

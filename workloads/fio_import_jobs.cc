@@ -106,6 +106,7 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& jobs, size_t concur
       group_of[j] = c.cgroup_name;
     }
     std::vector<std::string> items;
+    items.reserve(names.size());
     for (const std::string& n : names) {
       items.push_back(absl::StrCat(n, ":", groups[n].first, "*", groups[n].second));
     }
@@ -119,7 +120,7 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& jobs, size_t concur
       group_of.assign(conv.size(), "");
     }
   } else if (with_cgroup > 0) {
-    global_comments.push_back(
+    global_comments.emplace_back(
         "cgroup=: not carried over: only some jobs set it, and a cell places all its jobs in "
         "groups or none");
   }

@@ -13,6 +13,7 @@
 #include "blkbench/v1/workload.pb.h"
 #include "common/resolved_job.h"
 #include "workloads/job_options.h"
+#include "workloads/named_jobs.h"
 #include "workloads/units.h"
 
 namespace blkbench::workloads {
@@ -70,27 +71,53 @@ std::string FormatCells(const Matrix& m) {
                                  runs == 1 ? " run\n" : " runs\n");
   if (!m.description.empty()) absl::StrAppend(&out, m.description, "\n");
 
-  // rows[0] is the header; column 0 the cell index, then axes, then fixed fields.
-  std::vector<std::vector<std::string>> rows(m.cells.size() + 1);
+  // rows[0] is the header; column 0 the cell index, then axes, then fixed fields. A cell
+  // with named jobs has a row per job: the first with the cell's columns, the others with
+  // only the job's (a "job" column names them).
+  bool named = false;
+  for (const v1::CellSpec& cell : m.cells) named |= cell.jobs_size() > 0;
+  std::vector<std::vector<std::string>> rows(1);
   rows[0].push_back("cell");
-  for (size_t i = 0; i < m.cells.size(); ++i) rows[i + 1].push_back(absl::StrCat(i));
+  if (named) rows[0].push_back("job");
   std::vector<std::string_view> axis_options;
-  for (size_t a = 0; a < m.axes.size(); ++a) {
-    const OptionDef* def = FindOption(m.axes[a]);
+  for (const std::string& axis : m.axes) {
+    const OptionDef* def = FindOption(axis);
     if (def != nullptr) axis_options.push_back(def->canonical);
-    rows[0].push_back(m.axes[a]);
-    for (size_t i = 0; i < m.cells.size(); ++i) {
-      const auto& axes = m.cells[i].axes();
-      rows[i + 1].push_back(a < static_cast<size_t>(axes.size()) ? axes[a].value() : "?");
-    }
+    rows[0].push_back(axis);
   }
-  for (const Column& column : FixedColumns()) {
-    if (std::find(axis_options.begin(), axis_options.end(), column.canonical) !=
-        axis_options.end()) {
+  std::vector<const Column*> columns;
+  const std::vector<Column> fixed = FixedColumns();  // `columns` points into it
+  for (const Column& column : fixed) {
+    // With named jobs an axis's column stays: each job's row shows what it runs.
+    const OptionDef* def = FindOption(column.canonical);
+    const bool per_job = def != nullptr && IsPerJobOption(*def);
+    if ((!named || !per_job) && std::find(axis_options.begin(), axis_options.end(),
+                                          column.canonical) != axis_options.end()) {
       continue;
     }
+    columns.push_back(&column);
     rows[0].push_back(std::string(column.canonical));
-    for (size_t i = 0; i < m.cells.size(); ++i) rows[i + 1].push_back(column.text(m.cells[i]));
+  }
+  for (size_t i = 0; i < m.cells.size(); ++i) {
+    const v1::CellSpec& cell = m.cells[i];
+    const int jobs = std::max(cell.jobs_size(), 1);
+    for (int k = 0; k < jobs; ++k) {
+      v1::CellSpec view = cell;  // the cell as its job k sees it
+      if (cell.jobs_size() > 0) *view.mutable_job() = cell.jobs(k).job();
+      std::vector<std::string>& row = rows.emplace_back();
+      row.push_back(k == 0 ? absl::StrCat(i) : "");
+      if (named) row.push_back(cell.jobs_size() > 0 ? cell.jobs(k).name() : "-");
+      const auto& axes = cell.axes();
+      for (size_t a = 0; a < m.axes.size(); ++a) {
+        const std::string value = a < static_cast<size_t>(axes.size()) ? axes[a].value() : "?";
+        row.push_back(k == 0 ? value : "");
+      }
+      for (const Column* column : columns) {
+        const OptionDef* def = FindOption(column->canonical);
+        const bool per_job = def != nullptr && IsPerJobOption(*def);
+        row.push_back(k == 0 || per_job ? column->text(view) : "");
+      }
+    }
   }
 
   std::vector<size_t> width(rows[0].size(), 0);
@@ -103,6 +130,7 @@ std::string FormatCells(const Matrix& m) {
       absl::StrAppend(&line, row[c]);
       if (c + 1 < row.size()) line.append(width[c] - row[c].size() + 2, ' ');
     }
+    while (!line.empty() && line.back() == ' ') line.pop_back();  // blank trailing columns
     absl::StrAppend(&out, line, "\n");
   }
   return out;

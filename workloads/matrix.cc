@@ -399,6 +399,7 @@ void Reader::ReadDevice(const Entry& e) {
     }
     if (kind.key != "null_blk") {
       std::vector<absl::string_view> names;
+      names.reserve(families.size());
       for (std::string_view f : families) names.push_back(ToAbsl(f));
       errors_.Add(PosOf(kind.key_node),
                   absl::StrCat("unknown device '", kind.key, "'", DidYouMean(kind.key, families),

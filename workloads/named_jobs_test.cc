@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "workloads/cell_bounds.h"
+#include "workloads/format.h"
 #include "workloads/matrix.h"
 
 namespace blkbench::workloads {
@@ -185,6 +186,24 @@ TEST(NamedJobsTest, TheAgentRechecksNamedJobs) {
   cell.mutable_jobs(1)->mutable_job()->set_numjobs(4096);
   EXPECT_EQ(CheckCellBounds(cell).message(),
             "cell out of bounds: numjobs summed over the named jobs 4097 (expected 1 to 4096)");
+}
+
+}  // namespace
+}  // namespace blkbench::workloads
+
+namespace blkbench::workloads {
+namespace {
+
+TEST(NamedJobsTest, ValidatePrintsARowPerJob) {
+  const Matrix m = Parse(
+      "matrix: {scheduler: [none, bfq]}\n"
+      "jobs:\n  reader: {rw: randread, iodepth: 2}\n  writer: {rw: write, bs: 1m, iodepth: 16}\n");
+  const std::string table = FormatCells(m);
+  EXPECT_THAT(table, ::testing::HasSubstr("0     reader  none       randread  4k  2        1       "
+                                          " psync     0       -        sim:ssd       -\n"));
+  EXPECT_THAT(
+      table, ::testing::HasSubstr(
+                 "      writer             write     1m  16       1        psync     0       -\n"));
 }
 
 }  // namespace

@@ -126,6 +126,28 @@ ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_na
       run.finished_unix_ms() ? Number(static_cast<double>(run.finished_unix_ms())) : ResultValue{});
   for (const v1::AxisValue& a : cell.axes()) row.axes.emplace_back(a.key(), a.value());
   if (have) row.internals.insert(r.internals().begin(), r.internals().end());
+  for (int j = 0; have && j < r.jobs_size(); ++j) {
+    const v1::JobResult& jr = r.jobs(j);
+    const v1::JobSpec& spec = j < cell.jobs_size() ? cell.jobs(j).job() : cell.job();
+    const v1::LatencySummary& jl = jr.lat_summary();
+    auto& f = row.jobs.emplace_back();
+    f.emplace_back("name", Text(jr.name()));
+    f.emplace_back("rw", Text(FioRwName(spec.rw())));
+    f.emplace_back("bs", Number(static_cast<double>(spec.bs())));
+    f.emplace_back("iodepth", Number(spec.iodepth()));
+    f.emplace_back("numjobs", Number(spec.numjobs()));
+    f.emplace_back("read_ios", Number(static_cast<double>(jr.io().read_ios())));
+    f.emplace_back("write_ios", Number(static_cast<double>(jr.io().write_ios())));
+    f.emplace_back("read_bytes", Number(static_cast<double>(jr.io().read_bytes())));
+    f.emplace_back("write_bytes", Number(static_cast<double>(jr.io().write_bytes())));
+    f.emplace_back("iops", Number(jr.iops()));
+    f.emplace_back("bandwidth_bytes_per_second", Number(jr.bw_bytes_per_sec()));
+    f.emplace_back("latency_mean_seconds", Seconds(jl.mean_ns(), true));
+    f.emplace_back("latency_p50_seconds", Seconds(static_cast<double>(jl.p50_ns()), true));
+    f.emplace_back("latency_p99_seconds", Seconds(static_cast<double>(jl.p99_ns()), true));
+    f.emplace_back("latency_p999_seconds", Seconds(static_cast<double>(jl.p999_ns()), true));
+    f.emplace_back("latency_max_seconds", Seconds(static_cast<double>(jl.max_ns()), true));
+  }
   return row;
 }
 
@@ -150,7 +172,20 @@ std::string ResultRowJson(const ResultRow& row) {
     absl::StrAppend(&out, first ? "" : ", ", JsonQuote(key), ": ", ResultValueJson(Number(value)));
     first = false;
   }
-  return out + "}}";
+  out += "}";
+  if (!row.jobs.empty()) {
+    absl::StrAppend(&out, ", \"jobs\": [");
+    for (size_t j = 0; j < row.jobs.size(); ++j) {
+      absl::StrAppend(&out, j ? ", " : "", "{");
+      for (size_t i = 0; i < row.jobs[j].size(); ++i) {
+        absl::StrAppend(&out, i ? ", " : "", JsonQuote(row.jobs[j][i].first), ": ",
+                        ResultValueJson(row.jobs[j][i].second));
+      }
+      out += "}";
+    }
+    out += "]";
+  }
+  return out + "}";
 }
 
 std::string ResultRowsJson(const std::vector<ResultRow>& rows) {

@@ -27,6 +27,9 @@ struct ResultRow {
   std::vector<std::pair<std::string, ResultValue>> fields;  // in schema order
   std::vector<std::pair<std::string, std::string>> axes;    // the cell's axes, in order
   std::map<std::string, double> internals;                  // engine internals, by key
+  // Per named job (RunResult.jobs) of a done run: its fields (name, options, I/O, rates,
+  // latency), in the cell's order; empty for a one-job cell.
+  std::vector<std::vector<std::pair<std::string, ResultValue>>> jobs;
 };
 
 ResultValue TextValue(std::string s);
@@ -46,7 +49,8 @@ std::string ResultNumberText(double v);
 ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_name,
                         const v1::CellSpec& cell, const v1::Run& run);
 
-// `{"experiment": 3, ..., "axes": {"bs": "4k"}, ..., "internals": {...}}`, no newline.
+// `{"experiment": 3, ..., "axes": {"bs": "4k"}, ..., "internals": {...}}`, no newline;
+// a cell with named jobs ends with `"jobs": [{"name": "reader", ...}, ...]`.
 std::string ResultRowJson(const ResultRow& row);
 // A JSON array of rows, one per line, ending with a newline ("[]\n" when empty).
 std::string ResultRowsJson(const std::vector<ResultRow>& rows);

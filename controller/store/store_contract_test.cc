@@ -259,6 +259,26 @@ TEST_P(StoreTest, FinishRunIsIdempotentAndFencedByAttempt) {
             absl::StatusCode::kNotFound);
 }
 
+// A run of a cell with named jobs keeps each job's share, histograms included.
+TEST_P(StoreTest, NamedJobResultsRoundTrip) {
+  const v1::Experiment e = Create("x", 1, 1);
+  v1::RunResult result = MakeResult(1000);
+  for (const char* name : {"reader", "writer"}) {
+    v1::JobResult* j = result.add_jobs();
+    j->set_name(name);
+    j->mutable_io()->set_write_ios(15000);
+    j->set_iops(500);
+    *j->mutable_lat() = testing::MakeHistogram(5, 5);
+    *j->mutable_write_lat() = testing::MakeHistogram(6, 2);
+    j->mutable_lat_summary()->set_p99_ns(80000);
+  }
+  ASSERT_TRUE(store_->FinishRun(e.runs(0).id(), 0, v1::RUN_DONE, "", 5, &result).ok());
+  absl::StatusOr<v1::Run> got = store_->GetRun(e.runs(0).id());
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(got->result().jobs_size(), 2);
+  EXPECT_TRUE(ProtoEq(got->result(), result));
+}
+
 TEST_P(StoreTest, ResultsAreAttachedOnlyWithResultsAndForTheCurrentAttempt) {
   const v1::Experiment e = Create("x", 2, 1);
   const v1::RunResult result = MakeResult(123456.5);
