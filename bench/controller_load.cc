@@ -21,10 +21,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <numeric>
 #include <queue>
 #include <string>
 #include <thread>
@@ -126,9 +128,12 @@ int FreePort() {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::perror("controller_load: a free loopback port");
+    std::exit(1);
+  }
   close(fd);
   return ntohs(addr.sin_port);
 }
@@ -379,6 +384,7 @@ pid_t StartController(const std::string& bin, const std::string& db, int port, i
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the bench
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     const int devnull = open("/dev/null", O_WRONLY);
@@ -558,8 +564,8 @@ int main(int argc, char** argv) {
   // Drive every agent's sends from one thread, soonest due first.
   using Item = std::pair<Clock::time_point, int>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> due;
-  std::vector<int> waiting;  // not assigned yet
-  for (int i = 0; i < n; ++i) waiting.push_back(i);
+  std::vector<int> waiting(static_cast<size_t>(n));  // not assigned yet
+  std::iota(waiting.begin(), waiting.end(), 0);
   Clock::time_point next_scan = Clock::now();
   Clock::time_point next_progress = Clock::now();
   const int timeout_s = absl::GetFlag(FLAGS_timeout_s) > 0 ? absl::GetFlag(FLAGS_timeout_s)
