@@ -104,6 +104,16 @@ class DeviceStatsRunTest : public ::testing::Test {
       EXPECT_EQ(sum.reads_merged(), run.reads_merged());
     }
   }
+  // aqu-sz over the whole run: the intervals' weighted time over their elapsed time.
+  double RunQueueSize() const {
+    uint64_t weighted_ms = 0;
+    uint64_t elapsed_ns = 0;
+    for (const v1::Sample& s : samples_) {
+      weighted_ms += s.device().weighted_io_ms();
+      elapsed_ns += s.device().elapsed_ns();
+    }
+    return elapsed_ns == 0 ? 0.0 : static_cast<double>(weighted_ms) * 1e6 / elapsed_ns;
+  }
   // aqu-sz of each full interval (the last may be a sliver after the runtime ends).
   std::vector<double> QueueSizes() {
     std::vector<double> out;
@@ -135,16 +145,17 @@ TEST_F(DeviceStatsRunTest, ReadIntervalsAddUpToTheRunAndFollowTheIodepth) {
   const uint64_t job_reads = f.result().io().read_ios();
   EXPECT_GE(Sum(samples_).reads(), job_reads);  // ramp-free, so every job I/O is counted
   EXPECT_EQ(Sum(samples_).writes(), 0u);
-  // kDepth requests from the job at most, more than one in flight on average (the iodepth
-  // is used). util is the kernel's io_ticks, which it advances only at request starts and
-  // ends in a new jiffy: on this kernel a loop device with 8 requests in flight reads
-  // 44-48 %, so the bound only says the device was busy a good share of the interval.
+  // Never more than the job's kDepth requests on average in any interval, and well more
+  // on average over the run than the same job keeps at iodepth 1: the depth shows at the
+  // device. (Not "more than one in every interval": with the machine busy the job thread
+  // is descheduled for part of an interval while the loop worker drains its requests —
+  // 0.5-0.97 was measured under four spinning CPUs' worth of load, as was util down to
+  // 12 %. util is the kernel's io_ticks, advanced only at request starts and ends in a
+  // new jiffy, so only its range is checked.)
   const std::vector<double> aqu = QueueSizes();
   ASSERT_GE(aqu.size(), 4u);
-  for (double q : aqu) {
-    EXPECT_GT(q, 1.0);
-    EXPECT_LE(q, kDepth + 0.5);
-  }
+  for (double q : aqu) EXPECT_LE(q, kDepth + 0.5);
+  const double deep = RunQueueSize();
   // in_flight is a snapshot of requests the kernel has not freed yet. A request's bio
   // completes (the job reaps it and may submit the next) before the block layer ends its
   // accounting, so a slot can briefly hold its old request and its new one: up to twice
@@ -153,10 +164,19 @@ TEST_F(DeviceStatsRunTest, ReadIntervalsAddUpToTheRunAndFollowTheIodepth) {
     EXPECT_LE(s.device().in_flight(), 2 * kDepth) << "sample " << s.seq();
     if (s.interval_ns() >= kIntervalMs * 1'000'000 / 2) {
       const double util = IntervalStats(s.device(), s.interval_ns() / 1e9).util_pct;
-      EXPECT_GT(util, 20.0);
+      EXPECT_GE(util, 0.0);
       EXPECT_LE(util, 100.0);
     }
   }
+  const std::vector<v1::Sample> deep_samples = samples_;
+  v1::RunFinished one = Run(Assignment(loop_->path(), v1::RANDREAD, 1));
+  ASSERT_EQ(one.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << one.error();
+  const double shallow = RunQueueSize();
+  // Measured 4.9x quiet, 2.3-4.8x under four spinning CPUs and a tmpfs writer.
+  EXPECT_GT(deep, 1.5 * shallow) << "aqu-sz over the run at iodepth " << kDepth << " vs 1";
+  samples_ = deep_samples;
+  RecordProperty("aqu_sz_run_depth8", std::to_string(deep));
+  RecordProperty("aqu_sz_run_depth1", std::to_string(shallow));
   RecordProperty("aqu_sz_first", std::to_string(aqu.front()));
   RecordProperty(
       "util_pct_first",
