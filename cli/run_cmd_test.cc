@@ -235,17 +235,9 @@ TEST_F(RunCmdTest, TraceWritesEachRunsBlockEventsAsBlkparseText) {
 
 TEST_F(RunCmdTest, AMountedDeviceIsRefusedAndNothingIsWritten) {
   if (!testing::HaveCommand("mkfs.ext4")) GTEST_SKIP() << "mkfs.ext4 missing";
-  testing::CommandResult mkfs = testing::Run(
-      {"mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", loop_->path()});
-  ASSERT_EQ(mkfs.exit_code, 0) << mkfs.output;
   const std::string mount_point = dir_.File("mnt");
-  ASSERT_EQ(mkdir(mount_point.c_str(), 0700), 0);
-  // Read-only, without journal replay: a rw mount writes on its own.
-  testing::CommandResult mount =
-      testing::Run({"mount", "-o", "ro,noload", loop_->path(), mount_point});
-  ASSERT_EQ(mount.exit_code, 0) << mount.output;
-  testing::MountGuard unmount(mount_point);
-  sync();
+  auto unmount = testing::MountExt4ReadOnly(loop_->path(), mount_point);
+  ASSERT_TRUE(unmount.ok()) << unmount.status();
   const std::string content = ReadDevice(loop_->path());
   const uint64_t sectors = loop_->SectorsWritten();
   const std::string scheduler = loop_->SysfsQueue("scheduler");

@@ -271,14 +271,8 @@ TEST_F(FormattedLoopTest, UnmountedFilesystemSignatureIsRefused) {
 
 TEST_F(FormattedLoopTest, MountedFilesystemIsRefused) {
   const std::string mount_point = tmp_.path() + "/mnt";
-  testing::MakeDirs(mount_point);
-  // Read-only and without journal replay: a rw mount writes on its own (journal commits),
-  // which would hide a write by the guard in the write counter.
-  testing::CommandResult mount =
-      testing::Run({"mount", "-o", "ro,noload", loop_->path(), mount_point});
-  ASSERT_EQ(mount.exit_code, 0) << mount.output;
-  testing::MountGuard unmount(mount_point);
-  sync();
+  auto unmount = testing::MountExt4ReadOnly(loop_->path(), mount_point, /*format=*/false);
+  ASSERT_TRUE(unmount.ok()) << unmount.status();
   ExpectRefused(loop_->path() + " is mounted at " + mount_point);
   // The kernel agrees: an exclusive open fails while mounted.
   EXPECT_EQ(HoldExclusive(loop_->path()).status().code(), absl::StatusCode::kFailedPrecondition);

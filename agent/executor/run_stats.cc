@@ -123,6 +123,21 @@ void Sampler::EmitAt(uint64_t offset_ns) {
   if (on_sample_) on_sample_(s);
 }
 
+namespace {
+// Thread `j`'s read and write latency histograms merged into `dir_lat` and both into `lat`.
+absl::Status MergeJobLatency(const JobShared& s, uint32_t j, H& lat, H (&dir_lat)[2]) {
+  for (int d = 0; d < 2; ++d) {
+    absl::StatusOr<H> h = JobHistogram(s, d);
+    if (!h.ok()) {
+      return absl::InternalError(absl::StrCat("job ", j, " stats: ", h.status().message()));
+    }
+    dir_lat[d].Merge(*h);
+    lat.Merge(*h);
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
 absl::Status AddJobResults(const SharedArea& area, const std::vector<JobSlice>& slices,
                            v1::RunResult& r) {
   const double secs = static_cast<double>(r.duration_ns()) / 1e9;
@@ -133,13 +148,8 @@ absl::Status AddJobResults(const SharedArea& area, const std::vector<JobSlice>& 
     uint64_t ios[2] = {0, 0}, bytes[2] = {0, 0};
     for (uint32_t j = slice.first; j < slice.first + slice.threads && j < area.num_jobs(); ++j) {
       const JobShared& s = area.job(j);
+      if (absl::Status st = MergeJobLatency(s, j, lat, dir_lat); !st.ok()) return st;
       for (int d = 0; d < 2; ++d) {
-        absl::StatusOr<H> h = JobHistogram(s, d);
-        if (!h.ok()) {
-          return absl::InternalError(absl::StrCat("job ", j, " stats: ", h.status().message()));
-        }
-        dir_lat[d].Merge(*h);
-        lat.Merge(*h);
         ios[d] += s.ios[d].load(kRelaxed);
         bytes[d] += s.bytes[d].load(kRelaxed);
       }
@@ -171,14 +181,7 @@ absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measu
   ReadTotals(area, &t);
   for (uint32_t j = 0; j < area.num_jobs(); ++j) {
     const JobShared& s = area.job(j);
-    for (int d = 0; d < 2; ++d) {
-      absl::StatusOr<H> h = JobHistogram(s, d);
-      if (!h.ok()) {
-        return absl::InternalError(absl::StrCat("job ", j, " stats: ", h.status().message()));
-      }
-      dir_lat[d].Merge(*h);
-      lat.Merge(*h);
-    }
+    if (absl::Status st = MergeJobLatency(s, j, lat, dir_lat); !st.ok()) return st;
     end_ns = std::max(end_ns, s.end_ns.load(kRelaxed));
     usr += s.usr_ns.load(kRelaxed);
     sys += s.sys_ns.load(kRelaxed);

@@ -2,13 +2,17 @@
 #include "common/testing/command.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+
+#include "absl/strings/str_cat.h"
 
 namespace blkbench::testing {
 
@@ -80,6 +84,27 @@ bool HaveCommand(const std::string& name) {
 }
 
 MountGuard::~MountGuard() { Run({"umount", dir_}); }
+
+absl::StatusOr<std::unique_ptr<MountGuard>> MountExt4ReadOnly(const std::string& device,
+                                                              const std::string& dir, bool format) {
+  if (format) {
+    CommandResult mkfs =
+        Run({"mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device});
+    if (mkfs.exit_code != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("mkfs.ext4 ", device, ": ", mkfs.output));
+    }
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(absl::StrCat("mkdir ", dir, ": ", std::strerror(errno)));
+  }
+  CommandResult mount = Run({"mount", "-o", "ro,noload", device, dir});
+  if (mount.exit_code != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("mount ", device, " at ", dir, ": ", mount.output));
+  }
+  sync();
+  return std::make_unique<MountGuard>(dir);
+}
 
 SwapGuard::~SwapGuard() { Run({"swapoff", path_}); }
 

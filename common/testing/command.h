@@ -4,11 +4,13 @@
 #ifndef BLKBENCH_COMMON_TESTING_COMMAND_H_
 #define BLKBENCH_COMMON_TESTING_COMMAND_H_
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace blkbench::testing {
 
@@ -43,6 +45,14 @@ class MountGuard {
  private:
   std::string dir_;
 };
+
+// Mounts `device` (formatted as ext4 first when `format`) read-only and without journal
+// replay at `dir`, which is created: a rw mount writes on its own (journal commits), which
+// would hide a write by the code under test in the device's write counter. Unmounted when
+// the guard goes. Error: mkfs's or mount's output.
+absl::StatusOr<std::unique_ptr<MountGuard>> MountExt4ReadOnly(const std::string& device,
+                                                              const std::string& dir,
+                                                              bool format = true);
 
 // Runs `swapoff path` on destruction.
 class SwapGuard {
