@@ -518,16 +518,8 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
   }
   for (const std::string& c : comments) absl::StrAppend(&y, "  # ", c, "\n");
   if (key_order.empty()) absl::StrAppend(&y, "  {}\n");
-  absl::StrAppend(&y, "target:\n  device_class: ", YamlScalar(device_class));
-  if (!class_comment.empty()) absl::StrAppend(&y, "  # ", class_comment);
-  absl::StrAppend(&y, "\n");
-  if (!options.kernel.empty()) absl::StrAppend(&y, "  kernel: ", YamlScalar(options.kernel), "\n");
-  AppendTrailer(jobs, concurrent, y, result);
-  if (absl::StatusOr<Matrix> check = ParseMatrix(y, options.source); !check.ok()) {
-    result.problems = std::string(check.status().message());
-  }
-  result.yaml = std::move(y);
-  return result;
+  return FinishImport(std::move(y), device_class, class_comment, options, jobs, concurrent,
+                      std::move(result));
 }
 
 bool LooksLikeFioJobFile(std::string_view text, int* header_line) {

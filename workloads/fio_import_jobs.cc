@@ -184,6 +184,13 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& jobs, size_t concur
     }
     if (!any) absl::StrAppend(&y, "    {}\n");
   }
+  return FinishImport(std::move(y), device_class, class_comment, options, jobs, concurrent,
+                      std::move(result));
+}
+
+FioImport FinishImport(std::string y, const std::string& device_class,
+                       const std::string& class_comment, const FioImportOptions& options,
+                       const FioJobs& jobs, size_t concurrent, FioImport result) {
   absl::StrAppend(&y, "target:\n  device_class: ", YamlScalar(device_class));
   if (!class_comment.empty()) absl::StrAppend(&y, "  # ", class_comment);
   absl::StrAppend(&y, "\n");

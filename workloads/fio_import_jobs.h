@@ -53,6 +53,13 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& jobs, size_t concur
 // ones, and a cell runs its jobs at once) and fio's own options, as comments, with notes.
 void AppendTrailer(const FioJobs& jobs, size_t concurrent, std::string& y, FioImport& result);
 
+// Ends the matrix text `y` (its job keys written) for both importers: the target with the
+// device class and its note, the kernel, the trailer, then the result's yaml and, if the
+// matrix parser refuses it, its problems.
+FioImport FinishImport(std::string y, const std::string& device_class,
+                       const std::string& class_comment, const FioImportOptions& options,
+                       const FioJobs& jobs, size_t concurrent, FioImport result);
+
 }  // namespace blkbench::workloads
 
 #endif  // BLKBENCH_WORKLOADS_FIO_IMPORT_JOBS_H_
