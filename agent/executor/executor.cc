@@ -254,6 +254,11 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
 
   absl::StatusOr<v1::RunResult> result = BuildResult(area, measure_start, type->name);
   if (!result.ok()) return result.status();
+  sampler->EmitFinal(result->duration_ns());
+  // A sample taken after a job's last I/O but before it published its end time ends
+  // later than that I/O: the run was observed until then, so the duration (and the rates)
+  // run to the last sample's end and the samples tile [0, duration] exactly.
+  if (sampler->offset_ns() > result->duration_ns()) SetDuration(*result, sampler->offset_ns());
   if (ctx.cell.jobs_size() > 0) {
     std::vector<JobSlice> slices;
     for (const JobPlan& job : plan.jobs) {
@@ -262,7 +267,6 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
     }
     if (absl::Status s = AddJobResults(area, slices, *result); !s.ok()) return s;
   }
-  sampler->EmitFinal(result->duration_ns());
   if (options_.on_trace) {
     for (uint32_t i = 0; i < n; ++i) {
       const size_t len = area.job(i).trace_len.load(std::memory_order_relaxed);

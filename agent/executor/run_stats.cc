@@ -170,6 +170,14 @@ absl::Status AddJobResults(const SharedArea& area, const std::vector<JobSlice>& 
   return absl::OkStatus();
 }
 
+void SetDuration(v1::RunResult& r, uint64_t duration_ns) {
+  r.set_duration_ns(duration_ns);
+  if (duration_ns == 0) return;
+  const double secs = static_cast<double>(duration_ns) / 1e9;
+  r.set_iops(static_cast<double>(r.io().read_ios() + r.io().write_ios()) / secs);
+  r.set_bw_bytes_per_sec(static_cast<double>(r.io().read_bytes() + r.io().write_bytes()) / secs);
+}
+
 absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measure_start_ns,
                                           const std::string& runner) {
   v1::RunResult r;
@@ -195,15 +203,7 @@ absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measu
     fsyncs += s.fsyncs.load(kRelaxed);
   }
   FillIo(Totals(), t, r.mutable_io());
-  const uint64_t duration = end_ns - measure_start_ns;
-  r.set_duration_ns(duration);
-  const uint64_t ios = t.ios[kRead] + t.ios[kWrite];
-  const uint64_t bytes = t.bytes[kRead] + t.bytes[kWrite];
-  if (duration > 0) {
-    const double secs = static_cast<double>(duration) / 1e9;
-    r.set_iops(static_cast<double>(ios) / secs);
-    r.set_bw_bytes_per_sec(static_cast<double>(bytes) / secs);
-  }
+  SetDuration(r, end_ns - measure_start_ns);
   lat.ToProto(r.mutable_lat());
   dir_lat[kRead].ToProto(r.mutable_read_lat());
   dir_lat[kWrite].ToProto(r.mutable_write_lat());

@@ -39,6 +39,9 @@ void ReadTotals(const SharedArea& area, Totals* out);
 // always passes LatencyHistogram::FromProto.
 void IntervalHistogram(const Totals& prev, const Totals& cur, v1::Histogram* out);
 
+// Sets the run's duration and the IOPS and bandwidth that follow from it and r.io().
+void SetDuration(v1::RunResult& r, uint64_t duration_ns);
+
 // Emits seq-numbered samples from successive snapshots.
 class Sampler {
  public:
@@ -51,6 +54,8 @@ class Sampler {
   // when it would be empty and zero-length.
   void EmitFinal(uint64_t duration_ns);
   uint64_t samples() const { return seq_; }
+  // Where the last sample ended (ns after measure start).
+  uint64_t offset_ns() const { return prev_offset_ns_; }
 
  private:
   void EmitAt(uint64_t offset_ns);
