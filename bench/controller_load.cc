@@ -39,6 +39,7 @@
 #include "blkbench/v1/agent.grpc.pb.h"
 #include "blkbench/v1/controller.grpc.pb.h"
 #include "common/histogram.h"
+#include "controller/store/testing/pg_server.h"
 #include "grpcpp/grpcpp.h"
 
 ABSL_FLAG(int, agents, 100, "fake agents (one device, one run each)");
@@ -52,6 +53,9 @@ ABSL_FLAG(std::string, controller_bin, "",
 ABSL_FLAG(std::string, db_dir, "",
           "directory for the controller's SQLite file (default: a new dir under "
           "/var/tmp, which is on the real disk)");
+ABSL_FLAG(std::string, store, "sqlite",
+          "sqlite (a file in --db_dir) or postgresql (a real server initdb'd into --db_dir, "
+          "on a Unix socket, as the store tests start it)");
 ABSL_FLAG(std::string, controller_flags, "",
           "extra flags for the controller, space-separated (e.g. --commit_window_ms=5)");
 ABSL_FLAG(int, timeout_s, 0, "give up after this long (default: run_s + 60)");
@@ -481,9 +485,35 @@ int main(int argc, char** argv) {
   const bool own_dir = dir.empty();
   if (own_dir) dir = std::filesystem::path("/var/tmp") / absl::StrCat("controller_load.", getpid());
   std::filesystem::create_directories(dir);
+  std::string db = (dir / "load.db").string();
+  std::unique_ptr<blkbench::testing::PgServer> pg;
+  if (absl::GetFlag(FLAGS_store) == "postgresql") {
+    const std::string pg_bin = blkbench::testing::PgServer::FindBinDir();
+    if (pg_bin.empty()) {
+      std::fprintf(stderr, "--store=postgresql: PostgreSQL is not installed (scripts/deps.sh)\n");
+      return 2;
+    }
+    auto server = blkbench::testing::PgServer::Create(pg_bin, dir.string());
+    if (!server.ok()) {
+      std::fprintf(stderr, "--store=postgresql: %s\n", server.status().ToString().c_str());
+      return 2;
+    }
+    pg = std::move(*server);
+    auto name = pg->CreateDatabase();
+    if (!name.ok()) {
+      std::fprintf(stderr, "--store=postgresql: %s\n", name.status().ToString().c_str());
+      return 2;
+    }
+    db = pg->Uri(*name);
+  } else if (absl::GetFlag(FLAGS_store) != "sqlite") {
+    std::fprintf(stderr, "--store: expected sqlite or postgresql, got \"%s\"\n",
+                 absl::GetFlag(FLAGS_store).c_str());
+    return 2;
+  }
+  std::printf("store: %s\n", absl::GetFlag(FLAGS_store).c_str());
   const int port = FreePort();
   const std::string target = absl::StrCat("127.0.0.1:", port);
-  const pid_t pid = StartController(bin, (dir / "load.db").string(), port, n);
+  const pid_t pid = StartController(bin, db, port, n);
 
   // Wait for the controller to serve.
   grpc::ChannelArguments cli_args;
@@ -514,6 +544,7 @@ int main(int argc, char** argv) {
     }
     kill(pid, SIGTERM);
     waitpid(pid, nullptr, 0);
+    pg.reset();  // stops the server before its directory goes
     if (own_dir) std::filesystem::remove_all(dir);
     return code;
   }
@@ -617,6 +648,7 @@ int main(int argc, char** argv) {
   kill(pid, SIGTERM);
   int wstatus = 0;
   waitpid(pid, &wstatus, 0);
+  pg.reset();
   if (own_dir) std::filesystem::remove_all(dir);
 
   absl::MutexLock lock(&totals.mu);
