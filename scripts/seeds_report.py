@@ -3,6 +3,7 @@
 
 Usage: seeds_report.py PUBLISHED_JSON RESULTS_DIR OUT_MD
 RESULTS_DIR holds <id>.json: the output of `blkbench sim FILE --format json` for each seed
+(the runs of every file of that seed, concatenated)
 and each of the threads' questions (examples/seeds/threads/). Each seed's published table
 (examples/seeds/published.json) is shown beside the engine's medians over repeats, with
 the ratios and the internal evidence for the mechanism; a question's rows have a
@@ -66,13 +67,19 @@ def section(entry, results_dir, heading):
     path = os.path.join(results_dir, entry["id"] + ".json")
     runs = load_runs(path) if os.path.exists(path) else []
     m = entry["metric"]
+    f = entry["file"]
+    run = (f"run them with `for f in examples/seeds/{f}; do blkbench sim $f; done`" if "*" in f
+           else f"run it with `blkbench sim examples/seeds/{f}`")
     out = [f"## {heading}\n",
-           f"Hardware: {entry['hardware']}. Example: `examples/seeds/{entry['file']}`, "
-           f"run it with `blkbench sim examples/seeds/{entry['file']}`.\n"]
+           f"Hardware: {entry['hardware']}. Example{'s' if '*' in f else ''}: "
+           f"`examples/seeds/{f}`, {run}.\n"]
     table = {}
     evid = {}
     for row in entry["rows"]:
-        match = [r for a, r in runs if all(a.get(k) == v for k, v in row["match"].items())]
+        # A match key is a matrix axis, or a field of the run (experiment_name, for a seed
+        # whose cases live in several files).
+        match = [r for a, r in runs
+                 if all(a.get(k, r.get(k)) == v for k, v in row["match"].items())]
         vals = [metric(r, m["key"]) for r in match]
         table[row["label"]] = (row["published"], statistics.median(vals) if vals else float("nan"),
                                len(vals))

@@ -36,6 +36,7 @@ SeedRuns RunSeed(const std::string& file, uint64_t runtime_ns) {
     RunContext ctx;
     ctx.cell = cell;
     ctx.cell.mutable_job()->set_runtime_ns(runtime_ns);
+    for (v1::NamedJob& j : *ctx.cell.mutable_jobs()) j.mutable_job()->set_runtime_ns(runtime_ns);
     ctx.sample_interval = std::chrono::milliseconds(1000);
     absl::StatusOr<v1::RunResult> r = engine::NewEngineRunner()->Run(ctx);
     EXPECT_TRUE(r.ok()) << file << ": " << r.status();
@@ -104,19 +105,32 @@ TEST(SeedsTest, Seed003RetryCutsSingleTagAllocations) {
 }
 
 TEST(SeedsTest, Seed004OneGroupNoIdleLetsBandwidthScaleWithJobs) {
-  const SeedRuns s = RunSeed("004-bfq-one-group.yaml", 300'000'000);
-  const std::string before = " kernel=sim:5.14";
-  const std::string after = " kernel=sim:5.14+bfq-one-group-no-idle";
-  const double b1 = s.Get("numjobs=1" + before).bw_bytes_per_sec();
-  const double b8 = s.Get("numjobs=8" + before).bw_bytes_per_sec();
-  const double a1 = s.Get("numjobs=1" + after).bw_bytes_per_sec();
-  const double a8 = s.Get("numjobs=8" + after).bw_bytes_per_sec();
+  // Separate fio processes: N = 1, and 8 named jobs started 200 ms apart.
+  const SeedRuns one = RunSeed("004-bfq-one-group.yaml", 300'000'000);
+  const SeedRuns eight = RunSeed("004-bfq-one-group-n8.yaml", 300'000'000);
+  const std::string before = "kernel=sim:5.14";
+  const std::string after = "kernel=sim:5.14+bfq-one-group-no-idle";
+  const double b1 = one.Get(before).bw_bytes_per_sec();
+  const double b8 = eight.Get(before).bw_bytes_per_sec();
+  const double a1 = one.Get(after).bw_bytes_per_sec();
+  const double a8 = eight.Get(after).bw_bytes_per_sec();
   EXPECT_NEAR(b8 / b1, 1.0, 0.1);  // idling: effective queue depth 1 whatever N
   EXPECT_NEAR(a1 / b1, 1.0, 0.1);
   EXPECT_GT(a8, 3.0 * a1);
   // The mechanism: idling keeps one request at the device; without it, several.
-  EXPECT_LT(In(s.Get("numjobs=8" + before), "device.inflight_mean"), 1.2);
-  EXPECT_GT(In(s.Get("numjobs=8" + after), "device.inflight_mean"), 2.0);
+  EXPECT_LT(In(eight.Get(before), "device.inflight_mean"), 1.2);
+  EXPECT_GT(In(eight.Get(after), "device.inflight_mean"), 2.0);
+}
+
+// The thread's last line: one fio with numjobs gives the same result with or without the
+// patch, because bfq stably merges the clones' queues into one.
+TEST(SeedsTest, Seed004OneFioWithNumjobsIsTheSameWithOrWithoutThePatch) {
+  const SeedRuns s = RunSeed("004-bfq-one-group-numjobs.yaml", 300'000'000);
+  const SeedRuns one = RunSeed("004-bfq-one-group.yaml", 300'000'000);
+  const double before = s.Get("numjobs=8 kernel=sim:5.14").bw_bytes_per_sec();
+  const double after = s.Get("numjobs=8 kernel=sim:5.14+bfq-one-group-no-idle").bw_bytes_per_sec();
+  EXPECT_NEAR(after / before, 1.0, 0.05);
+  EXPECT_GT(before, 3.0 * one.Get("kernel=sim:5.14").bw_bytes_per_sec());  // no idling
 }
 
 // Every shipped example matrix, including the real-device seed variants, validates.

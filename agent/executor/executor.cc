@@ -215,8 +215,12 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   }
 
   const uint64_t t0 = MonotonicNs();
-  // fio: ramp_time starts after startdelay; the jobs sleep startdelay themselves.
-  const uint64_t measure_start = t0 + plan.job.startdelay_ns + plan.job.ramp_ns;
+  // fio: ramp_time starts after startdelay; the jobs sleep startdelay themselves. Named
+  // jobs with different startdelays are measured once the last has started.
+  uint64_t startdelay_ns = plan.job.startdelay_ns;
+  for (const ResolvedJob& spec : plan.specs)
+    startdelay_ns = std::max(startdelay_ns, spec.startdelay_ns);
+  const uint64_t measure_start = t0 + startdelay_ns + plan.job.ramp_ns;
   ctl.measure_start_ns.store(measure_start, std::memory_order_relaxed);
   ctl.deadline_ns.store(plan.job.runtime_ns ? measure_start + plan.job.runtime_ns : 0,
                         std::memory_order_relaxed);

@@ -65,6 +65,10 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
     m["elv.dispatch_null"] = static_cast<double>(c.elv_dispatch_null);
     m["elv.dispatch_skipped"] = static_cast<double>(c.elv_dispatch_skipped);
     m["elv.timer_fires"] = static_cast<double>(c.elv_timer_fires);
+    if (const ElevatorCounters& ec = e.elevator()->counters(); ec.queues_created > 0) {
+      m["elv.queues"] = static_cast<double>(ec.queues_created);
+      m["elv.queues_merged"] = static_cast<double>(ec.queues_merged);
+    }
     m["dispatch.inversions"] = static_cast<double>(c.dispatch_inversions);
     m["dispatch.inversion_ratio"] = c.dispatched ? static_cast<double>(c.dispatch_inversions) /
                                                        static_cast<double>(c.dispatched)

@@ -21,6 +21,7 @@ BfqProfile BfqProfile::ForKernel(int major, int minor) {
   BfqProfile p;
   p.groups_with_pending_threshold = v >= 602 ? 1 : 0;
   p.injection = v >= 502;
+  p.stable_merge = v >= 513;
   return p;
 }
 
@@ -105,12 +106,25 @@ Bfq::Queue& Bfq::QueueFor(const SchedRequest& rq, uint64_t now_ns) {
   if (auto it = queue_index_.find(key); it != queue_index_.end()) return *queues_[it->second];
 
   Group& g = GroupAt(rq.group);
+  if (sync) {
+    if (Queue* into = StableMergeTarget(g, rq.ioprio, level, now_ns)) {
+      // bfq_do_early_stable_merge(): the new queue is merged at once and for good; this
+      // io context's requests go to `into` from now on.
+      ++into->stable_merged;
+      ++stats_.stable_merges;
+      ++counters_.queues_merged;
+      queue_index_.emplace(key, into->index);
+      return *into;
+    }
+  }
   auto q = std::make_unique<Queue>();
   q->index = static_cast<uint32_t>(queues_.size());
   q->ioc = rq.ioc;
   q->group = rq.group;
   q->sync = sync;
   q->ioprio_class = rq.ioprio;
+  q->ioprio_level = level;
+  q->creation_ns = now_ns;
   q->entity.weight = (8 - level) * kBfqWeightCoeff;  // bfq_ioprio_to_weight()
   q->entity.class_idx = static_cast<uint8_t>(cls);
   q->entity.sched_data = &g.sd;
@@ -122,8 +136,30 @@ Bfq::Queue& Bfq::QueueFor(const SchedRequest& rq, uint64_t now_ns) {
   q->io_start_time_ns = now_ns;
   q->decrease_time_ns = now_ns;
   queue_index_.emplace(key, q->index);
+  ++counters_.queues_created;
+  if (sync && profile_.stable_merge && g.last_created == 0) g.last_created = q->index + 1;
   queues_.push_back(std::move(q));
   return *queues_.back();
+}
+
+// bfq_do_or_sched_stable_merge() for a sync queue about to be created at `now_ns` in `g`:
+// the queue to merge it into, or nullptr (the new queue may become the group's
+// last_bfqq_created). Queues of one fio's numjobs clones, which start together, end up in
+// one; separate fio invocations started further apart keep their own.
+Bfq::Queue* Bfq::StableMergeTarget(Group& g, IoprioClass cls, uint32_t level, uint64_t now_ns) {
+  if (!profile_.stable_merge) return nullptr;
+  Queue* last = g.last_created == 0 ? nullptr : queues_[g.last_created - 1].get();
+  const bool stale = last == nullptr ||
+                     last->creation_ns + kBfqActivationStableMergingNs < now_ns ||
+                     last->ioprio_class != cls || last->ioprio_level != level;
+  if (stale) {
+    g.last_created = 0;  // the queue about to be created takes its place
+    return nullptr;
+  }
+  if (now_ns > last->creation_ns + kBfqBurstIntervalNs) return nullptr;
+  // bfqd->nonrot_with_queueing; otherwise a tentative merge (not modelled).
+  if (limits_.rotational || !limits_.hw_tags) return nullptr;
+  return last;
 }
 
 Bfq::Queue* Bfq::QueueOf(const SchedRequest& rq) const {

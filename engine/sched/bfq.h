@@ -4,7 +4,9 @@
 // Not modelled (say so before drawing conclusions from a run):
 // - low_latency weight raising (interactive / soft real-time; wr_coeff is always 1) and
 //   large-burst detection: run the kernel side with low_latency=0 to compare;
-// - queue merging (cooperating or "stable" merges), waker/woken detection, async-queue
+// - queue merging of cooperating queues (close sequential I/O; bfq_setup_cooperator),
+//   the tentative stable merge of rotational or non-queueing devices (only the early
+//   one of a non-rotational queueing device is), waker/woken detection, async-queue
 //   injection of the in-service process's own writes;
 // - peak-rate estimation and max_budget auto-tuning (max_budget stays at its tunable),
 //   hw_tag detection (a device fact from Init), the idle-class starvation timeout,
@@ -42,6 +44,12 @@ inline constexpr int64_t kBfqDefaultMaxBudget = 16 * 1024;         // sectors
 inline constexpr int kBfqAsyncChargeFactor = 3;
 inline constexpr uint32_t kBfqDefaultGroupWeight = 100;  // io.bfq.weight, range 1..1000
 inline constexpr uint32_t kBfqWeightCoeff = 10;          // BFQ_WEIGHT_CONVERSION_COEFF
+// bfq_do_or_sched_stable_merge(): a sync queue created within the burst interval of the
+// group's last_bfqq_created is merged into it; one older than the activation window is
+// replaced as the merge target.
+inline constexpr uint64_t kBfqBurstIntervalNs = 180 * kNsPerMs;  // bfq_burst_interval
+inline constexpr uint64_t kBfqActivationStableMergingNs =
+    600 * kNsPerMs;  // bfq_activation_stable_merging
 
 // Era behaviours of bfq, selected by a kernel profile.
 struct BfqProfile {
@@ -54,6 +62,10 @@ struct BfqProfile {
   bool injection = true;  // 5.2+: I/O injection while dispatching is plugged
   // Patch flag "bfq-batch-dispatch" (seed 000): several dispatch_request per lock hold.
   bool batch_dispatch = false;
+  // 5.13+: stable merging of queues created in a burst (bfq_do_or_sched_stable_merge).
+  // Only the early merge of a non-rotational queueing device is modelled; on other
+  // devices the kernel schedules a tentative merge, cancelled for sequential I/O.
+  bool stable_merge = true;
 
   static BfqProfile ForKernel(int major, int minor);
   bool OneGroupRule() const { return one_group_no_idle || groups_with_pending_threshold >= 1; }
@@ -88,6 +100,7 @@ struct BfqStats {
   uint64_t idle_timer_fired = 0;
   uint64_t injected = 0;                // dispatched from a queue other than the in-service one
   uint64_t plugged_nulls = 0;           // dispatch returned nothing while the queue was kept
+  uint64_t stable_merges = 0;           // sync queues merged at creation into an earlier one
   std::vector<uint64_t> group_sectors;  // sectors dispatched per group
 };
 
@@ -147,6 +160,7 @@ class Bfq final : public Elevator {
   // bfq.cc: queues, groups, insertion, merging, dispatch, expiration.
   Group& GroupAt(uint32_t index);
   Queue& QueueFor(const SchedRequest& rq, uint64_t now_ns);
+  Queue* StableMergeTarget(Group& g, IoprioClass cls, uint32_t level, uint64_t now_ns);
   Queue* QueueOf(const SchedRequest& rq) const;
   Queue* BioQueue(const SchedBio& bio) const;
   void InsertRequest(SchedRequest& rq, InsertFlags flags, uint64_t now_ns,

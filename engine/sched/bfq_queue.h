@@ -22,6 +22,9 @@ struct Bfq::Queue {
   uint32_t group = 0;
   bool sync = true;
   IoprioClass ioprio_class = IoprioClass::kBe;
+  uint32_t ioprio_level = 4;
+  uint64_t creation_ns = 0;    // bfqq->creation_time
+  uint32_t stable_merged = 0;  // io contexts stably merged into this queue (bic->stably_merged)
 
   std::map<Key, SchedRequest*> sort_list;  // (sector, seq)
   std::map<Key, SchedRequest*> fifo;       // (fifo_time, seq)
@@ -72,6 +75,9 @@ struct Bfq::Group {
   bfq::SchedData sd;
   uint32_t index = 0;
   uint32_t pending_queues = 0;  // bfqg->num_queues_with_pending_reqs
+  // bfqg->last_bfqq_created (bfqd's for the root group): index + 1 of the sync queue that
+  // later ones of this group are stably merged into, 0 = none yet.
+  uint32_t last_created = 0;
 
   bool IsRoot() const { return index == 0; }
 };

@@ -31,6 +31,7 @@ struct Proc {
   uint32_t sectors = 8;
   uint64_t think_ns = 10 * kUs;
   IoprioClass ioprio = IoprioClass::kBe;
+  uint64_t start_ns = 0;  // the process's first I/O
   uint64_t next_sector = 0;
   uint64_t completed = 0;
 };
@@ -43,7 +44,7 @@ class Harness {
   void Add(Proc p) {
     p.next_sector = 1'000'000ull * (procs_.size() + 1) * 64;
     procs_.push_back(p);
-    for (uint32_t i = 0; i < p.qd; ++i) submits_.emplace(i * kUs, procs_.size() - 1);
+    for (uint32_t i = 0; i < p.qd; ++i) submits_.emplace(p.start_ns + i * kUs, procs_.size() - 1);
   }
 
   // Runs the event loop until `until_ns`. Like blk-mq, the hardware queue is run after
@@ -185,6 +186,15 @@ class Harness {
   std::mt19937_64 rng_{12345};
 };
 
+// The kernel's profile for processes whose first I/O is further apart than
+// bfq_burst_interval, so each keeps its own queue: these tests are about separate queues.
+// The stable-merge tests below use BfqProfile::ForKernel() as it is.
+BfqProfile Apart(int major, int minor) {
+  BfqProfile p = BfqProfile::ForKernel(major, minor);
+  p.stable_merge = false;
+  return p;
+}
+
 ElevatorQueueLimits Ssd() { return {.nr_requests = 256, .rotational = false, .hw_tags = true}; }
 ElevatorQueueLimits Hdd() { return {.nr_requests = 64, .rotational = true, .hw_tags = false}; }
 
@@ -201,7 +211,7 @@ uint64_t Expirations(const Bfq& bfq, BfqExpireReason r) {
 TEST(BfqTest, GroupWeightsSplitServiceOneToTen) {
   BfqTunables t;
   t.group_weights = {0, 100, 1000};
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Ssd(), t);
+  auto bfq = Make(Apart(6, 10), Ssd(), t);
   Harness h(*bfq, /*depth=*/4, /*service_ns=*/100 * kUs);
   h.Add({.ioc = 1, .group = 1, .qd = 32, .sectors = 256, .think_ns = 0});
   h.Add({.ioc = 2, .group = 2, .qd = 32, .sectors = 256, .think_ns = 0});
@@ -218,7 +228,7 @@ TEST(BfqTest, GroupWeightsSplitServiceOneToTen) {
 TEST(BfqTest, EqualGroupsSplitEvenly) {
   BfqTunables t;
   t.group_weights = {0, 300, 300};
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Ssd(), t);
+  auto bfq = Make(Apart(6, 10), Ssd(), t);
   Harness h(*bfq, 4, 100 * kUs);
   h.Add({.ioc = 1, .group = 1, .qd = 32, .sectors = 256, .think_ns = 0});
   h.Add({.ioc = 2, .group = 2, .qd = 32, .sectors = 256, .think_ns = 0});
@@ -228,7 +238,7 @@ TEST(BfqTest, EqualGroupsSplitEvenly) {
 }
 
 TEST(BfqTest, IdlesForASingleSyncQueueOnRotationalDisk) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Hdd());
+  auto bfq = Make(Apart(6, 10), Hdd());
   Harness h(*bfq, 32, 200 * kUs);
   h.Add({.ioc = 1, .qd = 1, .think_ns = 50 * kUs});
   h.Run(200 * kNsPerMs);
@@ -241,7 +251,7 @@ TEST(BfqTest, IdlesForASingleSyncQueueOnRotationalDisk) {
 }
 
 TEST(BfqTest, IdleTimerExpiresAQueueThatThinksTooLong) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Hdd());
+  auto bfq = Make(Apart(6, 10), Hdd());
   Harness h(*bfq, 32, 200 * kUs);
   h.Add({.ioc = 1, .qd = 1, .think_ns = 20 * kNsPerMs});  // > slice_idle (8 ms)
   h.Run(500 * kNsPerMs);
@@ -250,7 +260,7 @@ TEST(BfqTest, IdleTimerExpiresAQueueThatThinksTooLong) {
 }
 
 TEST(BfqTest, NoIdlingForSymmetricRandomReadersOnQueueingSsd) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Ssd());
+  auto bfq = Make(Apart(6, 10), Ssd());
   Harness h(*bfq, 32, 100 * kUs);
   for (uint32_t i = 1; i <= 4; ++i) h.Add({.ioc = i, .random = true, .qd = 1});
   h.Run(500 * kNsPerMs);
@@ -265,7 +275,7 @@ TEST(BfqTest, NoIdlingForSymmetricRandomReadersOnQueueingSsd) {
 }
 
 TEST(BfqTest, IdlesForRandomReadersOnRotationalDiskWithoutQueueing) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Hdd());
+  auto bfq = Make(Apart(6, 10), Hdd());
   Harness h(*bfq, 32, 100 * kUs);
   for (uint32_t i = 1; i <= 4; ++i) h.Add({.ioc = i, .random = true, .qd = 1});
   h.Run(500 * kNsPerMs);
@@ -276,13 +286,13 @@ TEST(BfqTest, IdlesForRandomReadersOnRotationalDiskWithoutQueueing) {
 }
 
 TEST(BfqTest, NoIdlingForAsyncOrIdleClassQueues) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Hdd());
+  auto bfq = Make(Apart(6, 10), Hdd());
   Harness h(*bfq, 32, 100 * kUs);
   h.Add({.ioc = 1, .write = true, .sync = false, .qd = 1, .think_ns = 50 * kUs});
   h.Run(100 * kNsPerMs);
   EXPECT_EQ(bfq->stats().idle_timer_armed, 0u);
 
-  bfq = Make(BfqProfile::ForKernel(6, 10), Hdd());
+  bfq = Make(Apart(6, 10), Hdd());
   Harness h2(*bfq, 32, 100 * kUs);
   h2.Add({.ioc = 1, .qd = 1, .think_ns = 50 * kUs, .ioprio = IoprioClass::kIdle});
   h2.Run(100 * kNsPerMs);
@@ -309,7 +319,7 @@ OneGroupRun RunOneGroup(BfqProfile profile, uint32_t n) {
 }
 
 TEST(BfqTest, OneActiveGroupIdlesBefore62) {
-  BfqProfile old = BfqProfile::ForKernel(6, 1);
+  BfqProfile old = Apart(6, 1);
   old.injection = false;  // isolate the plugging rule from injection
   const OneGroupRun r = RunOneGroup(old, 4);
   // groups_with_pending_reqs (1) > 0: asymmetric, so the in-service queue is plugged
@@ -321,8 +331,8 @@ TEST(BfqTest, OneActiveGroupIdlesBefore62) {
 }
 
 TEST(BfqTest, OneActiveGroupBefore62InjectsNothingForShortThinkers) {
-  const OneGroupRun r = RunOneGroup(BfqProfile::ForKernel(6, 1), 4);
-  const OneGroupRun fixed = RunOneGroup(BfqProfile::ForKernel(6, 2), 4);
+  const OneGroupRun r = RunOneGroup(Apart(6, 1), 4);
+  const OneGroupRun fixed = RunOneGroup(Apart(6, 2), 4);
   // Short think time: inject_limit starts at 0, and the baseline sample only raises it
   // to 1, which allows injection only while nothing is in the drive. Dispatch attempts
   // then come from the in-service process's own inserts, so nothing is injected and the
@@ -332,10 +342,52 @@ TEST(BfqTest, OneActiveGroupBefore62InjectsNothingForShortThinkers) {
   EXPECT_LT(r.completed * 3, fixed.completed) << r.completed << " vs " << fixed.completed;
 }
 
+// Stable merge (5.13+): N readers in one group, their first I/Os `stagger_ns` apart, on
+// the kernel before the 6.2 one-group rule (so separate queues idle), measured over 1 s
+// after the last has started.
+struct StaggeredRun {
+  uint64_t stable_merges;
+  uint32_t max_in_flight;
+};
+StaggeredRun RunStaggered(BfqProfile profile, ElevatorQueueLimits limits, uint64_t stagger_ns) {
+  profile.injection = false;
+  auto bfq = Make(profile, limits);
+  Harness h(*bfq, 32, 100 * kUs);
+  for (uint32_t i = 1; i <= 4; ++i) {
+    h.Add({.ioc = i, .group = 1, .random = true, .qd = 1, .start_ns = (i - 1) * stagger_ns});
+  }
+  h.Run(3 * stagger_ns + 1'000 * kNsPerMs);
+  return {bfq->stats().stable_merges, h.max_in_flight()};
+}
+
+TEST(BfqTest, StableMergeGivesReadersStartedTogetherOneQueue) {
+  // One fio's numjobs clones: their queues are created within bfq_burst_interval of the
+  // first, so they are merged into it at once, and one queue holding all four readers'
+  // requests keeps all four in flight: nothing to idle for between queues. This is why
+  // seed 004's "fio -numjobs=1/2/4/8" gave the same result with and without the patch.
+  const StaggeredRun r = RunStaggered(BfqProfile::ForKernel(5, 14), Ssd(), 10 * kUs);
+  EXPECT_EQ(r.stable_merges, 3u);
+  EXPECT_EQ(r.max_in_flight, 4u);
+}
+
+TEST(BfqTest, ReadersStartedFurtherApartThanTheBurstIntervalKeepTheirQueues) {
+  // Separate fio invocations, 200 ms apart (> 180 ms): four queues, and before 6.2 the
+  // one busy group makes bfq idle on each, so the drive sees one request at a time.
+  const StaggeredRun r = RunStaggered(BfqProfile::ForKernel(5, 14), Ssd(), 200 * kNsPerMs);
+  EXPECT_EQ(r.stable_merges, 0u);
+  EXPECT_EQ(r.max_in_flight, 1u);
+}
+
+TEST(BfqTest, NoEarlyStableMergeOnARotationalDiskOrBefore513) {
+  // A rotational disk gets a tentative merge in the kernel (not modelled): no early one.
+  EXPECT_EQ(RunStaggered(BfqProfile::ForKernel(5, 14), Hdd(), 10 * kUs).stable_merges, 0u);
+  EXPECT_EQ(RunStaggered(BfqProfile::ForKernel(5, 12), Ssd(), 10 * kUs).stable_merges, 0u);
+}
+
 // Step by step through bfq_update_inject_limit() and bfq_choose_bfqq_for_injection().
 TEST(BfqTest, InjectionOnceTheBaselineIsMeasured) {
   for (bool injection : {true, false}) {
-    BfqProfile p = BfqProfile::ForKernel(6, 1);
+    BfqProfile p = Apart(6, 1);
     p.injection = injection;
     auto bfq = Make(p, Ssd());
     std::deque<SchedRequest> pool;
@@ -386,9 +438,9 @@ TEST(BfqTest, InjectionOnceTheBaselineIsMeasured) {
 }
 
 TEST(BfqTest, OneActiveGroupDoesNotIdleFrom62OrWithPatchFlag) {
-  BfqProfile patched = BfqProfile::ForKernel(6, 1);
+  BfqProfile patched = Apart(6, 1);
   patched.one_group_no_idle = true;
-  for (const BfqProfile& p : {BfqProfile::ForKernel(6, 2), patched}) {
+  for (const BfqProfile& p : {Apart(6, 2), patched}) {
     const OneGroupRun r = RunOneGroup(p, 4);
     EXPECT_EQ(r.max_in_flight, 4u);
     // ~4 x QD1 minus think time: well above anything plugging allows.
@@ -397,7 +449,7 @@ TEST(BfqTest, OneActiveGroupDoesNotIdleFrom62OrWithPatchFlag) {
 }
 
 TEST(BfqTest, RootPlusOneGroupIsAsymmetricFrom62) {
-  BfqProfile p = BfqProfile::ForKernel(6, 10);
+  BfqProfile p = Apart(6, 10);
   p.injection = false;
   auto bfq = Make(p, Ssd());
   Harness h(*bfq, 32, 100 * kUs);
@@ -412,7 +464,7 @@ TEST(BfqTest, RootPlusOneGroupIsAsymmetricFrom62) {
 }
 
 TEST(BfqTest, BudgetExhaustionRotatesQueues) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Ssd());
+  auto bfq = Make(Apart(6, 10), Ssd());
   Harness h(*bfq, 8, 20 * kUs);
   h.Add({.ioc = 1, .qd = 64, .sectors = 8, .think_ns = 0});
   h.Add({.ioc = 2, .qd = 64, .sectors = 8, .think_ns = 0});
@@ -437,7 +489,7 @@ TEST(BfqTest, BudgetExhaustionRotatesQueues) {
 }
 
 TEST(BfqTest, AsyncIsChargedThreeTimes) {
-  auto bfq = Make(BfqProfile::ForKernel(6, 10), Ssd());
+  auto bfq = Make(Apart(6, 10), Ssd());
   Harness h(*bfq, 8, 20 * kUs);
   h.Add({.ioc = 1, .qd = 64, .sectors = 8, .think_ns = 0});
   h.Add({.ioc = 2, .write = true, .sync = false, .qd = 64, .sectors = 8, .think_ns = 0});
@@ -458,7 +510,7 @@ TEST(BfqTest, LimitDepthPerWord) {
 }
 
 TEST(BfqTest, MergesStayWithinTheIssuersQueue) {
-  auto bfq = Make({}, Ssd());
+  auto bfq = Make(Apart(6, 10), Ssd());
   std::deque<SchedRequest> pool;
   auto make = [&](uint32_t ioc, uint64_t sector) {
     SchedRequest& rq = pool.emplace_back();
@@ -593,7 +645,7 @@ uint64_t RunMix(Bfq& bfq, uint64_t seed) {
 TEST(BfqTest, CountersBalanceAfterDraining) {
   BfqTunables t;
   t.group_weights = {0, 200, 500};
-  Bfq bfq(BfqProfile::ForKernel(6, 1), t);
+  Bfq bfq(Apart(6, 1), t);
   ASSERT_TRUE(bfq.Init(Ssd()).ok());
   RunMix(bfq, 7);
   const ElevatorCounters& c = bfq.counters();
@@ -619,7 +671,7 @@ TEST(BfqTest, CountersBalanceAfterDraining) {
 }
 
 TEST(BfqTest, Deterministic) {
-  for (const BfqProfile& p : {BfqProfile::ForKernel(6, 1), BfqProfile::ForKernel(6, 10)}) {
+  for (const BfqProfile& p : {Apart(6, 1), Apart(6, 10)}) {
     Bfq a(p), b(p);
     ASSERT_TRUE(a.Init(Hdd()).ok());
     ASSERT_TRUE(b.Init(Hdd()).ok());
@@ -628,7 +680,7 @@ TEST(BfqTest, Deterministic) {
   }
   BfqTunables t;
   t.group_weights = {0, 100, 1000};
-  Bfq x(BfqProfile::ForKernel(6, 1), t), y(BfqProfile::ForKernel(6, 1), t);
+  Bfq x(Apart(6, 1), t), y(Apart(6, 1), t);
   ASSERT_TRUE(x.Init(Ssd()).ok());
   ASSERT_TRUE(y.Init(Ssd()).ok());
   Harness hx(x, 4, 100 * kUs), hy(y, 4, 100 * kUs);

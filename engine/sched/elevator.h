@@ -138,6 +138,10 @@ struct ElevatorCounters {
   uint64_t merged = 0;      // requests merged into another request (requests_merged)
   uint64_t bio_merges = 0;  // bios merged into a queued request
   uint64_t completed = 0;   // FinishRequest() on a counted request
+  // Per-process queues (bfq's bfq_queues): created, and merged at creation into an
+  // earlier one (bfq's stable merge). 0 for elevators without such queues.
+  uint64_t queues_created = 0;
+  uint64_t queues_merged = 0;
 
   // OK iff the elevator is empty and every request is accounted for.
   absl::Status CheckBalanced(uint64_t still_queued) const;
