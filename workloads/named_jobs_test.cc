@@ -164,6 +164,10 @@ TEST(NamedJobsTest, NamedJobsShareTheRunsClock) {
   EXPECT_THAT(Errors("job: {runtime: 1s, time_based: 1}\njobs:\n  a: {}\n  b: {runtime: 2s}\n"),
               ElementsAre("m.yaml:6:16: job 'b': runtime 2s differs from job 'a''s 1s; named "
                           "jobs share the run's runtime"));
+  // Jobs may start at different times (separate fio invocations).
+  const Matrix staggered = Parse("jobs:\n  a: {}\n  b: {startdelay: 200ms}\n");
+  ASSERT_EQ(staggered.cells.size(), 1u);
+  EXPECT_EQ(staggered.cells[0].jobs(1).job().startdelay_ns(), 200'000'000u);
   EXPECT_THAT(Errors("jobs:\n  a: {}\n  b: {thread: 1}\n"),
               ElementsAre("m.yaml:5:15: job 'b': thread 1 differs from job 'a''s 0; named jobs "
                           "share the run's thread"));
