@@ -39,6 +39,19 @@ absl::Status SchedPath::Init(const ElevatorRegistry& elevators) {
                                               type->insert_lock_name);
   }
   elv_dispatch_cost_ = q_.profile.stage.*(type->dispatch_cost);
+  lines_ = type->lines;
+  if (type->lock != nullptr && lines_.merge == 0 && lines_.dispatch_first == 0) {
+    // An elevator that does not count its sites: the profile's lines for its lock kind
+    // at every site.
+    const double m = (q_.profile.*(type->lock)).missed_lines;
+    lines_ = {.merge = m,
+              .insert_first = m,
+              .insert_extra = 0,
+              .dispatch_first = m,
+              .dispatch_extra = 0,
+              .dispatch_empty = m,
+              .completion = m};
+  }
   batch_dispatch_ = elv_->DispatchBatch();
   elv_lock_on_completion_ = elv_->LockOnCompletion();
   ElevatorQueueLimits limits;
@@ -120,7 +133,10 @@ IoprioClass JobIoprio(const JobOptions& job) {
 
 bool SchedPath::BioMerge(Task& task) {
   if (task.bio_sectors_left > q_.config.queue.max_sectors) return false;  // REQ_NOMERGE front
-  if (elv_lock_) TakeLock(*elv_lock_, task.cpu, q_.profile.stage.elevator_bio_merge, Stage::kMerge);
+  if (elv_lock_) {
+    TakeLock(*elv_lock_, task.cpu, q_.profile.stage.elevator_bio_merge, Stage::kMerge,
+             lines_.merge);
+  }
   SchedBio sbio;
   sbio.sector = task.bio_sector;
   sbio.sectors = static_cast<uint32_t>(task.bio_sectors_left);
@@ -223,7 +239,15 @@ void SchedPath::InsertStep(Task& task) {
     }
     elv_->StageRequests(elv_scratch_);
   } else {
-    if (elv_lock_) TakeLock(*elv_lock_, task.cpu, per * n, Stage::kInsert);
+    if (elv_lock_ && lines_.insert_per_request) {
+      // bfq_insert_request(): the lock once per request.
+      for (SimTime i = 0; i < n; ++i) {
+        TakeLock(*elv_lock_, task.cpu, per, Stage::kInsert, lines_.insert_first);
+      }
+    } else if (elv_lock_ && n > 0) {
+      TakeLock(*elv_lock_, task.cpu, per * n, Stage::kInsert,
+               lines_.insert_first + lines_.insert_extra * static_cast<double>(n - 1));
+    }
     elv_freed_.clear();
     elv_->InsertRequests(elv_scratch_, InsertFlags{}, q_.sim.now(), elv_freed_);
     for (SchedRequest* f : elv_freed_) {
@@ -246,8 +270,8 @@ void SchedPath::Complete(uint32_t index, int cpu, SimTime at) {
   SchedRequest& s = Srq(index);
   elv_->CompletedRequest(s, at);
   if (elv_lock_on_completion_ && elv_lock_) {
-    TakeLock(*elv_lock_, cpu, q_.profile.stage.elevator_insert, Stage::kCompletion, std::nullopt,
-             at);
+    TakeLock(*elv_lock_, cpu, q_.profile.stage.elevator_insert, Stage::kCompletion,
+             lines_.completion, at);
   }
   elv_->FinishRequest(s);
   const uint32_t h = index / q_.depth;

@@ -11,11 +11,6 @@
 #include "engine/model/sched_path.h"
 
 namespace blkbench::engine {
-namespace {
-
-constexpr double kEmptyDispatchLines = 1;  // a dispatch that finds nothing reads the heads
-
-}  // namespace
 
 bool SchedPath::ElvHasWork(uint32_t hctx) const { return elv_->HasWorkFor(hctx); }
 
@@ -166,9 +161,15 @@ int SchedPath::ElvDispatch(Dispatcher& d, int want) {
                      static_cast<SimTime>(got) * elv_dispatch_cost_ +
                      (empty ? q_.profile.coherence.lock_uncontended : 0);
   if (elv_lock_) {
-    const LockGrant g = got == 0 && drained == 0
-                            ? TakeLock(*elv_lock_, d.cpu, cs, Stage::kDispatch, kEmptyDispatchLines)
-                            : TakeLock(*elv_lock_, d.cpu, cs, Stage::kDispatch);
+    // Lines missed: the first request's, each further one's of a batch, and for
+    // dd-insert-lists each staged request sorted in; or an empty dispatch's.
+    const double lines = got == 0 && drained == 0
+                             ? lines_.dispatch_empty
+                             : (got > 0 ? lines_.dispatch_first +
+                                              lines_.dispatch_extra * static_cast<double>(got - 1)
+                                        : 0) +
+                                   lines_.insert_extra * static_cast<double>(drained);
+    const LockGrant g = TakeLock(*elv_lock_, d.cpu, cs, Stage::kDispatch, lines);
     elv_->DispatchLockReleased(g.released);
     if (g.granted > now) {
       for (int i = 0; i < got; ++i) dispatch_visible_until_.push_back(g.granted);

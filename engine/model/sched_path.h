@@ -105,6 +105,7 @@ class SchedPath {
   uint64_t elv_timer_at_ = kNoTimer;
   std::vector<uint32_t> run_requests_;
   SimTime elv_dispatch_cost_ = 0;
+  LockSiteLines lines_;  // the elevator lock's missed lines per call site
   bool elv_lock_on_completion_ = false;
   int batch_dispatch_ = 1;  // dispatch_request calls per lock hold (Elevator::DispatchBatch)
   LockStats elv_lock_base_, insert_lock_base_;

@@ -322,14 +322,35 @@ TEST(SchedTest, BfqStablyMergesJobsStartedTogetherNotOnesStartedApart) {
   }
 }
 
-// bfqd->lock is taken on every completion as well: one more take per I/O than in
-// dispatch and bio_merge alone.
-TEST(SchedTest, BfqTakesItsLockOnCompletion) {
-  v1::RunResult r = RunCell(Seed000("sim:6.16", 2));
+// bfqd->lock is taken on every completion as well, and once per request inserted
+// (bfq_insert_request), where mq-deadline takes dd->lock once per plug batch of 8
+// (dd_insert_requests): about four takes per I/O against two and a quarter.
+TEST(SchedTest, BfqTakesItsLockOnCompletionAndPerInsertedRequest) {
+  const v1::RunResult dd = RunCell(Seed000("sim:6.16", 2));
   v1::CellSpec cell = Seed000("sim:6.16", 2);
   cell.mutable_queue()->set_scheduler("bfq");
-  r = RunCell(cell);
-  EXPECT_NEAR(In(r, "lock.bfqd_lock.acquisitions_per_io"), 3.125, 0.3);
+  const v1::RunResult bfq = RunCell(cell);
+  EXPECT_NEAR(In(bfq, "lock.bfqd_lock.site.completion.acquisitions_per_io"), 1.0, 0.05);
+  EXPECT_NEAR(In(bfq, "lock.bfqd_lock.site.insert.acquisitions_per_io"), 1.0, 0.05);
+  EXPECT_NEAR(In(dd, "lock.dd_lock.site.insert.acquisitions_per_io"), 0.125, 0.02);
+  EXPECT_NEAR(In(bfq, "lock.bfqd_lock.acquisitions_per_io"), 4.0, 0.3);
+}
+
+// What a contended take costs depends on its call site: the lines it touches that another
+// CPU wrote (LockSiteLines). mq-deadline's dispatch touches more than its bio_merge, so
+// its holds are longer; a batch of dispatches under one hold costs more than one but
+// less than one take per request.
+TEST(SchedTest, ContendedHoldsFollowTheLinesEachSiteTouches) {
+  const v1::RunResult base = RunCell(Seed000("sim:6.16", 16));
+  const v1::RunResult batched = RunCell(Seed000("sim:6.16+dd-batch-dispatch", 16));
+  const double merge = In(base, "lock.dd_lock.site.merge.hold_ns_per_acquisition");
+  const double dispatch = In(base, "lock.dd_lock.site.dispatch.hold_ns_per_acquisition");
+  EXPECT_GT(dispatch, merge);
+  const double batch = In(batched, "lock.dd_lock.site.dispatch.hold_ns_per_acquisition");
+  const double per_take = In(batched, "lock.dd_lock.site.dispatch.acquisitions_per_io");
+  EXPECT_GT(batch, 1.5 * dispatch);
+  EXPECT_LT(batch * per_take,
+            dispatch * In(base, "lock.dd_lock.site.dispatch.acquisitions_per_io"));
 }
 
 // kyber has no global lock (per-ctx lists, per-hctx dispatch) and a 100 ms stats timer:

@@ -42,13 +42,53 @@ std::unique_ptr<Elevator> CreateKyber(const EngineConfig& /*config*/) {
   return std::make_unique<Kyber>();
 }
 
+// mq-deadline (block/mq-deadline.c, 6.x), with a few requests queued (rb depth ~2):
+// - bio_merge: q->last_merge, a hash bucket, the sort-list root and dd's line holding
+//   front_merges (false-shared with batching/starved, written by every dispatch), plus
+//   the rb walk (2 lines per visited request of another task): 8.
+// - insert: the fifo heads/stats, sort root and fifo_expire lines of dd, q->last_merge,
+//   two hash buckets, the previous fifo tail, the rb walk: 10; each further request of
+//   the plug batch a new hash bucket and some rebalancing: 1.5.
+// - dispatch: dd's three written lines, the rb walk to a leaf, the chosen request's
+//   queuelist and fifo_time lines, fifo neighbours, rebalancing, its hash bucket,
+//   q->last_merge: 11; each further request of a batch its own lines: 3.5; one that
+//   finds nothing reads dd's three lines: 3. No lock at completion.
+constexpr LockSiteLines kDeadlineLines = {.merge = 8,
+                                          .insert_first = 10,
+                                          .insert_extra = 1.5,
+                                          .dispatch_first = 11,
+                                          .dispatch_extra = 3.5,
+                                          .dispatch_empty = 3};
+// bfq (block/bfq-iosched.c, 6.x) serving one queue shared by the jobs (stable merge):
+// - bio_merge: q->last_merge, the last_merge request, a hash bucket, the queue's sort
+//   root and the rb walk: 8.
+// - insert, per request: bfqd's queued and position lines, q->last_merge, two hash
+//   buckets, the eight lines of the shared bfq_queue (refs, sort list, fifo/entity,
+//   allocated, dispatched/flags, think and seek time, ...), the fifo tail, next_rq and
+//   the rb walk: 18.
+// - dispatch: four bfqd lines (counters, in_service/position, peak-rate sampling), the
+//   service tree's vtime, five queue lines, the request, its rb and fifo neighbours, a
+//   hash bucket, q->last_merge: 18; each further request of a batch 6; an empty
+//   dispatch still checks idling and injection: 8.
+// - completion (bfq_completed_request): four bfqd lines, about six queue lines, the
+//   submitter's bic: 10.
+constexpr LockSiteLines kBfqLines = {.merge = 8,
+                                     .insert_first = 18,
+                                     .insert_extra = 18,
+                                     .dispatch_first = 18,
+                                     .dispatch_extra = 6,
+                                     .dispatch_empty = 8,
+                                     .completion = 10,
+                                     .insert_per_request = true};
+
 ElevatorRegistry MakeBuiltin() {
   // name, factory, global lock, its name, insert lock, its name, dispatch cost.
   const ElevatorType kBuiltin[] = {
       {"mq-deadline", &CreateMqDeadline, &MachineProfile::deadline_lock, "dd->lock",
-       &MachineProfile::generic_lock, "dd->insert_lock", &StageCosts::deadline_dispatch},
+       &MachineProfile::generic_lock, "dd->insert_lock", &StageCosts::deadline_dispatch,
+       kDeadlineLines},
       {"bfq", &CreateBfq, &MachineProfile::bfq_lock, "bfqd->lock", nullptr, "",
-       &StageCosts::bfq_dispatch},
+       &StageCosts::bfq_dispatch, kBfqLines},
       // No global lock: per-ctx lists (kcq->lock, CPU-local) and per-hctx khd->lock.
       {"kyber", &CreateKyber, nullptr, "", nullptr, "", &StageCosts::deadline_dispatch},
   };
