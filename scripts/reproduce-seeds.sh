@@ -12,15 +12,11 @@ if [ ! -x "$blkbench" ]; then
 fi
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-# A seed may have several files (004-*.yaml): their runs go into one list.
+# A seed may have several files (004-*.yaml): <id>.<file>.json each, read as one.
 for f in examples/seeds/0*.yaml; do
   id="$(basename "$f" | cut -c1-3)"
   echo "seed $id: $f" >&2
-  "$blkbench" sim "$f" --format json > "$out/$id.$(basename "$f" .yaml).part"
-done
-for id in $(ls "$out" | cut -c1-3 | sort -u); do
-  python3 -c 'import json, sys; print(json.dumps([r for f in sys.argv[1:] for r in json.load(open(f))]))' \
-    "$out/$id".*.part > "$out/$id.json"
+  "$blkbench" sim "$f" --format json > "$out/$id.$(basename "$f" .yaml).json"
 done
 # The threads' questions: named by their file (threads/002-split-locks.yaml → 002-split-locks).
 for f in examples/seeds/threads/*.yaml; do

@@ -2,13 +2,14 @@
 """Writes docs/seeds.md from engine runs of examples/seeds/*.yaml.
 
 Usage: seeds_report.py PUBLISHED_JSON RESULTS_DIR OUT_MD
-RESULTS_DIR holds <id>.json: the output of `blkbench sim FILE --format json` for each seed
-(the runs of every file of that seed, concatenated)
+RESULTS_DIR holds <id>.json or <id>.<file>.json: the output of `blkbench sim FILE --format
+json` for each seed or question (a seed of several files has one per file, read as one)
 and each of the threads' questions (examples/seeds/threads/). Each seed's published table
 (examples/seeds/published.json) is shown beside the engine's medians over repeats, with
 the ratios and the internal evidence for the mechanism; a question's rows have a
 published value only where the thread gave one.
 """
+import glob
 import json
 import os
 import statistics
@@ -64,8 +65,9 @@ def fmt(value, style):
 
 def section(entry, results_dir, heading):
     """The markdown lines of one seed or question."""
-    path = os.path.join(results_dir, entry["id"] + ".json")
-    runs = load_runs(path) if os.path.exists(path) else []
+    paths = sorted(glob.glob(os.path.join(results_dir, entry["id"] + ".json")) +
+                   glob.glob(os.path.join(results_dir, entry["id"] + ".*.json")))
+    runs = [run for path in paths for run in load_runs(path)]
     m = entry["metric"]
     f = entry["file"]
     run = (f"run them with `for f in examples/seeds/{f}; do blkbench sim $f; done`" if "*" in f

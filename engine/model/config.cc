@@ -168,26 +168,23 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
     o.name = cj.name;
     o.complete_min = std::max(1u, o.complete_min);
     o.complete_max = std::max(o.complete_min, o.complete_max);
-    // fio startdelay: the jobs start late and ramp_time (then the runtime) counts from
-    // there; the model starts its tasks at startdelay and measures from startdelay + ramp.
-    o.ramp_ns += o.startdelay_ns;
     if (!o.time_based) {
       o.bytes_per_job = o.io_size ? o.io_size : o.size;
       if (o.runtime_ns == 0 && o.bytes_per_job == 0) o.runtime_ns = kDefaultRuntimeNs;
     }
     // One clock per run: named jobs share ramp_time (the parser checks it).
-    if (o.ramp_ns - o.startdelay_ns != c.jobs[0].ramp_ns - c.jobs[0].startdelay_ns) {
+    if (o.ramp_ns != c.jobs[0].ramp_ns) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "job '", o.name, "': ramp_time ", o.ramp_ns - o.startdelay_ns, " ns differs from job '",
-          c.jobs[0].name, "''s ", c.jobs[0].ramp_ns - c.jobs[0].startdelay_ns,
-          " ns; named jobs share the run's clock"));
+          "job '", o.name, "': ramp_time ", o.ramp_ns, " ns differs from job '", c.jobs[0].name,
+          "''s ", c.jobs[0].ramp_ns, " ns; named jobs share the run's clock"));
     }
   }
-  // Jobs with different startdelays: the measured phase starts once the last has started
-  // and ramped up (as the executor measures them).
-  uint64_t measure_from = 0;
-  for (const JobOptions& o : c.jobs) measure_from = std::max(measure_from, o.ramp_ns);
-  for (JobOptions& o : c.jobs) o.ramp_ns = measure_from;
+  // fio startdelay: the jobs start late and ramp_time (then the runtime) counts from
+  // there; the model starts each job's tasks at its startdelay and measures from the
+  // latest startdelay + ramp (as the executor measures named jobs started apart).
+  uint64_t last_start = 0;
+  for (const JobOptions& o : c.jobs) last_start = std::max(last_start, o.startdelay_ns);
+  for (JobOptions& o : c.jobs) o.ramp_ns += last_start;
   c.job = c.jobs[0];
   // The run lasts as long as its longest job; a shorter time_based job is not modelled.
   for (const JobOptions& o : c.jobs) c.job.runtime_ns = std::max(c.job.runtime_ns, o.runtime_ns);

@@ -62,7 +62,8 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view list, int nr_cpus
 struct JobOptions : ResolvedJob {
   std::string name;            // the named job (CellSpec.jobs); "" for a one-job cell
   uint64_t bytes_per_job = 0;  // io_size, else size, when not time_based; 0 = unlimited
-  // ramp_ns includes startdelay_ns here (the measured phase starts after both).
+  // ramp_ns includes the latest job's startdelay_ns here (the measured phase starts after
+  // both).
   // A synchronous engine at QD1 (psync, sync, pvsync2).
   bool synchronous() const { return (engine_caps & kEngineSync) != 0; }
 };

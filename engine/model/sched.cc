@@ -39,8 +39,9 @@ absl::Status SchedPath::Init(const ElevatorRegistry& elevators) {
                                               type->insert_lock_name);
   }
   elv_dispatch_cost_ = q_.profile.stage.*(type->dispatch_cost);
-  lines_ = type->lines;
-  if (type->lock != nullptr && lines_.merge == 0 && lines_.dispatch_first == 0) {
+  if (type->lines) {
+    lines_ = *type->lines;
+  } else if (type->lock != nullptr) {
     // An elevator that does not count its sites: the profile's lines for its lock kind
     // at every site.
     const double m = (q_.profile.*(type->lock)).missed_lines;

@@ -163,12 +163,12 @@ int SchedPath::ElvDispatch(Dispatcher& d, int want) {
   if (elv_lock_) {
     // Lines missed: the first request's, each further one's of a batch, and for
     // dd-insert-lists each staged request sorted in; or an empty dispatch's.
-    const double lines = got == 0 && drained == 0
-                             ? lines_.dispatch_empty
-                             : (got > 0 ? lines_.dispatch_first +
-                                              lines_.dispatch_extra * static_cast<double>(got - 1)
-                                        : 0) +
-                                   lines_.insert_extra * static_cast<double>(drained);
+    double lines = lines_.insert_extra * static_cast<double>(drained);
+    if (got > 0) {
+      lines += lines_.dispatch_first + lines_.dispatch_extra * static_cast<double>(got - 1);
+    } else if (drained == 0) {
+      lines = lines_.dispatch_empty;
+    }
     const LockGrant g = TakeLock(*elv_lock_, d.cpu, cs, Stage::kDispatch, lines);
     elv_->DispatchLockReleased(g.released);
     if (g.granted > now) {

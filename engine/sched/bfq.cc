@@ -110,8 +110,6 @@ Bfq::Queue& Bfq::QueueFor(const SchedRequest& rq, uint64_t now_ns) {
     if (Queue* into = StableMergeTarget(g, rq.ioprio, level, now_ns)) {
       // bfq_do_early_stable_merge(): the new queue is merged at once and for good; this
       // io context's requests go to `into` from now on.
-      ++into->stable_merged;
-      ++stats_.stable_merges;
       ++counters_.queues_merged;
       queue_index_.emplace(key, into->index);
       return *into;

@@ -100,7 +100,6 @@ struct BfqStats {
   uint64_t idle_timer_fired = 0;
   uint64_t injected = 0;                // dispatched from a queue other than the in-service one
   uint64_t plugged_nulls = 0;           // dispatch returned nothing while the queue was kept
-  uint64_t stable_merges = 0;           // sync queues merged at creation into an earlier one
   std::vector<uint64_t> group_sectors;  // sectors dispatched per group
 };
 

@@ -23,8 +23,7 @@ struct Bfq::Queue {
   bool sync = true;
   IoprioClass ioprio_class = IoprioClass::kBe;
   uint32_t ioprio_level = 4;
-  uint64_t creation_ns = 0;    // bfqq->creation_time
-  uint32_t stable_merged = 0;  // io contexts stably merged into this queue (bic->stably_merged)
+  uint64_t creation_ns = 0;  // bfqq->creation_time
 
   std::map<Key, SchedRequest*> sort_list;  // (sector, seq)
   std::map<Key, SchedRequest*> fifo;       // (fifo_time, seq)

@@ -357,7 +357,7 @@ StaggeredRun RunStaggered(BfqProfile profile, ElevatorQueueLimits limits, uint64
     h.Add({.ioc = i, .group = 1, .random = true, .qd = 1, .start_ns = (i - 1) * stagger_ns});
   }
   h.Run(3 * stagger_ns + 1'000 * kNsPerMs);
-  return {bfq->stats().stable_merges, h.max_in_flight()};
+  return {bfq->counters().queues_merged, h.max_in_flight()};
 }
 
 TEST(BfqTest, StableMergeGivesReadersStartedTogetherOneQueue) {

@@ -5,6 +5,7 @@
 #define BLKBENCH_ENGINE_SCHED_ELEVATOR_REGISTRY_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,7 +57,8 @@ struct ElevatorType {
   std::string insert_lock_name;
   // CPU time of one dispatch_request body (__dd_dispatch_request ...) in the profile.
   SimTime StageCosts::*dispatch_cost;
-  LockSiteLines lines{};  // for `lock`
+  // For `lock`; nullopt: the profile's missed_lines for the lock kind at every site.
+  std::optional<LockSiteLines> lines = std::nullopt;
 };
 
 // A set of elevator types. Builtin() holds the modelled schedulers; a test can copy it
