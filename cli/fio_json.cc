@@ -426,6 +426,7 @@ void FioJobFileOptions(Json& j, const v1::JobSpec& s, const ResolvedJob& r) {
   if (s.norandommap()) j.Str("norandommap", "1");
   if (s.has_randrepeat()) j.Str("randrepeat", s.randrepeat() ? "1" : "0");
   if (!s.random_distribution().empty()) j.Str("random_distribution", s.random_distribution());
+  if (!s.file_service_type().empty()) j.Str("file_service_type", s.file_service_type());
   if (!r.bssplit.empty()) {
     std::string split;
     for (const BsShare& e : r.bssplit) {

@@ -133,9 +133,45 @@ void ResolvePacingAndPriority(const v1::JobSpec& spec, ResolvedJob& j,
   j.fsync_blocks = spec.fsync();
   j.end_fsync = spec.end_fsync();
   j.log_avg_msec = spec.log_avg_msec();
+  if (!spec.file_service_type().empty()) {
+    const std::string why =
+        ParseFileServiceType(spec.file_service_type(), &j.file_service, &j.file_service_nr);
+    if (!why.empty()) {
+      Problem(out, {"file_service_type"},
+              absl::StrCat("file_service_type '", spec.file_service_type(), "': expected ", why));
+    }
+  }
 }
 
 }  // namespace
+
+std::string ParseFileServiceType(std::string_view s, FileService* kind, uint32_t* nr) {
+  constexpr std::string_view kExpected =
+      "roundrobin or random, each with an optional :<I/Os before switching> from 1 (e.g. "
+      "roundrobin:32), or t/io_uring (its rules); fio's sequential, zipf, pareto, normal and "
+      "gauss are not supported";
+  const size_t colon = s.find(':');
+  const std::string_view name = s.substr(0, colon);
+  FileService k;
+  if (name == "roundrobin") {
+    k = FileService::kRoundRobin;
+  } else if (name == "random") {
+    k = FileService::kRandom;
+  } else if (s == "t/io_uring") {
+    k = FileService::kUring;
+  } else {
+    return std::string(kExpected);
+  }
+  uint32_t n = 1;
+  if (colon != std::string_view::npos &&
+      (!absl::SimpleAtoi(absl::string_view(s.substr(colon + 1).data(), s.size() - colon - 1), &n) ||
+       n == 0)) {
+    return std::string(kExpected);
+  }
+  *kind = k;
+  *nr = n;
+  return "";
+}
 
 std::string ParseRandomDistribution(std::string_view s, RandomDist* dist, double* param,
                                     double* center) {

@@ -31,6 +31,12 @@ inline constexpr uint64_t kFioDefaultBs = 4096;
 
 enum class IoEngineKind { kPsync, kIoUring, kLibaio, kSync, kPvsync2 };
 
+// fio file_service_type: how a job spreads its I/O over several files (devices).
+// kUring is blkbench's own, "t/io_uring": the files dealt out to the job's threads (file
+// f to thread f % numjobs), and each thread stays on a file until it holds
+// ceil(iodepth / its files) I/Os not yet reaped, then moves to its next (file_depth).
+enum class FileService : uint8_t { kRoundRobin, kRandom, kUring };
+
 // fio random_distribution: how random offsets are drawn over the job's blocks.
 enum class RandomDist : uint8_t { kRandom, kZipf, kPareto, kNormal };
 
@@ -130,6 +136,11 @@ struct ResolvedJob {
   uint32_t fsync_blocks = 0;  // fsync after every N writes; 0 = never
   bool end_fsync = false;
   uint32_t log_avg_msec = 0;  // sample interval; 0 = the agent's
+  // fio file_service_type over a target of several devices (the engine's engine.devices):
+  // the next file after file_service_nr I/Os, in turn or at random. With one device (every
+  // real run) it has no effect, as in fio with one file.
+  FileService file_service = FileService::kRoundRobin;
+  uint32_t file_service_nr = 1;
 
   bool variable_bs() const { return bs_max != bs || !bssplit.empty(); }
   bool paced() const {
@@ -143,6 +154,12 @@ struct ResolvedJob {
 // the outputs; on failure returns what was expected ("" = ok).
 std::string ParseRandomDistribution(std::string_view s, RandomDist* dist, double* param,
                                     double* center);
+
+// fio's file_service_type value: "roundrobin[:N]" or "random[:N]" (N >= 1 I/Os before
+// switching; fio's default roundrobin:1), or blkbench's "t/io_uring" (its rules). fio's
+// sequential and zipf/pareto/normal/gauss forms are not supported. Fills the outputs and returns ""
+// on success, else what was expected.
+std::string ParseFileServiceType(std::string_view s, FileService* kind, uint32_t* nr);
 
 // One problem of a job: the canonical option keys it involves (the first is where to
 // point the user) and what is wrong, e.g. {{"iodepth", "ioengine"}, "iodepth 40000 exceeds

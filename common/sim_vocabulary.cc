@@ -65,6 +65,8 @@ constexpr DeviceParamDef kEngineParams[] = {
     {"can_queue", ParamType::kUint, 1, 65536, "SCSI host tags (driver tags) of a budgeted device"},
     {"rq_affinity", ParamType::kUint, 0, 2, "0, 1 or 2 as /sys/block/X/queue/rq_affinity"},
     {"irq_cpu", ParamType::kUint, 0, 4095, "the CPU that takes the device's interrupt"},
+    {"devices", ParamType::kUint, 1, kMaxSimDevices,
+     "identical devices the cell's jobs drive, as fio's filename=a:b (file_service_type)"},
 };
 
 constexpr DeviceFamilyDef kFamilies[] = {
@@ -157,6 +159,24 @@ const SimDeviceDef* FindSimDevice(std::string_view device_class) {
     if (d.name == name) return &d;
   }
   return nullptr;
+}
+
+bool SimDeviceIsScsi(std::string_view kind) {
+  return kind.substr(0, 3) == "hdd" || kind == "ssd-sata";
+}
+
+std::string SeveralDevicesProblem(std::string_view kind, std::string_view scheduler,
+                                  uint64_t devices) {
+  if (devices <= 1) return "";
+  if (!scheduler.empty() && scheduler != "none") {
+    return absl::StrCat("engine.devices ", devices, " needs scheduler none (each device's own ",
+                        A(scheduler), " is not modelled), got scheduler '", A(scheduler), "'");
+  }
+  if (SimDeviceIsScsi(kind)) {
+    return absl::StrCat("engine.devices ", devices, " needs a device without a per-LUN budget ",
+                        "(sim:ssd, sim:null_blk, sim:optane...), got 'sim:", A(kind), "'");
+  }
+  return "";
 }
 
 std::string SimDeviceList() {

@@ -18,6 +18,8 @@ namespace blkbench {
 
 // Device classes and kernels that name the engine start with this.
 inline constexpr std::string_view kSimPrefix = "sim:";
+// engine.devices: at most this many identical simulated devices in one cell.
+inline constexpr uint64_t kMaxSimDevices = 64;
 
 // --- I/O schedulers -------------------------------------------------------------------
 
@@ -70,6 +72,14 @@ std::span<const SimDeviceDef> SimDevices();
 const SimDeviceDef* FindSimDevice(std::string_view device_class);
 // "sim:null_blk, sim:hdd, ..." for messages.
 std::string SimDeviceList();
+// SCSI-like (hdd*, ssd-sata): a per-LUN dispatch budget and one interrupt vector.
+bool SimDeviceIsScsi(std::string_view kind);
+// Why the engine cannot run `devices` (> 1) devices of `kind` with `scheduler` ("" or
+// "none" = none) in one cell, or "" when it can: each device's own elevator and per-LUN
+// budget are not modelled, so several devices need scheduler none and a device without a
+// budget (NVMe, null_blk, Optane).
+std::string SeveralDevicesProblem(std::string_view kind, std::string_view scheduler,
+                                  uint64_t devices);
 // The classes an agent offers by default: "sim:null_blk", "sim:hdd", "sim:ssd", "sim:optane".
 std::vector<std::string> DefaultSimDevices();
 

@@ -100,7 +100,7 @@ TEST(SimVocabularyTest, DevicesAndParams) {
   EXPECT_EQ(v.integer, uint64_t{64} << 20);
   EXPECT_FALSE(ParseDeviceParam(*FindDeviceParam(*ssd, "queue_depth"), "-1", &v));
   EXPECT_EQ(FindDeviceParam(*ssd, "colour"), nullptr);
-  EXPECT_EQ(DeviceParamList(*engine), "can_queue, rq_affinity, irq_cpu");
+  EXPECT_EQ(DeviceParamList(*engine), "can_queue, rq_affinity, irq_cpu, devices");
 }
 
 TEST(SimVocabularyTest, MachineProfiles) {

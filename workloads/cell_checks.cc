@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
@@ -135,6 +136,18 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
       issues.push_back({{def->canonical, "device_class"},
                         absl::StrCat(problem, " (the engine's ", ToAbsl(sim->family), " model)"),
                         ""});
+    }
+  }
+  if (const auto it = cell.device_params().find("engine.devices");
+      sim_device && it != cell.device_params().end()) {
+    uint64_t devices = 0;
+    const std::string kind = target.device_class().substr(kSimPrefix.size());
+    if (absl::SimpleAtoi(it->second, &devices)) {
+      if (std::string why = SeveralDevicesProblem(kind, cell.queue().scheduler(), devices);
+          !why.empty()) {
+        const bool sched = !cell.queue().scheduler().empty() && cell.queue().scheduler() != "none";
+        issues.push_back({{sched ? "scheduler" : "device_class"}, std::move(why), ""});
+      }
     }
   }
   if (!target.machine().empty() && !sim_device) {

@@ -104,6 +104,11 @@ TEST(FioOptionsTest, AcceptedFormsAndWhatTheyStore) {
   EXPECT_EQ(sync.fsync(), 32u);
   EXPECT_TRUE(sync.end_fsync());
   EXPECT_EQ(Good("  log_avg_msec: 250\n").log_avg_msec(), 250u);
+  EXPECT_EQ(Good("  file_service_type: roundrobin:32\n").file_service_type(), "roundrobin:32");
+  EXPECT_EQ(Good("  file_service_type: t/io_uring\n").file_service_type(), "t/io_uring");
+  ResolvedJob fs = *ResolveJobOrError(Good("  file_service_type: random:4\n"));
+  EXPECT_EQ(fs.file_service, FileService::kRandom);
+  EXPECT_EQ(fs.file_service_nr, 4u);
 
   absl::StatusOr<Matrix> sched = Parse("  ioscheduler: bfq\n");
   ASSERT_TRUE(sched.ok()) << sched.status();
@@ -135,6 +140,14 @@ TEST(FioOptionsTest, BadFormsNameFileLineKeyAndExpected) {
        "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90; "
        "one set for reads and writes: fio's comma-separated per-direction form is not "
        "supported), got '4k/50:8k/50,16k/100'"},
+      {"  file_service_type: sequential\n",
+       "m.yaml:4:22: key 'file_service_type': expected roundrobin or random, each with an "
+       "optional :<I/Os before switching> (e.g. roundrobin:32), or t/io_uring (its rules), got "
+       "'sequential'"},
+      {"  file_service_type: roundrobin:0\n",
+       "m.yaml:4:22: key 'file_service_type': expected roundrobin or random, each with an "
+       "optional :<I/Os before switching> (e.g. roundrobin:32), or t/io_uring (its rules), got "
+       "'roundrobin:0'"},
       {"  bsrange: 64k-4k\n",
        "m.yaml:4:12: key 'bsrange': expected a size range min-max, both multiples of 512 with "
        "min <= max (e.g. 4k-64k; one range for reads and writes), got '64k-4k'"},

@@ -237,6 +237,14 @@ bool ApplyBsrange(std::string_view s, CellSpec& cell) {
   return true;
 }
 
+bool ApplyFileServiceType(std::string_view s, CellSpec& cell) {
+  FileService kind;
+  uint32_t nr;
+  if (!ParseFileServiceType(s, &kind, &nr).empty()) return false;
+  cell.mutable_job()->set_file_service_type(std::string(s));
+  return true;
+}
+
 bool ApplyRandomDistribution(std::string_view s, CellSpec& cell) {
   RandomDist d;
   double p, c;
@@ -332,6 +340,10 @@ constexpr OptionDef kOptions[] = {
      "random, zipf:<theta>, pareto:<power> or normal:<deviation in percent>, each with an "
      "optional :<center from 0 to 1> (e.g. zipf:1.2; fio's zoned forms are not supported)",
      &ApplyRandomDistribution},
+    {"file_service_type", "file_service_type", Scope::kJob,
+     "roundrobin or random, each with an optional :<I/Os before switching> (e.g. roundrobin:32), "
+     "or t/io_uring (its rules)",
+     &ApplyFileServiceType},
     {"bssplit", "bssplit", Scope::kJob,
      "block sizes with percentages as size/percent:size/percent adding up to 100, sizes "
      "multiples of 512 (e.g. 4k/10:64k/90; one set for reads and writes: fio's comma-separated "

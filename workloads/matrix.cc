@@ -476,7 +476,11 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
     }
   }
   RemoveConflicts(bindings, errors);
-  const v1::CellSpec base = CheckValues(bindings, errors);
+  v1::CellSpec base = CheckValues(bindings, errors);
+  // The model parameters already in every cell's checks (engine.devices with the cell's
+  // scheduler); applied again below, over the axes, as they always were.
+  for (const auto& [key, value] : reader.model_params())
+    (*base.mutable_device_params())[key] = value;
   Expansion expansion = ExpandCells(bindings, reader.named_jobs(), base, broken,
                                     reader.matrix_pos().value_or(Position{}), errors);
   if (!errors.empty()) return errors.ToStatus();

@@ -93,7 +93,16 @@ TEST(SimChecksTest, ErrorsArePositionedAndListWhatWasExpected) {
        "/sys/block/X/queue/rq_affinity), got '3'"},
       {absl::StrCat(kHead, "device: {engine: {irq_cpus: 3}}\n"),
        "m.yaml:3:19: unknown key 'engine.irq_cpus' (did you mean 'engine.irq_cpu'?); engine "
-       "parameters: can_queue, rq_affinity, irq_cpu"},
+       "parameters: can_queue, rq_affinity, irq_cpu, devices"},
+      {absl::StrCat(kHead, "device: {engine: {devices: 2}}\nmatrix: {scheduler: [none, bfq]}\n"),
+       "m.yaml:4:28: engine.devices 2 needs scheduler none (each device's own bfq is not "
+       "modelled), got scheduler 'bfq' (cell 1: scheduler=bfq)"},
+      {"name: t\ntarget: {device_class: 'sim:hdd'}\ndevice: {engine: {devices: 2}}\n",
+       "m.yaml:2:24: engine.devices 2 needs a device without a per-LUN "
+       "budget (sim:ssd, sim:null_blk, sim:optane...), got 'sim:hdd'"},
+      {absl::StrCat(kHead, "device: {engine: {devices: 0}}\n"),
+       "m.yaml:3:19: key 'engine.devices': expected an integer from 1 to 64 (identical "
+       "devices the cell's jobs drive, as fio's filename=a:b (file_service_type)), got '0'"},
       // null_blk's table is the real module's (queue_mode 0..2); the engine's model takes 2.
       {absl::StrCat(kHead, "device: {null_blk: {queue_mode: 1}}\n"),
        "m.yaml:3:33: key 'null_blk.queue_mode': expected 2 (blk-mq), got '1' (the engine's "

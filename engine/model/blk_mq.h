@@ -80,6 +80,7 @@ struct IoSlot {
   uint32_t bytes = 0;
   uint64_t next = 0;  // the next bio merged into the same request (Request::nr_bios)
   bool write = false;
+  uint32_t dev = 0;  // its device (engine.devices)
 };
 // One request: index = hctx * depth + tag.
 struct Request {
@@ -116,11 +117,18 @@ struct Dispatcher {
   bool rerun = false;         // run again when done (the work was queued while running)
   bool active() const { return phase != Phase::kIdle; }
 };
-// struct blk_plug: the request list and the cached (batch-allocated) tags.
+// A batch-allocated tag of plug->cached_rqs and the hardware queue it belongs to.
+struct CachedTag {
+  uint32_t hctx = 0;
+  int tag = 0;
+};
+// struct blk_plug: the request list and the cached (batch-allocated) tags, the head of
+// the cache at the back.
 struct Plug {
   bool active = false;
   int nr_ios = 1;
-  std::vector<int> cached_tags;
+  bool multiple_queues = false;  // requests of several devices (engine.devices)
+  std::vector<CachedTag> cached_tags;
   std::vector<uint32_t> rqs;
   uint64_t last_bytes = 0;
 };
@@ -132,7 +140,19 @@ struct Task {
   const JobOptions* job = nullptr;  // its job's options (EngineConfig::jobs); never null
   uint32_t job_index = 0;           // index into EngineConfig::jobs
   int cpu = 0;
-  uint32_t hctx = 0;
+  uint32_t hctx = 0;       // the hardware queue of its current bio (dev * per + hctx_base)
+  uint32_t hctx_base = 0;  // its CPU's hardware queue within a device (blk_mq_map_queues)
+  // engine.devices: the devices it drives (its files), the position of the current bio's
+  // in them and that device, I/Os left before fio switches file (file_service_type), each
+  // device's sequential offset while on another, its I/Os not yet reaped (t/io_uring's
+  // pending_ios), and the devices of the posted CQEs in ring order.
+  std::vector<uint32_t> files;
+  uint32_t file_pos = 0;
+  uint32_t dev = 0;
+  uint32_t file_left = 0;
+  std::vector<uint64_t> dev_seq_next;
+  std::vector<uint32_t> dev_pending;
+  std::deque<uint32_t> cqe_devs;
   Rng rng;
   uint64_t region_start = 0;  // bytes
   uint64_t region_len = 0;    // bytes, a multiple of bs
@@ -216,7 +236,9 @@ struct BlkMq {
   Simulator sim;
   CpuSet cpus;
   EventHandler* handler = nullptr;  // receives every event (the Engine)
-  std::vector<Hctx> hctxs;
+  std::vector<Hctx> hctxs;          // devices * hw_per_device, device d's from d * hw_per_device
+  uint32_t hw_per_device = 1;
+  uint32_t nr_devices = 1;
   unsigned depth = 0;         // tags per hctx in Hctx::tags (sched tags with an elevator)
   unsigned driver_depth = 0;  // driver tags per hctx
   std::vector<Request> requests;

@@ -66,9 +66,9 @@ void Completion::ProcessCompletions() {
 // CPU blk_mq_map_queues() maps to the hctx (contiguous groups of CPUs per hctx).
 int Completion::IrqCpu(uint32_t hctx) const {
   if (q_.config.queue.irq_cpu >= 0) return q_.config.queue.irq_cpu;
-  const uint64_t nr_hw = q_.hctxs.size();
+  const uint64_t nr_hw = q_.hw_per_device;
   const uint64_t nr_cpus = static_cast<uint64_t>(q_.profile.cpus());
-  return static_cast<int>((hctx * nr_cpus + nr_hw - 1) / nr_hw);
+  return static_cast<int>(((hctx % nr_hw) * nr_cpus + nr_hw - 1) / nr_hw);
 }
 
 // blk_mq_complete_request() -> blk_mq_end_request() -> blk_mq_free_request(). null_blk
@@ -153,6 +153,7 @@ void Completion::PostCqe(uint32_t task_index, uint32_t io_index) {
   q_.measurements->RecordCqe(io, task.group, task.job_index);
   task.free_ios.push_back(io_index);
   ++task.cqes;
+  if (q_.nr_devices > 1) task.cqe_devs.push_back(io.dev);
   if (task.phase == TaskPhase::kReap &&
       task.cqes >= std::min(static_cast<int>(task.job->complete_min), task.inflight)) {
     q_.Wake(task, now);

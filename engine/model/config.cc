@@ -131,6 +131,14 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
       return absl::InvalidArgumentError(
           absl::StrCat("engine.irq_cpu \"", value, "\" is not a CPU number"));
     }
+    if (key == "engine.devices") {
+      int v = 0;
+      if (!ParseInt(value, &v) || v == 0 || static_cast<uint64_t>(v) > kMaxSimDevices) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("engine.devices \"", value, "\" is not from 1 to ", kMaxSimDevices));
+      }
+      c.queue.devices = static_cast<uint32_t>(v);
+    }
   }
   absl::StatusOr<KernelSpec> kernel = ParseKernel(cell.target().kernel());
   if (!kernel.ok()) return kernel.status();
@@ -145,6 +153,10 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
                        absl::StrJoin(names, ", "), " and ", std::string(Schedulers().back())));
     }
     c.queue.scheduler = q.scheduler();
+  }
+  if (std::string why = SeveralDevicesProblem(c.device_kind, c.queue.scheduler, c.queue.devices);
+      !why.empty()) {
+    return absl::InvalidArgumentError(why);
   }
   c.queue.nr_requests = q.nr_requests();
   c.queue.max_sectors = (q.max_sectors_kb() ? q.max_sectors_kb() : kDefaultMaxSectorsKb) * 2;

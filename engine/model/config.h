@@ -84,6 +84,10 @@ struct QueueOptions {
   // The CPU that takes a single-vector (SCSI-like) device's interrupts; -1 = the first
   // CPU mapped to the hardware queue. Device param "engine.irq_cpu".
   int irq_cpu = -1;
+  // Identical devices the jobs drive (fio filename=a:b, spread by file_service_type),
+  // each its own request queue: tags, hardware queues and device model. Device param
+  // "engine.devices"; more than one needs scheduler none on a device without a budget.
+  uint32_t devices = 1;
 };
 
 // The cell's cgroup layout as the model sees it: group 0 is the root; groups 1..n are

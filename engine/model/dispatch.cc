@@ -108,8 +108,9 @@ void HwQueues::RunHwQueue(uint32_t h) {
 void HwQueues::IssueToDriver(uint32_t index, int cpu, bool kblockd) {
   const Request& rq = q_.requests[index];
   ++q_.counters.dispatched;
-  if (rq.sector == last_dispatch_end_) ++q_.counters.sequential_dispatches;
-  last_dispatch_end_ = rq.sector + rq.sectors;
+  uint64_t& last_end = last_dispatch_end_[q_.HctxOf(index) / q_.hw_per_device];
+  if (rq.sector == last_end) ++q_.counters.sequential_dispatches;
+  last_end = rq.sector + rq.sectors;
   q_.sim.MixTrace(rq.sector * 2 + (rq.write ? 1 : 0));
   if (q_.tracer->enabled()) {
     q_.tracer->Event('D', index, cpu, kblockd ? -1 : kFioPidBase + static_cast<int>(rq.task));

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/sim_vocabulary.h"
+#include "engine/device/device_array.h"
 #include "engine/device/hdd.h"
 #include "engine/sim/hash.h"
 
@@ -15,10 +17,21 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& confi
                                                        const ElevatorRegistry& elevators) {
   absl::StatusOr<MachineProfile> profile = LoadMachineProfile(config.machine);
   if (!profile.ok()) return profile.status();
-  absl::StatusOr<std::unique_ptr<DeviceModel>> device = MakeDeviceModel(
-      config.device_kind, config.device_params, Mix64(config.job.randseed ^ 0xd1ce));
-  if (!device.ok()) return device.status();
-  std::unique_ptr<Engine> engine(new Engine(config, *std::move(profile), *std::move(device)));
+  // engine.devices: identical devices, each with its own random stream (device 0 keeps
+  // the one-device stream).
+  std::vector<std::unique_ptr<DeviceModel>> devices;
+  for (uint32_t d = 0; d < std::max(1u, config.queue.devices); ++d) {
+    uint64_t seed = Mix64(config.job.randseed ^ 0xd1ce);
+    if (d > 0) seed = Mix64(seed + d);
+    absl::StatusOr<std::unique_ptr<DeviceModel>> device =
+        MakeDeviceModel(config.device_kind, config.device_params, seed);
+    if (!device.ok()) return device.status();
+    devices.push_back(*std::move(device));
+  }
+  std::unique_ptr<DeviceModel> device = devices.size() == 1
+                                            ? std::move(devices[0])
+                                            : std::make_unique<DeviceArray>(std::move(devices));
+  std::unique_ptr<Engine> engine(new Engine(config, *std::move(profile), std::move(device)));
   if (absl::Status s = engine->Init(target_size, elevators); !s.ok()) return s;
   return engine;
 }
@@ -64,6 +77,13 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   if (q_.config.jobs.empty()) q_.config.jobs.push_back(q_.config.job);  // a config built by hand
   const JobOptions& job = q_.config.job;
   const int nr_cpus = q_.profile.cpus();
+  const uint32_t nr_hw = q_.device->hw_queues();
+  if (const auto* array = dynamic_cast<const DeviceArray*>(q_.device.get())) {
+    q_.nr_devices = static_cast<uint32_t>(array->size());
+    q_.hw_per_device = array->per_device_queues();
+  } else {
+    q_.hw_per_device = nr_hw;
+  }
 
   // Driver tags per hctx = queue_depth (blk_mq_alloc_tag_set); nr_requests may lower
   // it with "none" (blk_mq_update_nr_requests -> blk_mq_tag_update_depth).
@@ -71,7 +91,11 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   // has a dispatch budget of its queue_depth (scsi_mq_get_budget). NVMe and null_blk
   // have no budget callback.
   const std::string& kind = q_.config.device_kind;
-  q_.has_budget = kind.rfind("hdd", 0) == 0 || kind == "ssd-sata";
+  q_.has_budget = SimDeviceIsScsi(kind);
+  if (std::string why = SeveralDevicesProblem(kind, q_.config.queue.scheduler, q_.nr_devices);
+      !why.empty()) {
+    return absl::InvalidArgumentError(why);
+  }
   hw_.Init();
   q_.driver_depth = q_.device->queue_depth();
   if (q_.has_budget && q_.config.queue.can_queue != 0) q_.driver_depth = q_.config.queue.can_queue;
@@ -95,7 +119,6 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   const int trace_major = q_.has_budget ? 8 : kind.rfind("null_blk", 0) == 0 ? 252 : 259;
   tracer_.Init(trace_major, nr_cpus);
   if (q_.config.kernel.plug_batch_retry) q_.mechanisms.batch_mode = BatchMode::kMultiPass;
-  const uint32_t nr_hw = q_.device->hw_queues();
   for (uint32_t h = 0; h < nr_hw; ++h) {
     SbitmapQueueOptions o =
         SbqOptionsForKernel(q_.config.kernel.major, q_.config.kernel.minor, nr_cpus,
@@ -146,7 +169,7 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
 absl::Status Engine::AddTasks(uint32_t j, int first, uint64_t capacity) {
   const JobOptions& job = q_.config.jobs[j];
   const int nr_cpus = q_.profile.cpus();
-  const uint32_t nr_hw = q_.device->hw_queues();
+  const uint32_t nr_hw = q_.hw_per_device;
   std::vector<int> allowed;
   if (!job.cpus_allowed.empty()) {
     absl::StatusOr<std::vector<int>> parsed = ParseCpuList(job.cpus_allowed, nr_cpus);
@@ -165,14 +188,30 @@ absl::Status Engine::AddTasks(uint32_t j, int first, uint64_t capacity) {
     task->job_index = j;
     task->cpu = allowed[static_cast<size_t>(i) % allowed.size()];
     // blk_mq_map_queues: contiguous groups of CPUs per hardware queue.
-    task->hctx = static_cast<uint32_t>(static_cast<uint64_t>(task->cpu) * nr_hw /
-                                       static_cast<uint64_t>(nr_cpus));
+    task->hctx_base = static_cast<uint32_t>(static_cast<uint64_t>(task->cpu) * nr_hw /
+                                            static_cast<uint64_t>(nr_cpus));
+    // Its files: every device (fio opens each file of filename= in every job), or with
+    // t/io_uring the devices dealt to it (device f to thread f % numjobs).
+    if (job.file_service == FileService::kUring && job.numjobs > 1) {
+      for (uint32_t f = static_cast<uint32_t>(k) % q_.nr_devices; f < q_.nr_devices;
+           f += job.numjobs) {
+        task->files.push_back(f);
+      }
+    } else {
+      for (uint32_t f = 0; f < q_.nr_devices; ++f) task->files.push_back(f);
+    }
+    task->dev = task->files[0];
+    task->hctx = task->dev * q_.hw_per_device + task->hctx_base;
+    task->file_left = job.file_service_nr;
+    task->dev_seq_next.assign(q_.nr_devices, 0);
+    task->dev_pending.assign(q_.nr_devices, 0);
     task->region_start = job.offset + static_cast<uint64_t>(k) * job.offset_increment;
     if (task->region_start >= capacity) {
       return absl::InvalidArgumentError(absl::StrCat(
           who, k, ": offset ", task->region_start, " is beyond the device's ", capacity, " bytes"));
     }
-    uint64_t len = job.size ? job.size : capacity - task->region_start;
+    // fio divides size among the job's files (here: devices).
+    uint64_t len = job.size ? job.size / q_.nr_devices : capacity - task->region_start;
     len = std::min(len, capacity - task->region_start);
     task->region_len = len / job.bs * job.bs;
     if (task->region_len == 0 || task->region_len < job.bs_max) {

@@ -11,7 +11,10 @@ namespace blkbench::engine {
 class HwQueues {
  public:
   explicit HwQueues(BlkMq& q) : q_(q) {}
-  void Init() { budget_depth_ = q_.device->queue_depth(); }
+  void Init() {
+    budget_depth_ = q_.device->queue_depth();
+    last_dispatch_end_.assign(q_.nr_devices, ~uint64_t{0});
+  }
 
   // scsi_dev_queue_ready(): takes a budget; always true without a budget.
   bool GetBudget();
@@ -31,9 +34,9 @@ class HwQueues {
   void RunHwQueue(uint32_t hctx);
 
   BlkMq& q_;
-  uint32_t budget_depth_ = 0;  // sdev->queue_depth
-  uint32_t budget_used_ = 0;   // sdev->device_busy
-  uint64_t last_dispatch_end_ = ~uint64_t{0};
+  uint32_t budget_depth_ = 0;                // sdev->queue_depth
+  uint32_t budget_used_ = 0;                 // sdev->device_busy
+  std::vector<uint64_t> last_dispatch_end_;  // per device: where its last dispatch ended
 };
 
 }  // namespace blkbench::engine

@@ -119,6 +119,12 @@ void Submission::ReapStep(Task& task) {
   if (task.cqes < need) return;  // asleep in io_cqring_wait(); PostCqe wakes us
   const int reaped = std::min(task.cqes, static_cast<int>(job.complete_max));
   task.cqes -= reaped;
+  if (q_.nr_devices > 1) {
+    for (int i = 0; i < reaped; ++i) {
+      --task.dev_pending[task.cqe_devs.front()];
+      task.cqe_devs.pop_front();
+    }
+  }
   task.inflight -= reaped;
   if (job.thinktime_ns != 0) {
     task.think_completed += static_cast<uint32_t>(reaped);
@@ -151,10 +157,42 @@ void Submission::Pace(Task& task, bool write, uint64_t len) {
   task.not_before += interval;
 }
 
+// fio's get_next_file() over the task's files (engine.devices): after file_service_nr
+// I/Os the job moves to the next file in turn (roundrobin) or to one drawn at random,
+// which may be the same (random); with t/io_uring, its init_io(): to the next once the
+// current one holds file_depth = ceil(iodepth / files) unreaped I/Os. Each device keeps
+// its own sequential position.
+void Submission::NextFile(Task& task) {
+  const JobOptions& job = *task.job;
+  const auto nr_files = static_cast<uint32_t>(task.files.size());
+  uint32_t pos = task.file_pos;
+  if (job.file_service == FileService::kUring) {
+    const uint32_t file_depth = (job.iodepth + nr_files - 1) / nr_files;
+    if (task.dev_pending[task.dev] >= file_depth) pos = (pos + 1) % nr_files;
+  } else {
+    if (task.file_left == 0) {
+      pos = job.file_service == FileService::kRandom
+                ? static_cast<uint32_t>(task.rng.Uniform(nr_files))
+                : (pos + 1) % nr_files;
+      task.file_left = job.file_service_nr;
+    }
+    --task.file_left;
+  }
+  const uint32_t next = task.files[pos];
+  task.file_pos = pos;
+  ++task.dev_pending[next];
+  if (next == task.dev) return;
+  task.dev_seq_next[task.dev] = task.seq_next;
+  task.seq_next = task.dev_seq_next[next];
+  task.dev = next;
+  task.hctx = next * q_.hw_per_device + task.hctx_base;
+}
+
 // fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
 // and direction for a new bio.
 void Submission::BeginBio(Task& task) {
   const JobOptions& job = *task.job;
+  if (q_.nr_devices > 1) NextFile(task);
   uint64_t offset;
   uint64_t len = job.bs;
   if (job.variable_bs()) {
@@ -199,6 +237,7 @@ void Submission::BeginBio(Task& task) {
   io.pieces_left = static_cast<uint32_t>((sectors + max - 1) / max);
   io.bytes = static_cast<uint32_t>(len);
   io.write = write;
+  io.dev = task.dev;
   task.has_bio = true;
   task.bio_io = slot;
   task.bio_sector = (task.region_start + offset) / 512;

@@ -22,6 +22,7 @@ class Submission {
   void StartBatch(Task& task);
   void ReapStep(Task& task);
   void BeginBio(Task& task);
+  void NextFile(Task& task);
   void Pace(Task& task, bool write, uint64_t len);
 
   // blk_mq_submit_bio and the plug (submit.cc).

@@ -37,14 +37,15 @@ void Submission::SubmitPiece(Task& task) {
 }
 
 // blk_attempt_plug_merge(): a back merge of the current piece into the request last
-// added to the plug, if both are mergeable (neither is the REQ_NOMERGE front of a split),
-// the piece starts where the request ends, the direction matches and the result stays
-// within max_sectors (ll_back_merge_fn). The bio then ends with that request.
+// added to the plug, if it is for the same queue, both are mergeable (neither is the REQ_NOMERGE
+// front of a split), the piece starts where the request ends, the direction matches and the result
+// stays within max_sectors (ll_back_merge_fn). The bio then ends with that request.
 bool Submission::TryPlugMerge(Task& task) {
   Plug& plug = task.plug;
   if (!plug.active || plug.rqs.empty()) return false;
   const uint64_t max = q_.config.queue.max_sectors;
-  if (task.bio_sectors_left > max) return false;  // a split front: REQ_NOMERGE
+  if (task.bio_sectors_left > max) return false;              // a split front: REQ_NOMERGE
+  if (q_.HctxOf(plug.rqs.back()) != task.hctx) return false;  // rq->q != q
   Request& rq = q_.requests[plug.rqs.back()];
   if (rq.nomerge || rq.write != task.bio_write || rq.sector + rq.sectors != task.bio_sector ||
       rq.sectors + task.bio_sectors_left > max) {
@@ -64,13 +65,14 @@ bool Submission::TryPlugMerge(Task& task) {
 }
 
 // blk_mq_get_new_requests() -> __blk_mq_alloc_requests(): a cached request from the plug
-// (blk_mq_peek_cached_request), else a batch of plug->nr_ios driver tags
+// (blk_mq_peek_cached_request: its head, if it is for this queue), else a batch of plug->nr_ios
+// driver tags
 // (__blk_mq_alloc_requests_batch; the extras go to plug->cached_rqs), else one tag
 // (blk_mq_get_tag's first __blk_mq_get_tag). -1 if no tag was free.
 int Submission::AllocTag(Task& task) {
   Plug& plug = task.plug;
-  if (!plug.cached_tags.empty()) {
-    const int tag = plug.cached_tags.back();
+  if (!plug.cached_tags.empty() && plug.cached_tags.back().hctx == task.hctx) {
+    const int tag = plug.cached_tags.back().tag;
     plug.cached_tags.pop_back();
     return tag;
   }
@@ -94,7 +96,7 @@ int Submission::AllocTag(Task& task) {
     if (got.size > 0) {
       q_.Charge(task, Stage::kRequestAlloc, cost.request_alloc * static_cast<SimTime>(got.size));
       // Cached in reverse so that pop_back() hands them out in ascending order.
-      for (int i = got.size - 1; i >= 1; --i) plug.cached_tags.push_back(got.tags[i]);
+      for (int i = got.size - 1; i >= 1; --i) plug.cached_tags.push_back({task.hctx, got.tags[i]});
       return got.tags[0];
     }
   } else if (plug.active) {
@@ -206,11 +208,13 @@ void Submission::QueueRequest(Task& task, int tag) {
     }
     return;
   }
-  // One device, so plug->multiple_queues never applies (the 64-request limit).
-  if (!plug.rqs.empty() && (plug.rqs.size() >= static_cast<size_t>(kBlkMaxRequestCount) ||
-                            plug.last_bytes >= kBlkPlugFlushSize)) {
+  // blk_plug_max_rq_count(): twice BLK_MAX_REQUEST_COUNT once the plug holds requests
+  // of several devices (plug->multiple_queues).
+  const size_t max_rqs = static_cast<size_t>(kBlkMaxRequestCount) * (plug.multiple_queues ? 2 : 1);
+  if (!plug.rqs.empty() && (plug.rqs.size() >= max_rqs || plug.last_bytes >= kBlkPlugFlushSize)) {
     FlushPlug(task, /*from_schedule=*/false);
   }
+  if (!plug.rqs.empty() && q_.HctxOf(plug.rqs.back()) != task.hctx) plug.multiple_queues = true;
   plug.rqs.push_back(index);
   plug.last_bytes = sectors * 512;
 }
@@ -232,6 +236,7 @@ void Submission::FlushPlug(Task& task, bool from_schedule) {
     task.insert_run_sync = !from_schedule;
     plug.rqs.clear();
     plug.last_bytes = 0;
+    plug.multiple_queues = false;
     return;
   }
   if (task.dispatch_pos == task.dispatch.size()) {
@@ -241,14 +246,15 @@ void Submission::FlushPlug(Task& task, bool from_schedule) {
   task.dispatch.insert(task.dispatch.end(), plug.rqs.begin(), plug.rqs.end());
   plug.rqs.clear();
   plug.last_bytes = 0;
+  plug.multiple_queues = false;
 }
 
 // blk_finish_plug(): flush, then blk_mq_free_plug_rqs() returns unused cached tags.
 void Submission::FinishPlug(Task& task) {
   FlushPlug(task, /*from_schedule=*/false);
   Plug& plug = task.plug;
-  for (const int tag : plug.cached_tags)
-    q_.completion->FreeTag(task.hctx, tag, task.cpu, q_.cpus[task.cpu].busy_until());
+  for (const CachedTag& c : plug.cached_tags)
+    q_.completion->FreeTag(c.hctx, c.tag, task.cpu, q_.cpus[task.cpu].busy_until());
   plug.cached_tags.clear();
   plug.active = false;
   plug.nr_ios = 1;

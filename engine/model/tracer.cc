@@ -37,6 +37,7 @@ void Tracer::Event(char action, uint32_t index, int cpu, int pid) {
   }
   BlktraceEvent e;
   e.major = major_;
+  e.minor = static_cast<int>(q_.HctxOf(index) / q_.hw_per_device);  // engine.devices
   e.cpu = cpu;
   e.seq = ++seq_[static_cast<size_t>(cpu)];
   e.time_ns = q_.sim.now();
