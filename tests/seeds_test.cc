@@ -104,6 +104,20 @@ TEST(SeedsTest, Seed003RetryCutsSingleTagAllocations) {
   EXPECT_GE(retry.iops(), 0.99 * single.iops());
 }
 
+// The Optane rows: t/io_uring over two drives is CPU-bound on its thread, so a second
+// thread (with a drive of its own) doubles IOPS; there each thread drives one device at
+// QD128 and the retry removes its single-tag allocations.
+TEST(SeedsTest, Seed003OptaneRowsAreBoundByTheThreadsCpu) {
+  const SeedRuns one = RunSeed("003-plug-batch-retry-optane-1thread.yaml", 20'000'000);
+  const SeedRuns two = RunSeed("003-plug-batch-retry-optane-2threads.yaml", 20'000'000);
+  const std::string single = "kernel=sim:6.18";
+  const std::string retry = "kernel=sim:6.18+plug-batch-retry";
+  EXPECT_NEAR(two.Get(single).iops() / one.Get(single).iops(), 2.0, 0.1);
+  EXPECT_GT(PerIo(two.Get(single), "tags.single_allocs"), 0.05);
+  EXPECT_EQ(PerIo(two.Get(retry), "tags.single_allocs"), 0);
+  EXPECT_GE(two.Get(retry).iops(), two.Get(single).iops());
+}
+
 TEST(SeedsTest, Seed004OneGroupNoIdleLetsBandwidthScaleWithJobs) {
   // Separate fio processes: N = 1, and 8 named jobs started 200 ms apart.
   const SeedRuns one = RunSeed("004-bfq-one-group.yaml", 300'000'000);
