@@ -228,9 +228,14 @@ void SchedPath::PrepareRequest(Task& task, uint32_t index) {
 // from the submitter, async (kblockd) for an unplugged request or a from_schedule flush.
 void SchedPath::InsertStep(Task& task) {
   const SimTime per = q_.profile.stage.elevator_insert;
-  const SimTime n = static_cast<SimTime>(task.insert.size());
+  // bfq_insert_requests(): the lock once per request, each take at the time the previous
+  // one ended, so CPUs queued on the lock meanwhile get it in between (one request per
+  // step; the task comes back for the next).
+  const bool one_per_step = elv_lock_ && lines_.insert_per_request && !elv_->StagesInserts();
+  const size_t take = one_per_step ? 1 : task.insert.size();
+  const SimTime n = static_cast<SimTime>(take);
   elv_scratch_.clear();
-  for (const uint32_t index : task.insert) elv_scratch_.push_back(&Srq(index));
+  for (size_t i = 0; i < take; ++i) elv_scratch_.push_back(&Srq(task.insert[i]));
   if (elv_->StagesInserts()) {
     // dd-insert-lists: a list_add per request under the insertion lock; sorting into
     // the elevator happens at dispatch under dd->lock.
@@ -240,11 +245,8 @@ void SchedPath::InsertStep(Task& task) {
     }
     elv_->StageRequests(elv_scratch_);
   } else {
-    if (elv_lock_ && lines_.insert_per_request) {
-      // bfq_insert_request(): the lock once per request.
-      for (SimTime i = 0; i < n; ++i) {
-        TakeLock(*elv_lock_, task.cpu, per, Stage::kInsert, lines_.insert_first);
-      }
+    if (one_per_step) {
+      TakeLock(*elv_lock_, task.cpu, per, Stage::kInsert, lines_.insert_first);
     } else if (elv_lock_ && n > 0) {
       TakeLock(*elv_lock_, task.cpu, per * n, Stage::kInsert,
                lines_.insert_first + lines_.insert_extra * static_cast<double>(n - 1));
@@ -254,6 +256,11 @@ void SchedPath::InsertStep(Task& task) {
     for (SchedRequest* f : elv_freed_) {
       FreeMergedRequest(IndexOf(*f), task.cpu, q_.cpus[task.cpu].busy_until());
     }
+  }
+  if (one_per_step && task.insert.size() > 1) {
+    task.insert.erase(task.insert.begin());
+    ElvAfterCall();
+    return;
   }
   task.insert.clear();
   ElvAfterCall();
