@@ -17,6 +17,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/resolved_job.h"
+#include "common/sim_vocabulary.h"
 #include "workloads/absl_compat.h"
 #include "workloads/fio_import_jobs.h"
 #include "workloads/job_options.h"
@@ -370,7 +372,7 @@ absl::StatusOr<FioJobs> ParseFioCommandLine(const std::vector<std::string>& argv
   return b.Finish();
 }
 
-Converted ConvertJob(const FioJob& job) {
+Converted ConvertJob(const FioJob& job, bool several_devices) {
   // Last value wins, as in fio; keys kept in first-written order.
   Converted c;
   c.name = job.name;
@@ -398,7 +400,12 @@ Converted ConvertJob(const FioJob& job) {
       description = o.value;
     } else if (key == "filename") {
       if (o.value.find(':') != std::string::npos) {
-        skip(o, "several files per job; a blkbench run uses one device (the first is the target)");
+        if (several_devices) {
+          c.files = static_cast<uint32_t>(std::count(o.value.begin(), o.value.end(), ':') + 1);
+        } else {
+          skip(o,
+               "several files per job; a blkbench run uses one device (the first is the target)");
+        }
       }
       filename = o.value.substr(0, o.value.find(':'));
       filename_where = o.where;
@@ -460,7 +467,12 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
   const size_t concurrent = ConcurrentJobs(jobs);
   if (concurrent > 1) return ImportConcurrentFio(jobs, concurrent, options);
   FioImport result;
-  Converted converted = ConvertJob(job);
+  // A simulated target without a per-LUN budget can be several devices (engine.devices).
+  const bool several_devices =
+      IsSimulated(options.device_class) &&
+      SeveralDevicesProblem(std::string_view(options.device_class).substr(kSimPrefix.size()), "", 2)
+          .empty();
+  Converted converted = ConvertJob(job, several_devices);
   std::vector<std::string>& key_order = converted.key_order;
   std::map<std::string, Carried>& values = converted.values;
   std::vector<std::string>& comments = converted.comments;
@@ -518,6 +530,11 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
   }
   for (const std::string& c : comments) absl::StrAppend(&y, "  # ", c, "\n");
   if (key_order.empty()) absl::StrAppend(&y, "  {}\n");
+  if (converted.files > 1) {
+    absl::StrAppend(&y, "device:\n  engine: {devices: ", converted.files, "}  # filename with ",
+                    converted.files, " files (", filename_where,
+                    "); file_service_type picks among them\n");
+  }
   return FinishImport(std::move(y), device_class, class_comment, options, jobs, concurrent,
                       std::move(result));
 }

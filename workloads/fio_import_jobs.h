@@ -28,9 +28,13 @@ struct Converted {
   std::vector<std::string> comments;  // each without the leading "# "
   std::string name, description, filename, filename_where;
   std::string cgroup_name, cgroup_weight;
+  uint32_t files = 1;  // filename=a:b:... (when several devices are allowed)
 };
 
-Converted ConvertJob(const FioJob& job);
+// `several_devices`: the target can be several devices (a sim: class engine.devices
+// takes), so filename=a:b becomes `files`; otherwise the first file is the target and the
+// rest a comment.
+Converted ConvertJob(const FioJob& job, bool several_devices = false);
 
 // `v` as a YAML scalar: plain when it can be, else single-quoted.
 std::string YamlScalar(std::string_view v);

@@ -279,6 +279,33 @@ rw=write
   ExpectNothingDropped(*jobs, imported.yaml);
 }
 
+// t/io_uring-style job files drive several devices from one job: on a simulated target
+// they become engine.devices, with fio's file_service_type carried over.
+TEST(FioImportTest, SeveralFilesBecomeSeveralSimulatedDevices) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(R"([peak]
+filename=/dev/nvme0n1:/dev/nvme1n1:/dev/nvme2n1
+file_service_type=roundrobin:32
+rw=randread
+bs=512
+ioengine=io_uring
+iodepth=128
+)",
+                                                 "peak.fio");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  FioImport sim = Import(*jobs, "sim:optane-p5800x");
+  Matrix m = MustParse(sim);
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(m.cells[0].device_params().at("engine.devices"), "3");
+  EXPECT_EQ(m.cells[0].job().file_service_type(), "roundrobin:32");
+  EXPECT_THAT(sim.yaml, HasSubstr("engine: {devices: 3}  # filename with 3 files (peak.fio:2)"));
+  // A real target, or a simulated one with a per-LUN budget, runs on the first file.
+  for (const std::string cls : {"nvme", "sim:hdd"}) {
+    FioImport one = Import(*jobs, cls);
+    EXPECT_FALSE(MustParse(one).cells[0].device_params().contains("engine.devices")) << cls;
+    EXPECT_THAT(one.yaml, HasSubstr("several files per job")) << cls;
+  }
+}
+
 // What blkbench cannot run is a comment with the reason, and the rest still imports.
 TEST(FioImportTest, UnsupportedOptionsAreCommentsWithTheReason) {
   absl::StatusOr<FioJobs> jobs = ParseFioJobFile(R"([job]
