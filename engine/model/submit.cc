@@ -37,9 +37,10 @@ void Submission::SubmitPiece(Task& task) {
 }
 
 // blk_attempt_plug_merge(): a back merge of the current piece into the request last
-// added to the plug, if it is for the same queue, both are mergeable (neither is the REQ_NOMERGE
-// front of a split), the piece starts where the request ends, the direction matches and the result
-// stays within max_sectors (ll_back_merge_fn). The bio then ends with that request.
+// added to the plug, if it is for the same queue, both are mergeable (neither is the
+// REQ_NOMERGE front of a split), the piece starts where the request ends, the direction
+// matches and the result stays within max_sectors (ll_back_merge_fn). The bio then ends
+// with that request.
 bool Submission::TryPlugMerge(Task& task) {
   Plug& plug = task.plug;
   if (!plug.active || plug.rqs.empty()) return false;
@@ -65,10 +66,10 @@ bool Submission::TryPlugMerge(Task& task) {
 }
 
 // blk_mq_get_new_requests() -> __blk_mq_alloc_requests(): a cached request from the plug
-// (blk_mq_peek_cached_request: its head, if it is for this queue), else a batch of plug->nr_ios
-// driver tags
-// (__blk_mq_alloc_requests_batch; the extras go to plug->cached_rqs), else one tag
-// (blk_mq_get_tag's first __blk_mq_get_tag). -1 if no tag was free.
+// (blk_mq_peek_cached_request: its head, if that is for this queue), else a batch of
+// plug->nr_ios driver tags (__blk_mq_alloc_requests_batch; the extras go to
+// plug->cached_rqs), else one tag (blk_mq_get_tag's first __blk_mq_get_tag). -1 if no tag
+// was free.
 int Submission::AllocTag(Task& task) {
   Plug& plug = task.plug;
   if (!plug.cached_tags.empty() && plug.cached_tags.back().hctx == task.hctx) {
