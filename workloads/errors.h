@@ -17,6 +17,7 @@ struct Position {
   int line = 1;
   int column = 1;
   friend bool operator==(const Position&, const Position&) = default;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy misreads the defaulted <=>'s 0.
   friend auto operator<=>(const Position&, const Position&) = default;
 };
 

@@ -65,6 +65,7 @@ std::string MachineProblem(std::string_view value) {
   std::vector<std::string_view> candidates;
   for (const MachineProfileDef& m : MachineProfiles()) candidates.push_back(m.name);
   std::vector<absl::string_view> names;
+  names.reserve(candidates.size());
   for (std::string_view n : candidates) names.push_back(ToAbsl(n));
   return absl::StrCat("key 'machine': unknown machine profile '", ToAbsl(value), "'",
                       Suggest(value, candidates), "; profiles: ", absl::StrJoin(names, ", "),
