@@ -59,14 +59,14 @@ TEST(CalibrateTwinTest, TheTwinsKeysMakeCellsTheEngineRuns) {
               .queue_depth = 32};
   twin.queue_depth = 128;
   twin.machine = TwinMachine(2);
-  EXPECT_EQ(twin.machine, "small-vm");  // the smallest shipped profile with 2 CPUs or more
+  EXPECT_EQ(twin.machine, "kvm-2vcpu");  // the smallest shipped profile with 2 CPUs or more
   const std::string text = CalibrationMatrixText("twin", 100, TwinTargetYaml(twin));
   absl::StatusOr<workloads::Matrix> m = workloads::ParseMatrix(text, "twin.yaml");
   ASSERT_TRUE(m.ok()) << m.status() << "\n" << text;
   ASSERT_EQ(m->cells.size(), 12u);
   const v1::CellSpec& cell = m->cells.back();
   EXPECT_EQ(cell.target().device_class(), "sim:ssd");
-  EXPECT_EQ(cell.target().machine(), "small-vm");
+  EXPECT_EQ(cell.target().machine(), "kvm-2vcpu");
   EXPECT_EQ(cell.job().numjobs(), 1u);
   EXPECT_EQ(cell.queue().scheduler(), "none");
   const auto& p = cell.device_params();

@@ -112,6 +112,7 @@ constexpr PatchFlagDef kPatchFlags[] = {
 
 constexpr MachineProfileDef kMachineProfiles[] = {
     {"small-vm", "4 vCPUs, 1 NUMA node, shared L3"},
+    {"kvm-2vcpu", "2 vCPUs of a KVM guest (this CI host), measured wake-up latency"},
     {"desktop-16", "16-core 7950X-like desktop, 2 CCDs x 8 cores, SMT2, 1 NUMA node"},
     {"server-128-4node", "128-core Kunpeng-920-like, 4 NUMA nodes (2 sockets x 2 dies), no SMT"},
 };

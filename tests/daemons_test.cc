@@ -32,6 +32,8 @@ class DaemonsTest : public ::testing::Test {
     if (!loop_) GTEST_SKIP() << "loop devices unavailable";
     if (!testing::DaemonsBuilt()) GTEST_SKIP() << "daemons not built in " << BuildDir();
     original_sched_ = loop_->SysfsQueue("scheduler");
+    other_sched_ = loop_->OtherScheduler();
+    if (other_sched_.empty()) GTEST_SKIP() << "the loop device offers one scheduler only";
   }
 
   std::unique_ptr<ChildProcess> StartController() {
@@ -54,22 +56,27 @@ class DaemonsTest : public ::testing::Test {
   DaemonCluster cluster_{"daemons_test"};
   std::unique_ptr<LoopDevice> loop_;
   std::string original_sched_;
+  std::string other_sched_;  // applied by the runs (bfq when the kernel has it)
 };
 
-constexpr char kMatrix[] = R"(name: crash
+// The runs switch the device to another scheduler, which the agent must put back.
+std::string CrashMatrix(const std::string& scheduler) {
+  return R"(name: crash
 repeats: 2
 job: {rw: randread, direct: 1, ioengine: io_uring, size: 16m, iodepth: 4, runtime: 1500ms,
-      time_based: 1, scheduler: bfq}
+      time_based: 1, scheduler: )" +
+         scheduler + R"(}
 target: {device_class: loop}
 )";
+}
 
 TEST_F(DaemonsTest, AgentKilledMidRunIsRecoveredAndRunRequeued) {
   auto controller = StartController();
   auto agent = StartAgent();
-  const uint64_t id = Submit(kMatrix);
-  // Kill the agent while the first run is streaming samples with bfq applied.
+  const uint64_t id = Submit(CrashMatrix(other_sched_));
+  // Kill the agent while the first run is streaming samples with its scheduler applied.
   WatchUntil(id, [](const v1::Experiment& e) { return e.runs(0).samples() >= 2; });
-  EXPECT_THAT(loop_->SysfsQueue("scheduler"), ::testing::HasSubstr("[bfq]"));
+  EXPECT_THAT(loop_->SysfsQueue("scheduler"), ::testing::HasSubstr("[" + other_sched_ + "]"));
   agent->Kill(SIGKILL);
 
   // The restarted agent restores the device from its journal, and the controller (told
@@ -93,7 +100,7 @@ TEST_F(DaemonsTest, AgentKilledMidRunIsRecoveredAndRunRequeued) {
 TEST_F(DaemonsTest, ControllerKilledMidExperimentLosesNothingAcknowledged) {
   auto controller = StartController();
   auto agent = StartAgent();
-  const uint64_t id = Submit(kMatrix);
+  const uint64_t id = Submit(CrashMatrix(other_sched_));
   v1::Experiment before =
       WatchUntil(id, [](const v1::Experiment& e) { return e.runs(0).samples() >= 3; });
   const uint64_t acked = before.runs(0).samples();

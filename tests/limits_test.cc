@@ -74,9 +74,15 @@ TEST_F(LimitsTest, StreamsBeyondTheCapsAreRefusedUntilOneCloses) {
   ASSERT_NO_FATAL_FAILURE(Start(limits));
   std::vector<std::unique_ptr<RawAgent>> agents;
   agents.reserve(5);
-  for (int i = 0; i < 5; ++i) agents.push_back(std::make_unique<RawAgent>(ControllerAddress(), i));
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(agents[i]->Register(absl::StrCat("a", i)).ok()) << i;
+  // A RawAgent opens its stream when made, and the slot goes to whichever stream reaches
+  // the controller first: make the refused two only once the first three are admitted.
+  for (int i = 0; i < 3; ++i) {
+    agents.push_back(std::make_unique<RawAgent>(ControllerAddress(), i));
+    const grpc::Status admitted = agents[i]->Register(absl::StrCat("a", i));
+    ASSERT_TRUE(admitted.ok()) << i << ": " << admitted.error_message();
+  }
   for (int i = 3; i < 5; ++i) {
+    agents.push_back(std::make_unique<RawAgent>(ControllerAddress(), i));
     const grpc::Status refused = agents[i]->Register(absl::StrCat("a", i));
     EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << i;
     EXPECT_EQ(refused.error_message(),

@@ -94,7 +94,8 @@ TEST_F(LoopTest, FactsOfALoopDevice) {
 TEST_F(LoopTest, TheHelperPutsBackASchedulerATestSwitched) {
   const std::string name = loop_->name();
   const std::string before = CurrentScheduler();
-  const std::string other = before == "bfq" ? "mq-deadline" : "bfq";
+  const std::string other = loop_->OtherScheduler();
+  if (other.empty()) GTEST_SKIP() << "the loop device offers one scheduler only";
   ASSERT_TRUE(WriteAttribute("/sys/block/" + name + "/queue/scheduler", other).ok());
   ASSERT_EQ(CurrentScheduler(), other);
   loop_.reset();

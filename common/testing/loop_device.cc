@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -81,7 +82,7 @@ absl::StatusOr<std::unique_ptr<LoopDevice>> LoopDevice::Attach(uint64_t size_byt
       size_bytes, options.preallocate ? TempFile::Fill::kAllocated : TempFile::Fill::kSparse);
   if (!backing.ok()) return backing.status();
   std::vector<std::string> argv = {"losetup", "-f", "--show"};
-  if (options.partition_scan) argv.push_back("-P");
+  if (options.partition_scan) argv.emplace_back("-P");
   argv.push_back((*backing)->path());
   CommandResult result = Run(argv);
   std::string dev(absl::StripAsciiWhitespace(result.output));
@@ -142,6 +143,21 @@ std::string LoopDevice::name() const { return path_.substr(path_.find_last_of('/
 
 std::string LoopDevice::SysfsQueue(const std::string& attr) const {
   return ReadFileOr("/sys/block/" + name() + "/queue/" + attr);
+}
+
+std::string LoopDevice::OtherScheduler() const {
+  const std::string offered = SysfsQueue("scheduler");  // "none [mq-deadline] kyber\n"
+  const std::string current = ActiveScheduler(offered);
+  std::set<std::string> names;
+  std::istringstream words(offered);
+  for (std::string w; words >> w;) {
+    if (w.size() > 2 && w.front() == '[' && w.back() == ']') w = w.substr(1, w.size() - 2);
+    names.insert(w);
+  }
+  for (const char* s : {"bfq", "kyber", "mq-deadline"}) {
+    if (names.count(s) != 0 && s != current) return s;
+  }
+  return "";
 }
 
 uint64_t LoopDevice::WritesCompleted() const {

@@ -80,6 +80,11 @@ class LoopDevice {
   uint64_t size() const { return backing_->size(); }
   // /sys/block/<name>/queue/<attr>, "" when unreadable.
   std::string SysfsQueue(const std::string& attr) const;
+  // A scheduler the device offers other than its current one, for tests that switch it:
+  // bfq when the kernel has it (never a default), else kyber, else mq-deadline; "" if the
+  // device offers only its current one. Kernels without bfq (or without the module
+  // loaded) exist, so tests must not hard-code it.
+  std::string OtherScheduler() const;
   // Writes completed (field 5 of /sys/block/<name>/stat); a test failure when unreadable.
   uint64_t WritesCompleted() const;
   // Fields 5 to 8 of /sys/block/<name>/stat: writes completed, writes merged, sectors

@@ -228,6 +228,9 @@ struct BlkMq {
   void Wake(Task& task, SimTime at);
   // The task's CPU runs `ns` of `stage` from now.
   void Charge(Task& task, Stage stage, SimTime ns);
+  // One draw of the profile's wake-up latency (0 when it has none): a task woken from a
+  // sleep (a tag wait, a wait for completions) runs this long after try_to_wake_up().
+  SimTime WakeupLatency();
 
   EngineConfig config;
   MachineProfile profile;
@@ -250,6 +253,7 @@ struct BlkMq {
   bool measuring = false;  // past the ramp
   EngineCounters counters;
   EngineCounters interval_counters;
+  Rng wakeup_rng{0};  // the wake-up latency draws, seeded from the job's randseed by Init
 
   // The parts, set by Engine before the first event.
   Submission* submission = nullptr;

@@ -133,14 +133,15 @@ void Completion::EndRequest(uint32_t index) {
 }
 
 // blk_mq_put_tag() -> sbitmap_queue_clear(): the freed bit, then wake-ups. Woken
-// waiters run once the freeing CPU is done (try_to_wake_up at `at`).
+// waiters run once the freeing CPU is done (try_to_wake_up at `at`) and the wake-up has
+// reached them (the profile's wakeup_ns).
 void Completion::FreeTag(uint32_t hctx, int tag, int cpu, SimTime at) {
   const WokenList woken = q_.hctxs[hctx].tags->Clear(static_cast<unsigned>(tag), cpu);
   for (const WaiterId id : woken) {
     ++q_.counters.wakeups;
     Task& waiter = *q_.tasks[id];
     waiter.woken = true;
-    q_.Wake(waiter, at);
+    q_.Wake(waiter, at + q_.WakeupLatency());
   }
 }
 
@@ -156,7 +157,7 @@ void Completion::PostCqe(uint32_t task_index, uint32_t io_index) {
   if (q_.nr_devices > 1) task.cqe_devs.push_back(io.dev);
   if (task.phase == TaskPhase::kReap &&
       task.cqes >= std::min(static_cast<int>(task.job->complete_min), task.inflight)) {
-    q_.Wake(task, now);
+    q_.Wake(task, now + q_.WakeupLatency());  // asleep in io_cqring_wait()
   }
 }
 

@@ -22,8 +22,9 @@ namespace {
 // Reads one YAML mapping, remembering the first error and which keys were consumed.
 class MapReader {
  public:
-  MapReader(YAML::Node node, std::string prefix, const std::string& source, absl::Status* status)
-      : node_(std::move(node)), prefix_(std::move(prefix)), source_(source), status_(status) {
+  MapReader(const YAML::Node& node, std::string prefix, const std::string& source,
+            absl::Status* status)
+      : node_(node), prefix_(std::move(prefix)), source_(source), status_(status) {
     if (status_->ok() && !node_.IsMap()) Fail(node_, "", "expected a mapping");
   }
 
@@ -244,6 +245,14 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
     collapse.Fail(Child(root, "collapse", "window_ns"), "window_ns", "must be > 0");
   }
   collapse.Finish();
+
+  MapReader wake = top.Sub("wakeup_ns");
+  wake.Ns("median", &p.wakeup.median);
+  wake.Ns("p90", &p.wakeup.p90);
+  if (status.ok() && p.wakeup.p90 < p.wakeup.median) {
+    wake.Fail(Child(root, "wakeup_ns", "p90"), "p90", "must be >= median");
+  }
+  wake.Finish();
   top.Finish();
   if (!status.ok()) return status;
   return p;
@@ -252,7 +261,7 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
 std::vector<std::string> MachineProfileSearchPath(const std::string& executable) {
   std::vector<std::string> dirs;
   if (const char* env = std::getenv("BLKBENCH_ENGINE_PROFILES_DIR"); env && *env) {
-    dirs.push_back(env);
+    dirs.emplace_back(env);
     return dirs;
   }
   std::error_code ec;
@@ -262,7 +271,7 @@ std::vector<std::string> MachineProfileSearchPath(const std::string& executable)
   // copy that may be older.
   const std::string exe_text = exe.string(), build_text = build.string();
   if (!build_text.empty() && exe_text.rfind(build_text + "/", 0) == 0) {
-    dirs.push_back(BLKBENCH_SOURCE_PROFILES_DIR);
+    dirs.emplace_back(BLKBENCH_SOURCE_PROFILES_DIR);
     return dirs;
   }
   // Installed (cmake --install, the .deb, or a tree unpacked anywhere): <prefix>/bin/x
@@ -270,7 +279,7 @@ std::vector<std::string> MachineProfileSearchPath(const std::string& executable)
   if (!exe.empty()) {
     dirs.push_back((exe.parent_path().parent_path() / "share/blkbench/profiles").string());
   }
-  dirs.push_back(BLKBENCH_INSTALLED_PROFILES_DIR);
+  dirs.emplace_back(BLKBENCH_INSTALLED_PROFILES_DIR);
   return dirs;
 }
 

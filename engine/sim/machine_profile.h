@@ -65,6 +65,15 @@ struct CollapseParams {
   SimTime window_ns = 20'000;   // time constant of the utilisation average
 };
 
+// Wake-up latency: from try_to_wake_up() to the woken task running on its CPU (IPI, idle
+// exit, context switch; a VM adds the exit to the host and the vCPU's own wake-up).
+// Lognormal with this median and 90th percentile; median 0 means none (a woken task
+// runs as soon as its CPU is free). Latency, not CPU time.
+struct WakeupLatency {
+  SimTime median = 0;
+  SimTime p90 = 0;
+};
+
 struct MachineProfile {
   std::string name;
   std::string description;
@@ -77,6 +86,7 @@ struct MachineProfile {
   LockCosts bfq_lock;
   LockCosts generic_lock;
   CollapseParams collapse;
+  WakeupLatency wakeup;
 
   int cpus() const { return topology.cores * topology.threads_per_core; }
   int numa_nodes() const { return topology.cores / topology.cores_per_node; }

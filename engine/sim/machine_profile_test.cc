@@ -18,7 +18,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(MachineProfileTest, ShippedProfilesLoad) {
-  for (const char* name : {"small-vm", "desktop-16", "server-128-4node"}) {
+  for (const char* name : {"small-vm", "kvm-2vcpu", "desktop-16", "server-128-4node"}) {
     absl::StatusOr<MachineProfile> p = LoadMachineProfile(name);
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_EQ(p->name, name);
@@ -153,6 +153,9 @@ collapse:
   max_multiplier: 2
   half_waiters: 4
   window_ns: 1000
+wakeup_ns:
+  median: 20000
+  p90: 27000
 )";
   return absl::StrReplaceAll(text, {{from, to}});
 }
@@ -161,6 +164,8 @@ TEST(MachineProfileTest, MinimalTextParses) {
   absl::StatusOr<MachineProfile> p = ParseMachineProfile(MinimalWith("", ""), "t.yaml");
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->collapse.window_ns, 1000u);
+  EXPECT_EQ(p->wakeup.median, 20000u);
+  EXPECT_EQ(p->wakeup.p90, 27000u);
 }
 
 TEST(MachineProfileTest, ErrorsNameFileLineAndKey) {
@@ -177,6 +182,8 @@ TEST(MachineProfileTest, ErrorsNameFileLineAndKey) {
            {"rho_onset: 0.8", "rho_onset: 1.5", "t.yaml:32: collapse.rho_onset: must be in"},
            {"  deadline: {missed_lines: 8}", "  deadline: {lines: 8}",
             "t.yaml:28: locks.deadline.missed_lines: missing"},
+           {"  p90: 27000", "  p90: 15000", "t.yaml:38: wakeup_ns.p90: must be >= median"},
+           {"  median: 20000\n", "", "wakeup_ns.median: missing"},
            {"name: t", "name: [t", "t.yaml:"},
        }) {
     absl::StatusOr<MachineProfile> p = ParseMachineProfile(MinimalWith(c.from, c.to), "t.yaml");
