@@ -19,6 +19,7 @@ SbitmapQueue MakeQueue(unsigned depth) {
 void BM_GetClear(benchmark::State& state) {
   SbitmapQueue sbq = MakeQueue(static_cast<unsigned>(state.range(0)));
   std::vector<int> held;
+  held.reserve(static_cast<size_t>(state.range(0) / 2));
   for (int i = 0; i < state.range(0) / 2; ++i) held.push_back(sbq.Get(0));
   size_t next = 0;
   for (auto _ : state) {
@@ -36,6 +37,7 @@ BENCHMARK(BM_GetClear)->Arg(64)->Arg(256)->Arg(1023);
 void BM_GetClearWithWaiters(benchmark::State& state) {
   SbitmapQueue sbq = MakeQueue(static_cast<unsigned>(state.range(0)));
   std::vector<int> held;
+  held.reserve(static_cast<size_t>(state.range(0) / 2));
   for (int i = 0; i < state.range(0) / 2; ++i) held.push_back(sbq.Get(0));
   WaitIndex wi;
   WaiterId id = 1;

@@ -72,6 +72,7 @@ TEST(SbitmapQueueTest, CountdownResetsWaitCountsWhenWakeBatchChanges) {
 TEST(SbitmapQueueTest, WaitPtrIsRoundRobin) {
   WaitIndex wi;
   std::vector<int> seq;
+  seq.reserve(10);
   for (int i = 0; i < 10; ++i) seq.push_back(SbitmapQueue::WaitPtr(wi));
   EXPECT_THAT(seq, ElementsAre(0, 1, 2, 3, 4, 5, 6, 7, 0, 1));
 }

@@ -67,7 +67,7 @@ class MM1 : public EventHandler {
 
 TEST(QueueingTest, LittlesLawHoldsOnMM1) {
   Simulator sim;
-  MM1 q(sim, Rng(2024), /*interarrival=*/1000, /*service=*/750);  // rho = 0.75
+  MM1 q(sim, Rng(2024), /*mean_interarrival_ns=*/1000, /*mean_service_ns=*/750);  // rho = 0.75
   q.Start();
   sim.RunUntil(Millis(400));
   q.Finish();

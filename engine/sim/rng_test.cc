@@ -53,7 +53,7 @@ TEST(RngTest, UniformIsInRangeAndRoughlyFlat) {
     ASSERT_LT(x, 10u);
     ++counts[x];
   }
-  for (int c : counts) EXPECT_NEAR(c, n / 10, 600);  // ~6 sigma
+  for (int c : counts) EXPECT_NEAR(c, n / 10.0, 600);  // ~6 sigma
   for (int i = 0; i < 1000; ++i) {
     uint64_t x = rng.UniformRange(5, 7);
     ASSERT_GE(x, 5u);

@@ -2,6 +2,7 @@
 // statistics, trylock, collapse, and the §8 anchor on desktop-16.
 #include "engine/sim/spinlock.h"
 
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -49,10 +50,10 @@ TEST(SpinlockTest, ContendedAcquisitionsAreFifoWithDistanceDependentHandoff) {
   EXPECT_TRUE(c.contended);
   const double x01 = static_cast<double>(p.LineTransferNs(0, 1));
   const double x18 = static_cast<double>(p.LineTransferNs(1, 8));
-  EXPECT_EQ(b.granted, a.released + static_cast<SimTime>(h * x01 + 0.5));
-  EXPECT_EQ(b.released, b.granted + work + static_cast<SimTime>(m * x01 + 0.5));
-  EXPECT_EQ(c.granted, b.released + static_cast<SimTime>(h * x18 + 0.5));
-  EXPECT_EQ(c.released, c.granted + work + static_cast<SimTime>(m * x18 + 0.5));
+  EXPECT_EQ(b.granted, a.released + static_cast<SimTime>(std::llround(h * x01)));
+  EXPECT_EQ(b.released, b.granted + work + static_cast<SimTime>(std::llround(m * x01)));
+  EXPECT_EQ(c.granted, b.released + static_cast<SimTime>(std::llround(h * x18)));
+  EXPECT_EQ(c.released, c.granted + work + static_cast<SimTime>(std::llround(m * x18)));
   EXPECT_EQ(c.spin_ns, c.granted - 20);
   // The cross-CCD hold is longer than the intra-CCX one.
   EXPECT_GT(c.released - c.granted, b.released - b.granted);
@@ -118,7 +119,8 @@ class Hammer : public EventHandler {
     const SimTime think0 = h.think_total_;
     sim.RunUntil(duration);
     const LockStats& s = lock.stats();
-    const double secs = static_cast<double>(duration - duration / 5) * 1e-9;
+    const SimTime window = duration - (duration / 5);
+    const double secs = static_cast<double>(window) * 1e-9;
     const double acq = static_cast<double>(s.acquisitions - s0.acquisitions);
     const double spin = static_cast<double>(s.spin_ns - s0.spin_ns);
     const double hold = static_cast<double>(s.hold_ns - s0.hold_ns);
