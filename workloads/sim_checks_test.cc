@@ -80,9 +80,8 @@ TEST(SimChecksTest, ErrorsArePositionedAndListWhatWasExpected) {
        "'sim:5.18+wake-by-tags+wake-by-tags'"},
       {"name: t\ntarget: {device_class: 'sim:hdd', machine: desktop16}\n",
        "m.yaml:2:44: key 'machine': unknown machine profile 'desktop16' (did you mean "
-       "'desktop-16'?); profiles: small-vm, kvm-2vcpu, desktop-16, server-128-4node, or a path to "
-       "a "
-       "profile file (containing '/' or ending in .yaml)"},
+       "'desktop-16'?); profiles: small-vm, kvm-2vcpu, desktop-16, server-128-4node, or a "
+       "path to a profile file (containing '/' or ending in .yaml)"},
       {absl::StrCat(kHead, "device: {ssd: {queue_dept: 4}}\n"),
        "m.yaml:3:16: unknown key 'ssd.queue_dept' (did you mean 'ssd.queue_depth'?); ssd "
        "parameters: dies, read_us, page_size, ctrl_us, bus_mbps, fixed_us, write_ack_us, "

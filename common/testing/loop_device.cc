@@ -146,16 +146,13 @@ std::string LoopDevice::SysfsQueue(const std::string& attr) const {
 }
 
 std::string LoopDevice::OtherScheduler() const {
-  const std::string offered = SysfsQueue("scheduler");  // "none [mq-deadline] kyber\n"
-  const std::string current = ActiveScheduler(offered);
-  std::set<std::string> names;
-  std::istringstream words(offered);
+  std::set<std::string> others;  // offered, the current one ("[mq-deadline]") left out
+  std::istringstream words(SysfsQueue("scheduler"));
   for (std::string w; words >> w;) {
-    if (w.size() > 2 && w.front() == '[' && w.back() == ']') w = w.substr(1, w.size() - 2);
-    names.insert(w);
+    if (w.front() != '[') others.insert(w);
   }
   for (const char* s : {"bfq", "kyber", "mq-deadline"}) {
-    if (names.count(s) != 0 && s != current) return s;
+    if (others.count(s) != 0) return s;
   }
   return "";
 }

@@ -253,7 +253,8 @@ struct BlkMq {
   bool measuring = false;  // past the ramp
   EngineCounters counters;
   EngineCounters interval_counters;
-  Rng wakeup_rng{0};  // the wake-up latency draws, seeded from the job's randseed by Init
+  Rng wakeup_rng{0};        // the wake-up latency draws, seeded from the job's randseed by Init
+  double wakeup_sigma = 0;  // their log-spread: p90 / median = exp(1.2816 * sigma)
 
   // The parts, set by Engine before the first event.
   Submission* submission = nullptr;

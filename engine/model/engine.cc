@@ -50,15 +50,13 @@ void BlkMq::Wake(Task& task, SimTime at) {
   sim.Schedule(std::max(at, sim.now()), handler, kTaskResume, task.index);
 }
 
-// Lognormal: median * exp(sigma * z), with sigma putting the 90th percentile at p90
-// (z = 1.2816 there). Capped at 20 medians so one draw cannot stall a task for long.
+// Lognormal: median * exp(sigma * z), sigma set by Init. Capped at 20 medians so one
+// draw cannot stall a task for long.
 SimTime BlkMq::WakeupLatency() {
-  const engine::WakeupLatency& w = profile.wakeup;
-  if (w.median == 0) return 0;
-  constexpr double kZ90 = 1.2815515655446004;
-  const double sigma = std::log(static_cast<double>(w.p90) / static_cast<double>(w.median)) / kZ90;
-  const double x = static_cast<double>(w.median) * std::exp(sigma * wakeup_rng.Gaussian());
-  return static_cast<SimTime>(std::llround(std::min(x, 20.0 * static_cast<double>(w.median))));
+  const SimTime median = profile.wakeup.median;
+  if (median == 0) return 0;
+  const double x = static_cast<double>(median) * std::exp(wakeup_sigma * wakeup_rng.Gaussian());
+  return static_cast<SimTime>(std::llround(std::min(x, 20.0 * static_cast<double>(median))));
 }
 
 void BlkMq::Charge(Task& task, Stage stage, SimTime ns) {
@@ -89,6 +87,10 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   if (q_.config.jobs.empty()) q_.config.jobs.push_back(q_.config.job);  // a config built by hand
   const JobOptions& job = q_.config.job;
   q_.wakeup_rng = Rng(Mix64(job.randseed ^ 0x3a4e));
+  if (const WakeupLatency& w = q_.profile.wakeup; w.median != 0) {
+    constexpr double kZ90 = 1.2815515655446004;  // the standard normal's 90th percentile
+    q_.wakeup_sigma = std::log(static_cast<double>(w.p90) / static_cast<double>(w.median)) / kZ90;
+  }
   const int nr_cpus = q_.profile.cpus();
   const uint32_t nr_hw = q_.device->hw_queues();
   if (const auto* array = dynamic_cast<const DeviceArray*>(q_.device.get())) {
