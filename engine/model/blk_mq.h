@@ -35,7 +35,11 @@ struct EngineCounters {
   uint64_t batch_requested = 0;
   uint64_t batch_obtained = 0;
   uint64_t tag_waits = 0;  // sbitmap_prepare_to_wait + sleep
-  uint64_t wakeups = 0;    // waiters woken by a tag free
+  // Seed 001's evidence: a bio's first piece that got a tag while others waited (it
+  // preempted them), and sleeps of a bio's later pieces (others' pieces come between).
+  uint64_t tag_preempts = 0;
+  uint64_t continuation_waits = 0;
+  uint64_t wakeups = 0;  // waiters woken by a tag free
   uint64_t plug_flushes = 0;
   uint64_t split_pieces = 0;  // pieces of bios that were split
   uint64_t dispatched = 0;

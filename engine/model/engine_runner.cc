@@ -38,6 +38,8 @@ void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
   m["tags.batch_obtained"] = static_cast<double>(c.batch_obtained);
   m["tags.waits"] = static_cast<double>(c.tag_waits);
   m["tags.wakeups"] = static_cast<double>(c.wakeups);
+  m["tags.preempts"] = static_cast<double>(c.tag_preempts);
+  m["tags.continuation_waits"] = static_cast<double>(c.continuation_waits);
   m["plug.flushes"] = static_cast<double>(c.plug_flushes);
   m["split.pieces"] = static_cast<double>(c.split_pieces);
   m["dispatch.requests"] = static_cast<double>(c.dispatched);

@@ -29,6 +29,8 @@ using ::blkbench::kSimulatedDeviceBytes;
 //   tags.single_allocs  blk_mq_get_tag successes;  tags.batch_allocs: batch attempts
 //   tags.batch_requested / tags.batch_obtained: tags asked for / got by batches
 //   tags.waits          sleeps in blk_mq_get_tag;  tags.wakeups: waiters woken
+//   tags.preempts       a bio's first piece took a tag while others waited for one
+//   tags.continuation_waits: sleeps of a split bio's later pieces
 //   plug.flushes        blk_mq_flush_plug_list calls with requests
 //   split.pieces        requests made from bios that were split
 //   dispatch.requests   requests issued to the driver

@@ -30,6 +30,7 @@ class Submission {
   bool TryPlugMerge(Task& task);
   int AllocTag(Task& task);
   int SleepForTag(Task& task);
+  bool IsContinuation(const Task& task) const;
   int RetryTagAfterWake(Task& task);
   int PiecesLeft(const Task& task) const;
   bool NoPreempt(const Task& task) const;

@@ -31,7 +31,9 @@ void Submission::SubmitPiece(Task& task) {
     task.elv_merge_pending = false;
     if (q_.sched->BioMerge(task)) return;
   }
+  const bool queued_waiters = q_.hctxs[task.hctx].tags->has_waiters();
   int tag = AllocTag(task);
+  if (tag >= 0 && queued_waiters && !IsContinuation(task)) ++q_.counters.tag_preempts;
   if (tag < 0) tag = SleepForTag(task);
   if (tag >= 0) QueueRequest(task, tag);
 }
@@ -134,9 +136,15 @@ int Submission::SleepForTag(Task& task) {
     return tag;
   }
   ++q_.counters.tag_waits;
+  if (IsContinuation(task)) ++q_.counters.continuation_waits;
   FlushPlug(task, /*from_schedule=*/true);
   task.phase = TaskPhase::kTagSleep;
   return -1;
+}
+
+// A later piece of a split bio: its front has been queued already.
+bool Submission::IsContinuation(const Task& task) const {
+  return task.bio_sectors_left < task.ios[task.bio_io].bytes / 512;
 }
 
 // Split pieces of the current bio not yet submitted, this one included.
@@ -150,8 +158,7 @@ int Submission::PiecesLeft(const Task& task) const {
 // cover every waiter's need ("force tag preemption if free tags are sufficient").
 bool Submission::NoPreempt(const Task& task) const {
   if (!q_.config.kernel.tag_no_preempt) return false;
-  const bool continuation = task.bio_sectors_left < task.ios[task.bio_io].bytes / 512;
-  if (continuation) return false;
+  if (IsContinuation(task)) return false;
   const SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
   if (!sbq.has_waiters()) return false;
   const int free_tags =
