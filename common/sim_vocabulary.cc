@@ -99,13 +99,17 @@ constexpr PatchFlagDef kPatchFlags[] = {
      "DD_DISPATCHING: a dispatcher that finds one in progress returns nothing without the lock"},
     {"dd-insert-lists", kDeadline, "002",
      "inserts go to lists under their own lock; dispatch sorts them in under dd->lock"},
-    {"split-whole-bio", {}, "001", "a waiter records the tags its bio's remaining pieces need"},
-    {"wake-by-tags", {}, "001", "sbitmap wakes waiters by the tags they need"},
+    {"split-whole-bio", {}, "001", "a bio's front piece waits for the tags of all its pieces"},
+    {"wake-by-tags",
+     {},
+     "001",
+     "sbitmap wakes waiters by the tags they need; a queue that cannot cover the batch wakes "
+     "one waiter per queue"},
     {"tag-no-preempt",
      {},
      "001",
-     "no new allocation while others wait, except split continuations or when free tags cover "
-     "every waiter"},
+     "a new bio sleeps without trying while more than 8 wait, unless the last wake-up found "
+     "over 2 x wake_batch tags free; split continuations and woken waiters still allocate"},
     {"bfq-one-group-no-idle", kBfq, "004",
      "bfq's 6.2 rule (one busy group is not asymmetric) on any version"},
 };

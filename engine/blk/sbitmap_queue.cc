@@ -208,10 +208,29 @@ void SbitmapQueue::WakeUpCountdown(WokenList& out) {
   if (ws < 0) return;
   if (--wait_cnt_[ws] > 0) return;
   wait_cnt_[ws] = static_cast<int>(wake_batch_);
+  force_tag_preemption_ = sb_.depth() - sb_.Weight() > 2 * wake_batch_;
   wake_index_ = static_cast<unsigned>(IndexInc(wake_index_));
   const int batch = static_cast<int>(wake_batch_);
   int tags_woken = 0;
-  WakeUpNr(ws, options_.wake_by_tags ? GetWakeNr(ws, batch) : batch, &tags_woken, out);
+  if (!options_.wake_by_tags) {
+    WakeUpNr(ws, batch, &tags_woken, out);
+    return;
+  }
+  int uncovered = 0;
+  WakeUpNr(ws, GetWakeNr(ws, batch, &uncovered), &tags_woken, out);
+  if (uncovered > 0) WakeAll(out);
+}
+
+void SbitmapQueue::WakeAll(WokenList& out) {
+  // sbitmap_queue_wake_all(): wake_up() on every active queue from wake_index, which
+  // wakes one exclusive waiter each.
+  unsigned index = wake_index_;
+  for (int i = 0; i < kSbqWaitQueues; ++i) {
+    const int ws = static_cast<int>(index);
+    index = static_cast<unsigned>(IndexInc(index));
+    int tags_woken = 0;
+    if (!ws_[ws].empty()) WakeUpNr(ws, 1, &tags_woken, out);
+  }
 }
 
 void SbitmapQueue::WakeUpQueues(int nr, WokenList& out) {
@@ -224,8 +243,9 @@ void SbitmapQueue::WakeUpQueues(int nr, WokenList& out) {
     index = static_cast<unsigned>(IndexInc(index));
     if (ws_[ws].empty()) continue;
     int tags_woken = 0;
+    int uncovered = 0;
     const int woken =
-        WakeUpNr(ws, options_.wake_by_tags ? GetWakeNr(ws, nr) : nr, &tags_woken, out);
+        WakeUpNr(ws, options_.wake_by_tags ? GetWakeNr(ws, nr, &uncovered) : nr, &tags_woken, out);
     if (options_.wake_scheme == WakeScheme::kQueueWide) {
       if (woken > 0) break;  // 6.2: waking at least one waiter is enough.
       continue;
@@ -238,15 +258,20 @@ void SbitmapQueue::WakeUpQueues(int nr, WokenList& out) {
   wake_index_ = index;
 }
 
-int SbitmapQueue::GetWakeNr(int ws, int budget) const {
+int SbitmapQueue::GetWakeNr(int ws, int budget, int* uncovered) const {
   // Seed 001 get_wake_nr(): waiters from the head until the next one's tags would
-  // cover the rest of the budget; that waiter is woken too.
+  // cover the rest of the budget; that waiter is woken too. *uncovered: the budget the
+  // queue's waiters do not cover (0 once one covers it).
   int nr = 1;
   for (const Entry& e : ws_[ws]) {
-    if (budget <= e.tags_needed) break;
+    if (budget <= e.tags_needed) {
+      *uncovered = 0;
+      return nr;
+    }
     ++nr;
     budget -= e.tags_needed;
   }
+  *uncovered = budget;
   return nr;
 }
 
@@ -255,7 +280,7 @@ int SbitmapQueue::WakeUpNr(int ws, int nr, int* tags_woken, WokenList& out) {
   // autoremove_wake_function(). Every queued waiter is asleep, so each counts.
   std::deque<Entry>& q = ws_[ws];
   int woken = 0;
-  while (woken < nr && !q.empty() && out.size < kSbqWakeBatch) {
+  while (woken < nr && !q.empty() && out.size < static_cast<int>(out.ids.size())) {
     const Entry e = q.front();
     q.pop_front();
     waiters_[e.id] = -1;

@@ -51,13 +51,16 @@ struct SbitmapQueueOptions {
   WakeScheme wake_scheme = WakeScheme::kQueueWideSpill;
   BatchMode batch_mode = BatchMode::kSinglePass;
   // Seed 001 patch "sbitmap: wake up the number of threads based on required tags": a
-  // waiter needing k tags uses k of the wake budget (get_wake_nr()).
+  // waiter needing k tags uses k of the wake budget (get_wake_nr()). As the series'
+  // patch 5 leaves it, a pre-6.2 wake whose queue's waiters need less than the batch
+  // also wakes one waiter of every queue (sbitmap_queue_wake_all).
   bool wake_by_tags = false;
 };
 
-// Waiters woken by one free. At most wake_batch (<= 8) are ever woken at once.
+// Waiters woken by one free: at most wake_batch (<= 8), plus one per waitqueue when a
+// wake-by-tags wake falls back to sbitmap_queue_wake_all.
 struct WokenList {
-  std::array<WaiterId, kSbqWakeBatch> ids{};
+  std::array<WaiterId, kSbqWakeBatch + kSbqWaitQueues> ids{};
   int size = 0;
   const WaiterId* begin() const { return ids.data(); }
   const WaiterId* end() const { return ids.data() + size; }
@@ -135,16 +138,13 @@ class SbitmapQueue {
 
   // True if some waiter is queued: for the caller's "tag-no-preempt" policy.
   bool has_waiters() const { return queued_ != 0; }
-  // Tags the queued waiters need in total (each counts 1 unless registered with more).
-  int queued_tags_needed() const {
-    int n = 0;
-    for (const auto& q : ws_) {
-      for (const Entry& e : q) n += e.tags_needed;
-    }
-    return n;
-  }
+  // Waiters on the waitqueues now (not yet woken).
+  int queued() const { return queued_; }
   // Registered waiters (queued or woken but not finished) — sbq->ws_active.
   int ws_active() const { return static_cast<int>(waiters_.size()); }
+  // Seed 001 patch "sbitmap: force tag preemption if free tags are sufficient": at each
+  // wake-up, whether more than twice wake_batch tags were free (sbq->force_tag_preemption).
+  bool force_tag_preemption() const { return force_tag_preemption_; }
   size_t waiters_in(int ws) const { return ws_[ws].size(); }
 
   unsigned wake_batch() const { return wake_batch_; }
@@ -168,7 +168,8 @@ class SbitmapQueue {
   void WakeUpCountdown(WokenList& out);
   void WakeUpQueues(int nr, WokenList& out);
   int WakePtr();
-  int GetWakeNr(int ws, int budget) const;
+  int GetWakeNr(int ws, int budget, int* uncovered) const;
+  void WakeAll(WokenList& out);
   int WakeUpNr(int ws, int nr, int* tags_woken, WokenList& out);
 
   Sbitmap sb_;
@@ -182,6 +183,7 @@ class SbitmapQueue {
   std::array<std::deque<Entry>, kSbqWaitQueues> ws_;
   absl::flat_hash_map<WaiterId, int> waiters_;  // id -> queue index, -1 once woken.
   int queued_ = 0;
+  bool force_tag_preemption_ = false;
   SbqStats stats_;
 };
 

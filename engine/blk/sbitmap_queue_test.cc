@@ -38,6 +38,16 @@ void FillAll(SbitmapQueue& sbq) {
 
 Woken ToVector(const WokenList& w) { return Woken(w.begin(), w.end()); }
 
+// Frees tags [from, to) one by one and returns every waiter the frees woke, in order.
+Woken ClearTags(SbitmapQueue& sbq, unsigned from, unsigned to) {
+  Woken woken;
+  for (unsigned tag = from; tag < to; ++tag) {
+    const WokenList w = sbq.Clear(tag, 0);
+    woken.insert(woken.end(), w.begin(), w.end());
+  }
+  return woken;
+}
+
 TEST(SbitmapQueueTest, WakeBatchValues) {
   for (ShallowMode mode : {ShallowMode::kPerWord, ShallowMode::kWholeBitmap}) {
     SbitmapQueue sbq = Make(64, WakeScheme::kQueueWideSpill, false, BatchMode::kSinglePass, mode);
@@ -144,17 +154,43 @@ TEST(SbitmapQueueTest, WakeByTagsCountsTagsNeeded) {
     ASSERT_TRUE(sbq.Wait(0, 11, 4).ok());
     ASSERT_TRUE(sbq.Wait(0, 12, 4).ok());
     ASSERT_TRUE(sbq.Wait(0, 13, 1).ok());
-    Woken woken;
-    for (unsigned tag = 0; tag < 8; ++tag) {
-      const WokenList w = sbq.Clear(tag, 0);
-      woken.insert(woken.end(), w.begin(), w.end());
-    }
+    const Woken woken = ClearTags(sbq, 0, 8);
     if (by_tags) {
       EXPECT_THAT(woken, ElementsAre(10, 11));  // 4 + 4 tags fill the batch of 8.
     } else {
       EXPECT_THAT(woken, ElementsAre(10, 11, 12, 13));
     }
   }
+}
+
+// Seed 001's patch 5 leaves get_wake_nr() reporting a budget the queue's waiters do not
+// cover; __sbq_wake_up() then calls sbitmap_queue_wake_all(), which wakes one exclusive
+// waiter on every active queue from wake_index.
+TEST(SbitmapQueueTest, WakeByTagsWakesEveryQueueWhenOneCannotCoverTheBatch) {
+  SbitmapQueue sbq = Make(64, WakeScheme::kPerQueueCountdown, true);
+  FillAll(sbq);
+  ASSERT_TRUE(sbq.Wait(0, 10, 4).ok());  // queue 0 needs 4 of the batch of 8
+  ASSERT_TRUE(sbq.Wait(2, 20, 1).ok());
+  ASSERT_TRUE(sbq.Wait(2, 21, 1).ok());
+  ASSERT_TRUE(sbq.Wait(5, 50, 1).ok());
+  const Woken woken = ClearTags(sbq, 0, 8);
+  EXPECT_THAT(woken, ElementsAre(10, 20, 50));  // then the head of queues 2 and 5
+  EXPECT_EQ(sbq.waiters_in(2), 1u);
+}
+
+// Seed 001's patch 6: each wake-up records whether more than twice wake_batch tags were
+// free, which lets new I/O take tags again under tag-no-preempt.
+TEST(SbitmapQueueTest, ForceTagPreemptionIsSetByAWakeUpThatFindsManyFreeTags) {
+  SbitmapQueue sbq = Make(64, WakeScheme::kPerQueueCountdown, true);
+  ASSERT_EQ(sbq.wake_batch(), 8u);
+  FillAll(sbq);
+  ASSERT_TRUE(sbq.Wait(0, 1, 1).ok());
+  (void)ClearTags(sbq, 0, 8);
+  EXPECT_FALSE(sbq.force_tag_preemption());  // 8 free at the wake-up: not > 16
+  (void)ClearTags(sbq, 8, 18);               // nobody waits
+  ASSERT_TRUE(sbq.Wait(1, 2, 1).ok());
+  (void)ClearTags(sbq, 18, 26);
+  EXPECT_TRUE(sbq.force_tag_preemption());  // 26 free at the second wake-up
 }
 
 TEST(SbitmapQueueTest, WakeByTagsWithSpillUsesTagBudget) {
@@ -164,11 +200,7 @@ TEST(SbitmapQueueTest, WakeByTagsWithSpillUsesTagBudget) {
   ASSERT_TRUE(sbq.Wait(1, 2, 2).ok());
   ASSERT_TRUE(sbq.Wait(1, 3, 2).ok());
   ASSERT_TRUE(sbq.Wait(1, 4, 2).ok());
-  Woken woken;
-  for (unsigned tag = 0; tag < 8; ++tag) {
-    const WokenList w = sbq.Clear(tag, 0);
-    woken.insert(woken.end(), w.begin(), w.end());
-  }
+  const Woken woken = ClearTags(sbq, 0, 8);
   EXPECT_THAT(woken, ElementsAre(1, 2, 3));  // 4 + 2 + 2 = 8.
 }
 

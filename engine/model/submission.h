@@ -29,7 +29,7 @@ class Submission {
   void SubmitPiece(Task& task);
   bool TryPlugMerge(Task& task);
   int AllocTag(Task& task);
-  int SleepForTag(Task& task);
+  int SleepForTag(Task& task, int ws, bool woken);
   bool IsContinuation(const Task& task) const;
   int RetryTagAfterWake(Task& task);
   int PiecesLeft(const Task& task) const;

@@ -34,7 +34,7 @@ void Submission::SubmitPiece(Task& task) {
   const bool queued_waiters = q_.hctxs[task.hctx].tags->has_waiters();
   int tag = AllocTag(task);
   if (tag >= 0 && queued_waiters && !IsContinuation(task)) ++q_.counters.tag_preempts;
-  if (tag < 0) tag = SleepForTag(task);
+  if (tag < 0) tag = SleepForTag(task, /*ws=*/-1, /*woken=*/false);
   if (tag >= 0) QueueRequest(task, tag);
 }
 
@@ -114,21 +114,29 @@ int Submission::AllocTag(Task& task) {
   return tag;
 }
 
-// blk_mq_get_tag()'s slow path: prepare_to_wait on the next waitqueue (sbq_wait_ptr),
-// try once more, else io_schedule(), which flushes the plug with from_schedule = true.
-// Returns the tag if the last try got one, else -1 (asleep).
-int Submission::SleepForTag(Task& task) {
+// blk_mq_get_tag()'s slow path: prepare_to_wait on waitqueue `ws` (bt_wait_ptr's pick;
+// -1: pick the next one now, as on entering the slow path), try once more (unless
+// tag-no-preempt forbids it; a task `woken` in this allocation may always try), else
+// io_schedule(), which flushes the plug with from_schedule = true. Returns the tag if the
+// last try got one, else -1 (asleep).
+int Submission::SleepForTag(Task& task, int ws, bool woken) {
   Hctx& hctx = q_.hctxs[task.hctx];
   SbitmapQueue& sbq = *hctx.tags;
-  const int ws = SbitmapQueue::WaitPtr(hctx.wait_index);
-  // split-whole-bio: the waiter records how many tags its bio still needs (all its
-  // remaining pieces), which wake-by-tags counts when waking.
-  const int need = q_.config.kernel.split_whole_bio ? PiecesLeft(task) : 1;
+  if (ws < 0) ws = SbitmapQueue::WaitPtr(hctx.wait_index);
+  // split-whole-bio: the front piece's waiter records the tags its whole bio needs
+  // (wait.nr_tags = 1 + bio->bi_nr_split); a later piece waits for 1. wake-by-tags
+  // counts them when waking.
+  const int need = q_.config.kernel.split_whole_bio && !IsContinuation(task) ? PiecesLeft(task) : 1;
+  const bool others_queued = sbq.queued() > 0;
   (void)sbq.Wait(ws, task.index, need);
   task.waiting = true;
-  q_.Charge(task, Stage::kTagAlloc, q_.profile.stage.tag_get_single);
-  const int tag = q_.sched->GetSchedTag(task, q_.sched->ShallowDepth(task));
+  int tag = -1;
+  if (woken || !NoPreempt(task)) {
+    q_.Charge(task, Stage::kTagAlloc, q_.profile.stage.tag_get_single);
+    tag = q_.sched->GetSchedTag(task, q_.sched->ShallowDepth(task));
+  }
   if (tag >= 0) {
+    if (!woken && others_queued && !IsContinuation(task)) ++q_.counters.tag_preempts;
     sbq.FinishWait(task.index);
     task.waiting = false;
     ++q_.counters.single_allocs;
@@ -153,27 +161,31 @@ int Submission::PiecesLeft(const Task& task) const {
   return static_cast<int>(std::max<uint64_t>(1, (task.bio_sectors_left + max - 1) / max));
 }
 
-// tag-no-preempt (seed 001, Yu Kuai 2022): while others wait for tags, a new bio does
-// not take one — split continuations still may, and so may anyone when the free tags
-// cover every waiter's need ("force tag preemption if free tags are sufficient").
+// tag-no-preempt (seed 001, Yu Kuai's RFC patches 5 and 6, Mar 2022): preempt_tag() is
+// false, so a new bio's front piece does not try for a tag but sleeps, while more waiters
+// are registered than there are waitqueues (ws_active > SBQ_WAIT_QUEUES: "heavy load"),
+// unless the last wake-up found more than twice wake_batch tags free
+// (force_tag_preemption). Later pieces of a split bio are REQ_PREEMPTIVE, and a task
+// woken in this allocation (data->preemption) is checked by its caller.
 bool Submission::NoPreempt(const Task& task) const {
   if (!q_.config.kernel.tag_no_preempt) return false;
   if (IsContinuation(task)) return false;
   const SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
-  if (!sbq.has_waiters()) return false;
-  const int free_tags =
-      static_cast<int>(sbq.sbitmap().depth()) - static_cast<int>(sbq.sbitmap().Weight());
-  return free_tags < sbq.queued_tags_needed() + PiecesLeft(task);
+  return sbq.ws_active() > kSbqWaitQueues && !sbq.force_tag_preemption();
 }
 
-// After a wake-up: sbitmap_finish_wait, a new waitqueue (bt_wait_ptr), and the loop of
-// blk_mq_get_tag again. Woken waiters race new I/O for the bits: no FIFO. -1 if asleep.
+// After a wake-up: sbitmap_finish_wait, the waitqueue for the next sleep (bt_wait_ptr at
+// the loop's end, so hctx->wait_index advances even when the retry then gets a tag), and
+// the loop of blk_mq_get_tag again. Woken waiters race new I/O for the bits: no FIFO. -1
+// if asleep.
 int Submission::RetryTagAfterWake(Task& task) {
-  SbitmapQueue& sbq = *q_.hctxs[task.hctx].tags;
+  Hctx& hctx = q_.hctxs[task.hctx];
+  SbitmapQueue& sbq = *hctx.tags;
   if (task.waiting) {
     sbq.FinishWait(task.index);
     task.waiting = false;
   }
+  const int ws = SbitmapQueue::WaitPtr(hctx.wait_index);
   q_.Charge(task, Stage::kTagAlloc, q_.profile.stage.tag_get_single);
   const int tag = q_.sched->GetSchedTag(task, q_.sched->ShallowDepth(task));
   if (tag >= 0) {
@@ -181,7 +193,7 @@ int Submission::RetryTagAfterWake(Task& task) {
     q_.Charge(task, Stage::kRequestAlloc, q_.profile.stage.request_alloc);
     return tag;
   }
-  return SleepForTag(task);
+  return SleepForTag(task, ws, /*woken=*/true);
 }
 
 // blk_mq_bio_to_request() for the current piece, then blk_add_rq_to_plug() (flushing
