@@ -183,6 +183,7 @@ void SbitmapQueue::WakeUp(int nr, WokenList& out) {
   completion_cnt_ += static_cast<uint64_t>(nr);
   if (completion_cnt_ - wakeup_cnt_ < wake_batch_) return;
   wakeup_cnt_ += wake_batch_;
+  UpdateForceTagPreemption();
   WakeUpQueues(static_cast<int>(wake_batch_), out);
 }
 
@@ -208,7 +209,7 @@ void SbitmapQueue::WakeUpCountdown(WokenList& out) {
   if (ws < 0) return;
   if (--wait_cnt_[ws] > 0) return;
   wait_cnt_[ws] = static_cast<int>(wake_batch_);
-  force_tag_preemption_ = sb_.depth() - sb_.Weight() > 2 * wake_batch_;
+  UpdateForceTagPreemption();
   wake_index_ = static_cast<unsigned>(IndexInc(wake_index_));
   const int batch = static_cast<int>(wake_batch_);
   int tags_woken = 0;
@@ -219,6 +220,11 @@ void SbitmapQueue::WakeUpCountdown(WokenList& out) {
   int uncovered = 0;
   WakeUpNr(ws, GetWakeNr(ws, batch, &uncovered), &tags_woken, out);
   if (uncovered > 0) WakeAll(out);
+}
+
+void SbitmapQueue::UpdateForceTagPreemption() {
+  // Seed 001 patch 6, at every wake-up: more than twice wake_batch tags free.
+  force_tag_preemption_ = sb_.depth() - sb_.Weight() > 2 * wake_batch_;
 }
 
 void SbitmapQueue::WakeAll(WokenList& out) {

@@ -170,6 +170,7 @@ class SbitmapQueue {
   int WakePtr();
   int GetWakeNr(int ws, int budget, int* uncovered) const;
   void WakeAll(WokenList& out);
+  void UpdateForceTagPreemption();
   int WakeUpNr(int ws, int nr, int* tags_woken, WokenList& out);
 
   Sbitmap sb_;
