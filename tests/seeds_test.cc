@@ -50,6 +50,15 @@ SeedRuns RunSeed(const std::string& file, uint64_t runtime_ns) {
   return out;
 }
 
+// RunSeed for an example whose machine profiles are paths from the repository root.
+SeedRuns RunSeedFromSourceRoot(const std::string& file, uint64_t runtime_ns) {
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(BLKBENCH_SOURCE_DIR);
+  SeedRuns s = RunSeed(file, runtime_ns);
+  std::filesystem::current_path(cwd);
+  return s;
+}
+
 double In(const v1::RunResult& r, const std::string& key) {
   auto it = r.internals().find(key);
   EXPECT_NE(it, r.internals().end()) << key;
@@ -100,13 +109,9 @@ TEST(SeedsTest, Seed001OnThisHostsKernelNeedsLateWakeUpsForSequentialPieces) {
 
 // Seed 001 by the VM's size: 5.18 wakes 8 waiters per 8 freed tags, and the more of them
 // run at once, the fewer tags each takes in a row, so the original kernel's ratio falls
-// (42 % on 4 vCPUs, 23 % on 16; the thread has 21 %). The variant profiles are paths
-// from the repository root.
+// (42 % on 4 vCPUs, 23 % on 16; the thread has 21 %).
 TEST(SeedsTest, Seed001BaselineFallsAsMoreWokenWaitersRunAtOnce) {
-  const std::filesystem::path cwd = std::filesystem::current_path();
-  std::filesystem::current_path(BLKBENCH_SOURCE_DIR);
-  const SeedRuns s = RunSeed("threads/001-vcpus.yaml", 1'000'000'000);
-  std::filesystem::current_path(cwd);
+  const SeedRuns s = RunSeedFromSourceRoot("threads/001-vcpus.yaml", 1'000'000'000);
   const double four = In(s.Get("kernel=sim:5.18 machine=small-vm"), "seq_ratio");
   const double sixteen = In(
       s.Get("kernel=sim:5.18 machine=engine/profiles/variants/small-vm-16vcpu.yaml"), "seq_ratio");
@@ -118,10 +123,7 @@ TEST(SeedsTest, Seed001BaselineFallsAsMoreWokenWaitersRunAtOnce) {
 // held to: the no-preemption flag stops new bios' front pieces (none preempt) and the
 // sequential ratio rises.
 TEST(SeedsTest, Seed001OnAFastDiskAndSixteenVcpusTheThreadsStepsHold) {
-  const std::filesystem::path cwd = std::filesystem::current_path();
-  std::filesystem::current_path(BLKBENCH_SOURCE_DIR);
-  const SeedRuns s = RunSeed("threads/001-fast-disk.yaml", 1'000'000'000);
-  std::filesystem::current_path(cwd);
+  const SeedRuns s = RunSeedFromSourceRoot("threads/001-fast-disk.yaml", 1'000'000'000);
   const std::string vm = " machine=engine/profiles/variants/small-vm-16vcpu.yaml";
   const double orig = In(s.Get("kernel=sim:5.18" + vm), "seq_ratio");
   const v1::RunResult& wake = s.Get("kernel=sim:5.18+split-whole-bio+wake-by-tags" + vm);

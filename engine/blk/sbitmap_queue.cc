@@ -249,9 +249,8 @@ void SbitmapQueue::WakeUpQueues(int nr, WokenList& out) {
     index = static_cast<unsigned>(IndexInc(index));
     if (ws_[ws].empty()) continue;
     int tags_woken = 0;
-    int uncovered = 0;
     const int woken =
-        WakeUpNr(ws, options_.wake_by_tags ? GetWakeNr(ws, nr, &uncovered) : nr, &tags_woken, out);
+        WakeUpNr(ws, options_.wake_by_tags ? GetWakeNr(ws, nr) : nr, &tags_woken, out);
     if (options_.wake_scheme == WakeScheme::kQueueWide) {
       if (woken > 0) break;  // 6.2: waking at least one waiter is enough.
       continue;
@@ -266,18 +265,19 @@ void SbitmapQueue::WakeUpQueues(int nr, WokenList& out) {
 
 int SbitmapQueue::GetWakeNr(int ws, int budget, int* uncovered) const {
   // Seed 001 get_wake_nr(): waiters from the head until the next one's tags would
-  // cover the rest of the budget; that waiter is woken too. *uncovered: the budget the
-  // queue's waiters do not cover (0 once one covers it).
+  // cover the rest of the budget; that waiter is woken too. *uncovered (if given): the
+  // budget the queue's waiters do not cover (0 once one covers it).
   int nr = 1;
+  int left = budget;
   for (const Entry& e : ws_[ws]) {
-    if (budget <= e.tags_needed) {
-      *uncovered = 0;
-      return nr;
+    if (left <= e.tags_needed) {
+      left = 0;
+      break;
     }
     ++nr;
-    budget -= e.tags_needed;
+    left -= e.tags_needed;
   }
-  *uncovered = budget;
+  if (uncovered != nullptr) *uncovered = left;
   return nr;
 }
 

@@ -168,7 +168,7 @@ class SbitmapQueue {
   void WakeUpCountdown(WokenList& out);
   void WakeUpQueues(int nr, WokenList& out);
   int WakePtr();
-  int GetWakeNr(int ws, int budget, int* uncovered) const;
+  int GetWakeNr(int ws, int budget, int* uncovered = nullptr) const;
   void WakeAll(WokenList& out);
   void UpdateForceTagPreemption();
   int WakeUpNr(int ws, int nr, int* tags_woken, WokenList& out);

@@ -31,6 +31,7 @@ class Submission {
   int AllocTag(Task& task);
   int SleepForTag(Task& task, int ws, bool woken);
   bool IsContinuation(const Task& task) const;
+  void CountPreemption(const Task& task, bool others_queued);
   int RetryTagAfterWake(Task& task);
   int PiecesLeft(const Task& task) const;
   bool NoPreempt(const Task& task) const;

@@ -31,9 +31,9 @@ void Submission::SubmitPiece(Task& task) {
     task.elv_merge_pending = false;
     if (q_.sched->BioMerge(task)) return;
   }
-  const bool queued_waiters = q_.hctxs[task.hctx].tags->has_waiters();
+  const bool others_queued = q_.hctxs[task.hctx].tags->has_waiters();
   int tag = AllocTag(task);
-  if (tag >= 0 && queued_waiters && !IsContinuation(task)) ++q_.counters.tag_preempts;
+  if (tag >= 0) CountPreemption(task, others_queued);
   if (tag < 0) tag = SleepForTag(task, /*ws=*/-1, /*woken=*/false);
   if (tag >= 0) QueueRequest(task, tag);
 }
@@ -136,7 +136,7 @@ int Submission::SleepForTag(Task& task, int ws, bool woken) {
     tag = q_.sched->GetSchedTag(task, q_.sched->ShallowDepth(task));
   }
   if (tag >= 0) {
-    if (!woken && others_queued && !IsContinuation(task)) ++q_.counters.tag_preempts;
+    if (!woken) CountPreemption(task, others_queued);
     sbq.FinishWait(task.index);
     task.waiting = false;
     ++q_.counters.single_allocs;
@@ -148,6 +148,11 @@ int Submission::SleepForTag(Task& task, int ws, bool woken) {
   FlushPlug(task, /*from_schedule=*/true);
   task.phase = TaskPhase::kTagSleep;
   return -1;
+}
+
+// tags.preempts: a bio's front piece got a tag without sleeping while others waited.
+void Submission::CountPreemption(const Task& task, bool others_queued) {
+  if (others_queued && !IsContinuation(task)) ++q_.counters.tag_preempts;
 }
 
 // A later piece of a split bio: its front has been queued already.
