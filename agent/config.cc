@@ -4,9 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -14,16 +12,17 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "agent/cgroup/hierarchy.h"
+#include "common/bounded_file.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
-#include "yaml-cpp/yaml.h"
+#include "common/yaml/yaml.h"
 
 namespace blkbench {
 namespace {
 
-std::string Where(const std::string& file, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return absl::StrCat(file, ":", m.line + 1, ":", m.column + 1);
+std::string Where(const std::string& file, const yaml::Node& n) {
+  const yaml::Mark m = n.mark();
+  return absl::StrCat(file, ":", m.line, ":", m.column);
 }
 
 // `prefix` followed by a number: IsNumbered("loop7", "loop"), not "loop-control".
@@ -61,25 +60,23 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
                                              const std::string& file_name) {
   AgentConfig cfg;
   std::vector<std::string> errors;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": ", e.msg));
-  }
+  // A config is small; the limits keep a broken or hostile one from costing more.
+  absl::StatusOr<yaml::Node> parsed =
+      yaml::ParseOrStatus(text, file_name, yaml::Limits{.max_bytes = 1 << 20});
+  if (!parsed.ok()) return parsed.status();
+  const yaml::Node root = *std::move(parsed);
   if (!root.IsMap()) {
     return absl::InvalidArgumentError(
         absl::StrCat(file_name, ": expected a map with controller, agent_id, state_dir, devices"));
   }
-  auto scalar = [&](const YAML::Node& n, const std::string& key, std::string* out) {
+  auto scalar = [&](const yaml::Node& n, const std::string& key, std::string* out) {
     if (!n.IsScalar() || n.Scalar().empty()) {
       errors.push_back(absl::StrCat(Where(file_name, n), ": '", key, "': expected a string"));
       return;
     }
     *out = n.Scalar();
   };
-  auto boolean = [&](const YAML::Node& n, const std::string& key, bool* out) {
+  auto boolean = [&](const yaml::Node& n, const std::string& key, bool* out) {
     const std::string word = n.IsScalar() ? n.Scalar() : "";
     if (word == "true" || word == "1") {
       *out = true;
@@ -89,9 +86,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       errors.push_back(absl::StrCat(Where(file_name, n), ": '", key, "': expected true or false"));
     }
   };
-  for (const auto& kv : root) {
-    const std::string key = kv.first.Scalar();
-    const YAML::Node& v = kv.second;
+  for (const auto& [key_node, v] : root.entries()) {
+    const std::string& key = key_node.Scalar();
     if (key == "controller") {
       scalar(v, key, &cfg.controller);
     } else if (key == "agent_id") {
@@ -163,8 +159,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
                                       "/sys/kernel/config, load_module: false}"));
         continue;
       }
-      for (const auto& nkv : v) {
-        const std::string nk = nkv.first.Scalar();
+      for (const auto& nkv : v.entries()) {
+        const std::string& nk = nkv.first.Scalar();
         if (nk == "configfs" || nk == "dev") {
           std::string* out = nk == "configfs" ? &cfg.null_blk.configfs : &cfg.null_blk.dev;
           scalar(nkv.second, "null_blk." + nk, out);
@@ -187,15 +183,15 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       }
       std::set<std::string> seen;
       for (size_t i = 0; i < v.size(); ++i) {
-        const YAML::Node& d = v[i];
+        const yaml::Node& d = v[i];
         const std::string where = absl::StrCat(Where(file_name, d), ": devices[", i, "]");
         if (!d.IsMap()) {
           errors.push_back(absl::StrCat(where, ": expected a map with 'path' and 'class'"));
           continue;
         }
         AllowedDevice dev;
-        for (const auto& dkv : d) {
-          const std::string dk = dkv.first.Scalar();
+        for (const auto& dkv : d.entries()) {
+          const std::string& dk = dkv.first.Scalar();
           if (dk == "path") {
             scalar(dkv.second, "path", &dev.path);
           } else if (dk == "class") {
@@ -219,7 +215,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       }
     } else {
       errors.push_back(absl::StrCat(
-          Where(file_name, kv.first), ": unknown key '", key,
+          Where(file_name, key_node), ": unknown key '", key,
           "' (expected controller, agent_id, tls_dir, state_dir, cgroup_parent, "
           "devices, sim_devices, null_blk, metrics_listen, metrics_grace_ms, metrics_tls, "
           "metrics_client_certs, metrics_token_file, metrics_insecure)"));
@@ -235,11 +231,9 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
 }
 
 absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read agent config '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseAgentConfig(ss.str(), path);
+  absl::StatusOr<std::string> text = ReadBoundedRegularFile(path, 1 << 20, "agent config");
+  if (!text.ok()) return text.status();
+  return ParseAgentConfig(*text, path);
 }
 
 }  // namespace blkbench

@@ -24,6 +24,7 @@
 #include "cli/gate_proof_cmd.h"
 #include "cli/history_cmd.h"
 #include "cli/import_cmd.h"
+#include "cli/local_matrix.h"
 #include "cli/report.h"
 #include "cli/run_cmd.h"
 #include "cli/sim.h"
@@ -96,7 +97,7 @@ int CheckMatrix(Args& a, std::ostream& err) {
     err << text.status().message() << "\n";
     return 1;
   }
-  absl::StatusOr<workloads::Matrix> m = workloads::ParseMatrix(*text, a.positional[1]);
+  absl::StatusOr<workloads::Matrix> m = ParseLocalMatrix(*text, a.positional[1]);
   if (!m.ok()) {
     err << m.status().message() << "\n";
     return 1;
@@ -120,9 +121,7 @@ int CmdValidate(const Args& a, Client*, std::ostream& out, std::ostream&) {
 // REQUIRES: CheckMatrix passed. Sends the text it read: the controller parses it again
 // on its side (it never trusts a client's parse), the CLI does not.
 int CmdSubmit(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
-  v1::SubmitExperimentRequest req;
-  req.set_file_name(a.positional[1]);
-  req.set_matrix_text(a.matrix_text);
+  const v1::SubmitExperimentRequest req = SubmitRequest(a.positional[1], a.matrix_text, *a.matrix);
   grpc::ClientContext ctx;
   c->Deadline(&ctx);
   v1::Experiment e;

@@ -45,9 +45,12 @@ TEST(CliTest, ValidatePrintsCellsOfTheQuickstart) {
 }
 
 // Every matrix shipped under examples/ (not the CI pipeline files) validates: examples
-// that users copy never rot behind the parser.
+// that users copy never rot behind the parser. From the repository root, where the
+// examples' machine profile paths start (the CLI reads them relative to where it runs).
 TEST(CliTest, EveryExampleMatrixValidates) {
   const std::filesystem::path root = std::filesystem::path(BLKBENCH_SOURCE_DIR) / "examples";
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(BLKBENCH_SOURCE_DIR);
   size_t checked = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
     const std::filesystem::path& p = entry.path();
@@ -56,6 +59,7 @@ TEST(CliTest, EveryExampleMatrixValidates) {
     EXPECT_EQ(Cli({"validate", p.string()}, &out, &err), 0) << p << ": " << err;
     ++checked;
   }
+  std::filesystem::current_path(cwd);
   EXPECT_GE(checked, 10u);
 }
 

@@ -10,15 +10,16 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/local_matrix.h"
 #include "common/placement.h"
 #include "common/states.h"
 #include "controller/gate/gate_report.h"
+#include "workloads/matrix.h"
 #include "workloads/units.h"
 
 namespace blkbench {
@@ -119,18 +120,19 @@ int WaitForEnd(Client& c, uint64_t id, uint64_t timeout_ns, std::ostream& err) {
 
 // --submit FILE: submits the matrix and returns its experiment id (0 on failure, said).
 uint64_t SubmitForGate(Client& c, const std::string& path, std::ostream& err) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    err << "blkbench gate: --submit: cannot read '" << path << "'\n";
+  absl::StatusOr<std::string> text = workloads::ReadMatrixFile(path);
+  if (!text.ok()) {
+    err << "blkbench gate: --submit: " << text.status().message() << "\n";
+    return 0;
+  }
+  absl::StatusOr<workloads::Matrix> m = ParseLocalMatrix(*text, path);
+  if (!m.ok()) {
+    err << m.status().message() << "\n";
     return 0;
   }
   grpc::ClientContext ctx;
   c.Deadline(&ctx);
-  v1::SubmitExperimentRequest req;
-  req.set_file_name(path);
-  req.set_matrix_text(text.str());
+  const v1::SubmitExperimentRequest req = SubmitRequest(path, *text, *m);
   v1::Experiment e;
   grpc::Status s = c.stub().SubmitExperiment(&ctx, req, &e);
   if (!s.ok()) return (c.Fail(s), 0);

@@ -2,7 +2,6 @@
 #include "cli/import_cmd.h"
 
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -35,9 +34,17 @@ int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
       err << "blkbench import: cannot read '" << source << "'\n";
       return 1;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    jobs = workloads::ParseFioJobFile(text.str(), source);
+    // Bounded like a matrix (a pipe such as /dev/stdin is fine, /dev/zero is not).
+    constexpr size_t kMaxJobFileBytes = 4 << 20;
+    std::string text(kMaxJobFileBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxJobFileBytes) {
+      err << "blkbench import: '" << source << "' is larger than " << kMaxJobFileBytes
+          << " bytes\n";
+      return 1;
+    }
+    jobs = workloads::ParseFioJobFile(text, source);
   } else {
     source = "a fio command line";
     jobs = workloads::ParseFioCommandLine(args);

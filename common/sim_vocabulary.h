@@ -163,6 +163,9 @@ bool IsKnownMachineProfile(std::string_view name);
 // True when `machine` is a path to a profile file rather than a name (it contains '/' or
 // ends in ".yaml"), as LoadMachineProfile reads it.
 bool IsMachineProfilePath(std::string_view machine);
+// Most bytes a machine profile may have (the shipped ones are under 4 KiB), whether read
+// from a profiles directory or carried with a matrix.
+inline constexpr size_t kMaxMachineProfileBytes = 64 << 10;
 
 }  // namespace blkbench
 

@@ -57,11 +57,15 @@ absl::Status Controller::Start() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::Experiment> Controller::Submit(const std::string& file_name,
-                                                  const std::string& matrix_text,
-                                                  const std::string& submitted_by,
-                                                  const Deadline& deadline) {
-  auto matrix = workloads::ParseMatrix(matrix_text, file_name);
+absl::StatusOr<v1::Experiment> Controller::Submit(
+    const std::string& file_name, const std::string& matrix_text, const std::string& submitted_by,
+    const Deadline& deadline, std::map<std::string, std::string> machine_files) {
+  // Machine profile files come only from the submitter (the CLI read them): this process
+  // never opens a path from a matrix.
+  auto matrix = workloads::ParseMatrix(
+      matrix_text, file_name,
+      workloads::ParseOptions{.read_machine_file =
+                                  workloads::AttachedMachineFiles(std::move(machine_files))});
   if (!matrix.ok()) return matrix.status();
   if (absl::Status s = deadline.Check("storing the experiment"); !s.ok()) return s;
   const uint64_t runs = static_cast<uint64_t>(matrix->cells.size()) * matrix->repeats;

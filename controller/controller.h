@@ -75,12 +75,15 @@ class Controller {
   // input; nothing is stored then), stores the experiment and its runs, places runs.
   // `submitted_by` (the caller's identity) is stored with it.
   //
+  // `machine_files` are the machine profile files the matrix names by path, as the
+  // submitter read them (SubmitExperimentRequest.machine_files); no path is opened here.
   // The reads and Submit take the call's `deadline` and return DeadlineExceeded (Submit:
   // before anything is stored) once it passed between their steps.
   absl::StatusOr<v1::Experiment> Submit(const std::string& file_name,
                                         const std::string& matrix_text,
                                         const std::string& submitted_by = "",
-                                        const Deadline& deadline = Deadline());
+                                        const Deadline& deadline = Deadline(),
+                                        std::map<std::string, std::string> machine_files = {});
   absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results,
                                                const Deadline& deadline = Deadline());
   absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(

@@ -73,8 +73,9 @@ grpc::Status ControllerServiceImpl::SubmitExperiment(grpc::ServerContext* ctx,
                                                      const v1::SubmitExperimentRequest* req,
                                                      v1::Experiment* resp) {
   BLKBENCH_AUTHORIZE(who, ctx, kSubmit, "submit experiments");
-  auto exp =
-      controller_.Submit(req->file_name(), req->matrix_text(), Principal(*who), UnaryDeadline(ctx));
+  auto exp = controller_.Submit(
+      req->file_name(), req->matrix_text(), Principal(*who), UnaryDeadline(ctx),
+      std::map<std::string, std::string>(req->machine_files().begin(), req->machine_files().end()));
   if (!exp.ok()) return ToGrpc(exp.status());
   *resp = std::move(*exp);
   return grpc::Status::OK;

@@ -8,16 +8,18 @@ set -euo pipefail
 
 RUNTIME_PKGS=(
   libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libsqlite3-0 liburing2
-  libaio1 libyaml-cpp0.7 libprometheus-cpp-core1.0 zlib1g libc-ares2 libre2-9 libssl3
+  libaio1 libfyaml0 libprometheus-cpp-core1.0 zlib1g libc-ares2 libre2-9 libssl3
   libblkid1 util-linux libpq5
 )
 
 BUILD_PKGS=(
   build-essential cmake ninja-build ccache pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev sqlite3 liburing-dev libaio-dev libyaml-cpp-dev libcivetweb-dev libblkid-dev
+  libabsl-dev libsqlite3-dev sqlite3 liburing-dev libaio-dev libfyaml-dev libcivetweb-dev libblkid-dev
   libpq-dev postgresql
   prometheus-cpp-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
+  # libFuzzer targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev
   zlib1g-dev libssl-dev openssl fio prometheus clang-format clang-tidy util-linux e2fsprogs fdisk python3 dpkg-dev groff-base
   # headless rendering of the HTML reports in their tests
   chromium

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what blkbench needs, builds it twice (release with -Werror, and ASan+UBSan),
 # and runs every test in both builds, plus the clang-format, include-layer
-# (scripts/check_layers.py) and clang-tidy (scripts/tidy.sh) checks. Run as root: the
+# (scripts/check_layers.py) and clang-tidy (scripts/tidy.sh) checks, and the fuzz targets
+# (scripts/fuzz.sh: corpus replay and 30 s of fuzzing each). Run as root: the
 # tests create loop devices and change their queue settings (restored afterwards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,5 +27,9 @@ if [ "${BLKBENCH_SKIP_ASAN:-0}" != 1 ]; then
   echo "== ASan+UBSan tests"
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2 --timeout 600 -LE soak)
+fi
+if [ "${BLKBENCH_SKIP_FUZZ:-0}" != 1 ]; then
+  echo "== fuzzing (scripts/fuzz.sh: corpus replay, then ${BLKBENCH_FUZZ_SECONDS:-30} s per target)"
+  scripts/fuzz.sh "${BLKBENCH_FUZZ_SECONDS:-30}"
 fi
 echo "== all tests passed"

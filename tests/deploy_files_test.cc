@@ -11,9 +11,10 @@
 #include <sstream>
 
 #include "absl/strings/str_replace.h"
+#include "common/bounded_file.h"
+#include "common/yaml/yaml.h"
 #include "gtest/gtest.h"
 #include "tests/dashboard_util.h"
-#include "yaml-cpp/yaml.h"
 
 namespace blkbench {
 namespace {
@@ -35,11 +36,21 @@ std::vector<Dashboard> Dashboards() {
   return d;
 }
 
+// A shipped YAML file, parsed as every user file is (common/yaml).
+yaml::Node LoadYamlFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadBoundedRegularFile(path, 1 << 20, "file");
+  EXPECT_TRUE(text.ok()) << text.status();
+  if (!text.ok()) return yaml::Node();
+  absl::StatusOr<yaml::Node> node = yaml::ParseOrStatus(*text, path);
+  EXPECT_TRUE(node.ok()) << node.status();
+  return node.ok() ? *node : yaml::Node();
+}
+
 std::map<std::string, std::string> ProvisionedDatasources() {  // uid -> type
-  YAML::Node y = YAML::LoadFile(kSource + "/dashboards/provisioning/datasources/blkbench.yaml");
+  yaml::Node y = LoadYamlFile(kSource + "/dashboards/provisioning/datasources/blkbench.yaml");
   std::map<std::string, std::string> out;
-  for (const YAML::Node& ds : y["datasources"]) {
-    out[ds["uid"].as<std::string>()] = ds["type"].as<std::string>();
+  for (const yaml::Node& ds : y["datasources"].items()) {
+    out[ds["uid"].Scalar()] = ds["type"].Scalar();
   }
   return out;
 }
@@ -126,16 +137,15 @@ TEST(DashboardsTest, EveryVariableUsedIsDefinedBeforeUse) {
 }
 
 TEST(GrafanaProvisioningTest, DashboardProviderPointsAtTheComposeMount) {
-  YAML::Node providers =
-      YAML::LoadFile(kSource + "/dashboards/provisioning/dashboards/blkbench.yaml")["providers"];
+  yaml::Node providers =
+      LoadYamlFile(kSource + "/dashboards/provisioning/dashboards/blkbench.yaml")["providers"];
   ASSERT_EQ(providers.size(), 1u);
-  EXPECT_EQ(providers[0]["type"].as<std::string>(), "file");
-  const std::string path = providers[0]["options"]["path"].as<std::string>();
-  YAML::Node grafana =
-      YAML::LoadFile(kSource + "/deploy/docker-compose.yml")["services"]["grafana"];
+  EXPECT_EQ(providers[0]["type"].Scalar(), "file");
+  const std::string path = providers[0]["options"]["path"].Scalar();
+  yaml::Node grafana = LoadYamlFile(kSource + "/deploy/docker-compose.yml")["services"]["grafana"];
   bool mounted = false;
-  for (const YAML::Node& v : grafana["volumes"]) {
-    const std::string s = v.as<std::string>();
+  for (const yaml::Node& v : grafana["volumes"].items()) {
+    const std::string s = v.Scalar();
     if (s.rfind("../dashboards:" + path, 0) == 0) mounted = true;
   }
   EXPECT_TRUE(mounted) << "dashboards/ is not mounted at the provider path " << path;
@@ -143,17 +153,17 @@ TEST(GrafanaProvisioningTest, DashboardProviderPointsAtTheComposeMount) {
 
 TEST(DockerComposeTest, EveryMountedPathExistsAndServicesMatchTheDatasources) {
   const std::string deploy = kSource + "/deploy";
-  YAML::Node compose = YAML::LoadFile(deploy + "/docker-compose.yml");
-  YAML::Node services = compose["services"];
+  yaml::Node compose = LoadYamlFile(deploy + "/docker-compose.yml");
+  yaml::Node services = compose["services"];
   for (const char* name : {"controller", "prometheus", "grafana"}) {
     ASSERT_TRUE(services[name]) << "service " << name << " missing";
   }
   std::set<std::string> named_volumes;
-  for (const auto& kv : compose["volumes"]) named_volumes.insert(kv.first.as<std::string>());
+  for (const auto& kv : compose["volumes"].entries()) named_volumes.insert(kv.first.Scalar());
   std::map<std::string, std::string> mounts;  // container path -> host path (relative ones)
-  for (const auto& svc : services) {
-    for (const YAML::Node& v : svc.second["volumes"]) {
-      const std::string spec = v.as<std::string>();
+  for (const auto& svc : services.entries()) {
+    for (const yaml::Node& v : svc.second["volumes"].items()) {
+      const std::string spec = v.Scalar();
       const size_t colon = spec.find(':');
       ASSERT_NE(colon, std::string::npos) << spec;
       const std::string src = spec.substr(0, colon);
@@ -161,47 +171,46 @@ TEST(DockerComposeTest, EveryMountedPathExistsAndServicesMatchTheDatasources) {
       dst = dst.substr(0, dst.find(':'));
       if (src[0] == '.' || src[0] == '/') {
         EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(deploy) / src))
-            << svc.first.as<std::string>() << ": mounts missing " << src;
+            << svc.first.Scalar() << ": mounts missing " << src;
         mounts[dst] = src;
       } else {
         EXPECT_TRUE(named_volumes.count(src)) << "undeclared volume " << src;
       }
     }
   }
-  const YAML::Node build = services["controller"]["build"];
-  EXPECT_TRUE(std::filesystem::exists(deploy + "/" + build["context"].as<std::string>() + "/" +
-                                      build["dockerfile"].as<std::string>()));
+  const yaml::Node build = services["controller"]["build"];
+  EXPECT_TRUE(std::filesystem::exists(deploy + "/" + build["context"].Scalar() + "/" +
+                                      build["dockerfile"].Scalar()));
   // Grafana reads the provisioning where the datasource and dashboard files are.
   EXPECT_EQ(mounts["/etc/grafana/provisioning/datasources"],
             "../dashboards/provisioning/datasources");
   EXPECT_EQ(mounts["/etc/grafana/provisioning/dashboards"],
             "../dashboards/provisioning/dashboards");
   // The datasources reach the compose services on the ports they serve.
-  YAML::Node ds = YAML::LoadFile(kSource + "/dashboards/provisioning/datasources/blkbench.yaml");
+  yaml::Node ds = LoadYamlFile(kSource + "/dashboards/provisioning/datasources/blkbench.yaml");
   std::set<std::string> urls;
-  for (const YAML::Node& d : ds["datasources"]) urls.insert(d["url"].as<std::string>());
+  for (const yaml::Node& d : ds["datasources"].items()) urls.insert(d["url"].Scalar());
   EXPECT_TRUE(urls.count("http://prometheus:9090"));
   EXPECT_TRUE(urls.count("https://controller:9470"));
   bool metrics_on_all = false;
-  for (const YAML::Node& a : services["controller"]["command"]) {
-    if (a.as<std::string>() == "--metrics_listen=0.0.0.0:9470") metrics_on_all = true;
+  for (const yaml::Node& a : services["controller"]["command"].items()) {
+    if (a.Scalar() == "--metrics_listen=0.0.0.0:9470") metrics_on_all = true;
   }
   EXPECT_TRUE(metrics_on_all) << "the controller's metrics port must be reachable from the network";
   std::set<std::string> args;
-  for (const YAML::Node& a : services["controller"]["command"]) args.insert(a.as<std::string>());
+  for (const yaml::Node& a : services["controller"]["command"].items()) args.insert(a.Scalar());
   EXPECT_TRUE(args.count("--metrics_tls")) << "exposed metrics must be HTTPS";
   EXPECT_TRUE(args.count("--metrics_token_file=/etc/blkbench/tls/metrics.token"));
   // Prometheus in compose scrapes the controller and discovers agents through it.
   const std::string prom_config = mounts["/etc/prometheus/prometheus.yml"];
   ASSERT_FALSE(prom_config.empty());
-  YAML::Node prom = YAML::LoadFile(deploy + "/" + prom_config);
+  yaml::Node prom = LoadYamlFile(deploy + "/" + prom_config);
   std::set<std::string> jobs;
-  for (const YAML::Node& job : prom["scrape_configs"]) {
-    jobs.insert(job["job_name"].as<std::string>());
+  for (const yaml::Node& job : prom["scrape_configs"].items()) {
+    jobs.insert(job["job_name"].Scalar());
     if (job["http_sd_configs"]) {
-      EXPECT_EQ(job["http_sd_configs"][0]["url"].as<std::string>(),
-                "https://controller:9470/sd/agents");
-      EXPECT_EQ(job["scheme"].as<std::string>(), "https");
+      EXPECT_EQ(job["http_sd_configs"][0]["url"].Scalar(), "https://controller:9470/sd/agents");
+      EXPECT_EQ(job["scheme"].Scalar(), "https");
       EXPECT_TRUE(job["authorization"]["credentials_file"]) << "the agents' token";
     }
   }

@@ -199,8 +199,11 @@ TEST(SeedsTest, Seed004OneFioWithNumjobsIsTheSameWithOrWithoutThePatch) {
   EXPECT_GT(before, 3.0 * one.Get("kernel=sim:5.14").bw_bytes_per_sec());  // no idling
 }
 
-// Every shipped example matrix, including the real-device seed variants, validates.
+// Every shipped example matrix, including the real-device seed variants, validates (from
+// the repository root, where the examples' machine profile paths start).
 TEST(SeedsTest, EveryExampleMatrixValidates) {
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(BLKBENCH_SOURCE_DIR);
   int files = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(
            std::string(BLKBENCH_SOURCE_DIR) + "/examples")) {
@@ -212,6 +215,7 @@ TEST(SeedsTest, EveryExampleMatrixValidates) {
       EXPECT_FALSE(m->cells.empty()) << entry.path();
     }
   }
+  std::filesystem::current_path(cwd);
   EXPECT_GE(files, 8);
 }
 

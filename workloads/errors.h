@@ -12,7 +12,7 @@
 
 namespace blkbench::workloads {
 
-// A 1-based place in the file (yaml-cpp marks are 0-based; convert at the edge).
+// A 1-based place in the file (common/yaml marks are 1-based too).
 struct Position {
   int line = 1;
   int column = 1;

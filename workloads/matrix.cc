@@ -2,8 +2,6 @@
 // them, and hands them to ExpandCells. Every problem is collected, none thrown.
 #include "workloads/matrix.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -21,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/sim_vocabulary.h"
+#include "common/yaml/yaml.h"
 #include "workloads/absl_compat.h"
 #include "workloads/bindings.h"
 #include "workloads/errors.h"
@@ -28,6 +27,7 @@
 #include "workloads/fio_import.h"
 #include "workloads/job_options.h"
 #include "workloads/labels.h"
+#include "workloads/machine_files.h"
 #include "workloads/named_jobs.h"
 #include "workloads/sim_checks.h"
 #include "workloads/suggest.h"
@@ -42,27 +42,16 @@ constexpr std::string_view kNullBlkPrefix = "null_blk.";
 // Matrix files are hand-written; anything bigger is a mistake (or /dev/zero).
 constexpr size_t kMaxFileBytes = 4 << 20;
 
-Position PosOf(const YAML::Mark& m) {
-  if (m.line < 0 || m.column < 0) return Position{};
-  return Position{m.line + 1, m.column + 1};
+Position PosOf(const yaml::Mark& m) {
+  if (!m.known()) return Position{};
+  return Position{m.line, m.column};
 }
-Position PosOf(const YAML::Node& n) { return PosOf(n.Mark()); }
+Position PosOf(const yaml::Node& n) { return PosOf(n.mark()); }
 
-std::string_view Kind(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map:
-      return "a map";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
-  }
-}
+std::string_view Kind(const yaml::Node& n) { return n.Kind(); }
 
 // Where a value's error points: a missing value has no place of its own.
-Position ValuePos(const YAML::Node& key, const YAML::Node& value) {
+Position ValuePos(const yaml::Node& key, const yaml::Node& value) {
   return value.IsNull() ? PosOf(key) : PosOf(value);
 }
 
@@ -73,8 +62,8 @@ std::string DidYouMean(std::string_view key, std::vector<std::string_view> candi
 
 struct Entry {
   std::string key;
-  YAML::Node key_node;
-  YAML::Node value;
+  yaml::Node key_node;
+  yaml::Node value;
 };
 
 // Reads one document into matrix fields and bindings, reporting into `errors`.
@@ -82,7 +71,7 @@ class Reader {
  public:
   explicit Reader(ErrorList& errors) : errors_(errors) {}
 
-  void ReadDocument(const YAML::Node& root);
+  void ReadDocument(const yaml::Node& root);
 
   Matrix& matrix() { return matrix_; }
   std::vector<Binding>& bindings() { return bindings_; }
@@ -95,7 +84,7 @@ class Reader {
 
  private:
   // The entries of a map, minus (and reporting) non-scalar and repeated keys.
-  std::vector<Entry> Entries(const YAML::Node& map, std::string_view where);
+  std::vector<Entry> Entries(const yaml::Node& map, std::string_view where);
   // Reads every key of the `section` map as an option allowed in `scopes`.
   void ReadSection(const Entry& e, std::initializer_list<Scope> scopes);
   void ReadOption(const Entry& e, std::string_view section, std::initializer_list<Scope> scopes);
@@ -116,11 +105,9 @@ class Reader {
   std::vector<NamedJobDef> named_jobs_;
 };
 
-std::vector<Entry> Reader::Entries(const YAML::Node& map, std::string_view where) {
+std::vector<Entry> Reader::Entries(const yaml::Node& map, std::string_view where) {
   std::vector<Entry> entries;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    // Copies: it->first lives in a proxy that dies at the end of the expression.
-    const YAML::Node key = it->first;
+  for (const auto& [key, value] : map.entries()) {
     if (!key.IsScalar()) {
       errors_.Add(PosOf(key), absl::StrCat("keys ", ToAbsl(where), " must be plain names, got ",
                                            ToAbsl(Kind(key))));
@@ -133,7 +120,7 @@ std::vector<Entry> Reader::Entries(const YAML::Node& map, std::string_view where
                                            " (first at line ", PosOf(e.key_node).line, ")"));
       repeated = true;
     }
-    if (!repeated) entries.push_back({key.Scalar(), key, it->second});
+    if (!repeated) entries.push_back({key.Scalar(), key, value});
   }
   return entries;
 }
@@ -146,7 +133,7 @@ std::optional<std::string> Reader::ReadScalar(const Entry& e, std::string_view e
   return std::nullopt;
 }
 
-void Reader::ReadDocument(const YAML::Node& root) {
+void Reader::ReadDocument(const yaml::Node& root) {
   if (!root.IsMap()) {
     errors_.Add(PosOf(root),
                 absl::StrCat("expected a map of matrix keys (name, job, matrix, ",
@@ -263,14 +250,14 @@ void Reader::ReadOption(const Entry& e, std::string_view section,
       name, def, std::string(section), PosOf(e.key_node), {}, /*is_axis=*/section == "matrix"};
   if (e.value.IsSequence()) {
     b.is_axis = true;
-    for (auto it = e.value.begin(); it != e.value.end(); ++it) {
-      if (it->IsScalar()) {
-        b.values.push_back({it->Scalar(), PosOf(*it)});
+    for (const yaml::Node& item : e.value.items()) {
+      if (item.IsScalar()) {
+        b.values.push_back({item.Scalar(), PosOf(item)});
         continue;
       }
-      errors_.Add(it->IsNull() ? PosOf(e.value) : PosOf(*it),
+      errors_.Add(item.IsNull() ? PosOf(e.value) : PosOf(item),
                   absl::StrCat("key '", name, "': expected ", ToAbsl(def->expected),
-                               " in the list, got ", ToAbsl(Kind(*it))));
+                               " in the list, got ", ToAbsl(Kind(item))));
       b.valid = false;
     }
     if (e.value.size() == 0) {
@@ -446,18 +433,15 @@ void Reader::ReadModelParams(const Entry& kind) {
   }
 }
 
-absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, ErrorList& errors) {
-  if (docs.empty() || docs[0].IsNull()) {
+absl::StatusOr<Matrix> ParseDocument(const yaml::Node& root, const ParseOptions& options,
+                                     ErrorList& errors) {
+  if (root.IsNull()) {
     errors.Add(Position{}, "the file is empty; a matrix needs at least name: and target:");
     return errors.ToStatus();
   }
-  if (docs.size() > 1) {
-    errors.Add(PosOf(docs[1]),
-               absl::StrCat("a matrix file holds one YAML document, found ", docs.size()));
-  }
   Reader reader(errors);
-  reader.ReadDocument(docs[0]);
-  if (!docs[0].IsMap()) return errors.ToStatus();
+  reader.ReadDocument(root);
+  if (!root.IsMap()) return errors.ToStatus();
 
   std::vector<std::string_view> broken;
   if (!reader.has_name()) errors.Add(Position{}, "missing required key 'name'");
@@ -495,12 +479,15 @@ absl::StatusOr<Matrix> ParseDocuments(const std::vector<YAML::Node>& docs, Error
       (*cell.mutable_device_params())[key] = value;
     }
   }
+  AttachMachineFiles(bindings, options.read_machine_file, matrix, errors);
+  if (!errors.empty()) return errors.ToStatus();
   return matrix;
 }
 
 }  // namespace
 
-absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_name) {
+absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_name,
+                                   const ParseOptions& options) {
   if (text.size() > kMaxFileBytes) {  // e.g. sent over gRPC, not read by ParseMatrixFile
     return absl::InvalidArgumentError(absl::StrCat("matrix '", ToAbsl(file_name), "' is ",
                                                    text.size(), " bytes; at most ", kMaxFileBytes,
@@ -516,18 +503,16 @@ absl::StatusOr<Matrix> ParseMatrix(std::string_view text, std::string_view file_
                      name, "'"));
   }
   ErrorList errors(file_name.empty() ? std::string("<matrix>") : std::string(file_name));
-  try {
-    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    absl::StatusOr<Matrix> matrix = ParseDocuments(docs, errors);
-    if (matrix.ok()) matrix->file_name = std::string(file_name);
-    return matrix;
-  } catch (const YAML::Exception& e) {
-    // ParserException (syntax) and anything else yaml-cpp raises carry a mark.
-    errors.Add(PosOf(e.mark), absl::StrCat("YAML syntax error: ", e.msg));
+  // Bounded in size, depth, nodes and time (common/yaml/yaml.h): a matrix arrives from
+  // any submitter, so no text may make this allocate or run without bound.
+  const yaml::ParseResult doc = yaml::Parse(text, yaml::Limits{.max_bytes = kMaxFileBytes});
+  if (!doc.ok()) {
+    errors.Add(PosOf(doc.error->mark), doc.error->message);
     return errors.ToStatus();
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat(ToAbsl(file_name), ": unexpected error: ", e.what()));
   }
+  absl::StatusOr<Matrix> matrix = ParseDocument(doc.root, options, errors);
+  if (matrix.ok()) matrix->file_name = std::string(file_name);
+  return matrix;
 }
 
 absl::StatusOr<std::string> ReadMatrixFile(const std::string& path) {
@@ -559,7 +544,7 @@ absl::StatusOr<std::string> ReadMatrixFile(const std::string& path) {
 absl::StatusOr<Matrix> ParseMatrixFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadMatrixFile(path);
   if (!text.ok()) return text.status();
-  return ParseMatrix(*text, path);
+  return ParseMatrix(*text, path, ParseOptions{.read_machine_file = &ReadLocalMachineFile});
 }
 
 }  // namespace blkbench::workloads

@@ -109,6 +109,7 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
   }
   c.device_kind = dc.substr(kSimPrefix.size());
   if (!cell.target().machine().empty()) c.machine = cell.target().machine();
+  c.machine_profile = cell.target().machine_profile();
   // A matrix may carry parameters for several device families (an axis over device
   // classes): each model takes only its own family's ("ssd.*" for ssd and ssd-sata).
   const std::string family(FindSimDevice(dc)->family);

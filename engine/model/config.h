@@ -103,7 +103,10 @@ struct CgroupOptions {
 struct EngineConfig {
   std::string device_kind;                           // "null_blk", "hdd", "ssd", ...
   std::map<std::string, std::string> device_params;  // without the "engine.*" keys
-  std::string machine = "desktop-16";                // machine profile name or path
+  std::string machine = "desktop-16";  // machine profile name (or the file it came from)
+  // The profile's YAML when the matrix named a file (carried in the cell; never a path
+  // opened here). Empty: `machine` is a name, resolved in MachineProfilesDir().
+  std::string machine_profile;
   KernelSpec kernel;
   // The cell's jobs in order: its named jobs, or its one job. `job` is jobs[0] with the
   // run's clock (ramp, runtime) over all of them; tasks run with their own job's options.

@@ -16,7 +16,9 @@ namespace blkbench::engine {
 absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
                                                        uint64_t target_size,
                                                        const ElevatorRegistry& elevators) {
-  absl::StatusOr<MachineProfile> profile = LoadMachineProfile(config.machine);
+  absl::StatusOr<MachineProfile> profile =
+      config.machine_profile.empty() ? LoadMachineProfile(config.machine)
+                                     : ParseMachineProfile(config.machine_profile, config.machine);
   if (!profile.ok()) return profile.status();
   // engine.devices: identical devices, each with its own random stream (device 0 keeps
   // the one-device stream).

@@ -6,15 +6,15 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <set>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/bounded_file.h"
 #include "common/sim_vocabulary.h"
-#include "yaml-cpp/yaml.h"
+#include "common/yaml/yaml.h"
 
 namespace blkbench::engine {
 namespace {
@@ -22,73 +22,79 @@ namespace {
 // Reads one YAML mapping, remembering the first error and which keys were consumed.
 class MapReader {
  public:
-  MapReader(const YAML::Node& node, std::string prefix, const std::string& source,
+  MapReader(const yaml::Node& node, std::string prefix, const std::string& source,
             absl::Status* status)
       : node_(node), prefix_(std::move(prefix)), source_(source), status_(status) {
     if (status_->ok() && !node_.IsMap()) Fail(node_, "", "expected a mapping");
   }
 
   void Str(const char* key, std::string* out, bool required = true) {
-    YAML::Node v = Get(key, required);
-    if (v && !YAML::convert<std::string>::decode(v, *out)) Fail(v, key, "expected a string");
+    yaml::Node v = Get(key, required);
+    if (!v) return;
+    if (v.IsScalar()) {
+      *out = v.Scalar();
+    } else {
+      Fail(v, key, "expected a string");
+    }
   }
 
   void Int(const char* key, int* out, int min, int max) {
-    YAML::Node v = Get(key, true);
+    yaml::Node v = Get(key, true);
     if (!v) return;
-    int64_t x = 0;
-    if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x)) {
+    const std::optional<int64_t> x = v.AsInt();
+    if (!x) {
       Fail(v, key, "expected an integer");
-    } else if (x < min || x > max) {
-      Fail(v, key, absl::StrCat("must be in [", min, ", ", max, "], got ", x));
+    } else if (*x < min || *x > max) {
+      Fail(v, key, absl::StrCat("must be in [", min, ", ", max, "], got ", *x));
     } else {
-      *out = static_cast<int>(x);
+      *out = static_cast<int>(*x);
     }
   }
 
   void Ns(const char* key, SimTime* out, bool required = true) {
-    YAML::Node v = Get(key, required);
+    yaml::Node v = Get(key, required);
     if (v) DecodeNs(v, key, out);
   }
 
   void Double(const char* key, double* out, double min, double max) {
-    YAML::Node v = Get(key, true);
+    yaml::Node v = Get(key, true);
     if (!v) return;
-    double x = 0;
-    if (!v.IsScalar() || !YAML::convert<double>::decode(v, x)) {
+    const std::optional<double> x = v.AsDouble();
+    if (!x) {
       Fail(v, key, "expected a number");
-    } else if (!(x >= min && x <= max)) {
-      Fail(v, key, absl::StrCat("must be in [", min, ", ", max, "], got ", x));
+    } else if (!(*x >= min && *x <= max)) {
+      Fail(v, key, absl::StrCat("must be in [", min, ", ", max, "], got ", *x));
     } else {
-      *out = x;
+      *out = *x;
     }
   }
 
   // A matrix of ns values, as a list of equal-length lists.
   void NsMatrix(const char* key, std::vector<SimTime>* out, int rows) {
-    YAML::Node v = Get(key, false);
+    yaml::Node v = Get(key, false);
     if (!v) return;
     if (!v.IsSequence() || static_cast<int>(v.size()) != rows) {
       return Fail(v, key, absl::StrCat("expected a list of ", rows, " rows"));
     }
     out->assign(static_cast<size_t>(rows) * rows, 0);
     for (int r = 0; r < rows; ++r) {
-      YAML::Node row = v[r];
+      yaml::Node row = v[static_cast<size_t>(r)];
       if (!row.IsSequence() || static_cast<int>(row.size()) != rows) {
         return Fail(row, key, absl::StrCat("row ", r, ": expected ", rows, " values"));
       }
-      for (int c = 0; c < rows; ++c) DecodeNs(row[c], key, &(*out)[r * rows + c]);
+      for (int c = 0; c < rows; ++c)
+        DecodeNs(row[static_cast<size_t>(c)], key, &(*out)[r * rows + c]);
     }
   }
 
   MapReader Sub(const char* key) {
-    YAML::Node v = Get(key, true);
+    yaml::Node v = Get(key, true);
     MapReader sub(v ? v : node_, Key(key), source_, status_);
     // A block mapping's own mark is its first key; errors about the whole mapping
     // (a missing key) point at the line naming it instead.
     if (v && node_.IsMap()) {
-      for (const auto& kv : node_) {
-        if (kv.first.Scalar() == key) sub.line_ = kv.first.Mark().line;
+      for (const auto& [k, value] : node_.entries()) {
+        if (k.Scalar() == key) sub.line_ = k.mark().line;
       }
     }
     return sub;
@@ -97,20 +103,19 @@ class MapReader {
   // Reports keys present in the file but never read.
   void Finish() {
     if (!status_->ok() || !node_.IsMap()) return;
-    for (const auto& kv : node_) {
-      std::string key = kv.first.Scalar();
-      if (!used_.count(key)) Fail(kv.first, key.c_str(), "unknown key");
+    for (const auto& [k, value] : node_.entries()) {
+      const std::string& key = k.Scalar();
+      if (!used_.count(key)) Fail(k, key, "unknown key");
     }
   }
 
-  void Fail(const YAML::Node& at, std::string_view key, std::string_view why) {
-    FailAt(at.Mark().line, key, why);
+  void Fail(const yaml::Node& at, std::string_view key, std::string_view why) {
+    FailAt(at.mark().line, key, why);
   }
 
-  // `line` is 0-based as in YAML::Mark; -1 when unknown.
-  void FailAt(int zero_based_line, std::string_view key, std::string_view why) {
+  // `line` is 1-based; 0 when unknown.
+  void FailAt(int line, std::string_view key, std::string_view why) {
     if (!status_->ok()) return;
-    int line = zero_based_line >= 0 ? zero_based_line + 1 : 0;
     *status_ = absl::InvalidArgumentError(absl::StrCat(
         source_, ":", line, ": ", key.empty() ? prefix_ : Key(key), ": ", std::string(why)));
   }
@@ -120,38 +125,36 @@ class MapReader {
     return prefix_.empty() ? std::string(key) : absl::StrCat(prefix_, ".", std::string(key));
   }
 
-  YAML::Node Get(const char* key, bool required) {
+  yaml::Node Get(const char* key, bool required) {
     used_.insert(key);
-    if (!status_->ok() || !node_.IsMap()) return YAML::Node();
-    const YAML::Node& map = node_;  // const []: never inserts a missing key
-    YAML::Node v = map[key];
-    if (!v && required) FailAt(line_ >= 0 ? line_ : node_.Mark().line, key, "missing");
+    if (!status_->ok() || !node_.IsMap()) return yaml::Node();
+    yaml::Node v = node_[std::string_view(key)];
+    if (!v && required) FailAt(line_ > 0 ? line_ : node_.mark().line, key, "missing");
     return v;
   }
 
-  void DecodeNs(const YAML::Node& v, const char* key, SimTime* out) {
-    int64_t x = 0;
-    if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, x)) {
+  void DecodeNs(const yaml::Node& v, const char* key, SimTime* out) {
+    const std::optional<int64_t> x = v.AsInt();
+    if (!x) {
       Fail(v, key, "expected an integer number of ns");
-    } else if (x < 0 || x > 100'000'000) {
-      Fail(v, key, absl::StrCat("must be in [0, 1e8] ns, got ", x));
+    } else if (*x < 0 || *x > 100'000'000) {
+      Fail(v, key, absl::StrCat("must be in [0, 1e8] ns, got ", *x));
     } else {
-      *out = static_cast<SimTime>(x);
+      *out = static_cast<SimTime>(*x);
     }
   }
 
-  YAML::Node node_;
+  yaml::Node node_;
   std::string prefix_;
   const std::string& source_;
   absl::Status* status_;
   std::set<std::string> used_;
-  int line_ = -1;  // 0-based line of the key naming this mapping, if known
+  int line_ = 0;  // 1-based line of the key naming this mapping, if known
 };
 
 // root[a][b] through const access, for error positions.
-YAML::Node Child(const YAML::Node& root, const char* a, const char* b) {
-  const YAML::Node& sub = root[a];
-  return sub[b];
+yaml::Node Child(const yaml::Node& root, const char* a, const char* b) {
+  return root[std::string_view(a)][std::string_view(b)];
 }
 
 void ReadLock(MapReader locks, LockCosts* out) {
@@ -175,13 +178,11 @@ SimTime MachineProfile::LineTransferNs(int from, int to) const {
 absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
                                                    std::string_view source_name) {
   std::string source(source_name);
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(yaml));
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source, ":", e.mark.line + 1, ": YAML syntax: ", e.msg));
-  }
+  // Profiles may arrive inline in a matrix: bounded like every user text.
+  absl::StatusOr<yaml::Node> parsed =
+      yaml::ParseOrStatus(yaml, source, yaml::Limits{.max_bytes = kMaxMachineProfileBytes});
+  if (!parsed.ok()) return parsed.status();
+  const yaml::Node root = *std::move(parsed);
   absl::Status status;
   MachineProfile p;
   p.source = source;
@@ -293,23 +294,29 @@ std::string MachineProfilesDir() {
   return dirs.front();
 }
 
-absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path) {
-  if (name_or_path.empty()) return absl::InvalidArgumentError("empty machine profile name");
+absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_view) {
   // (absl::string_view is not std::string_view in Debian's abseil: go through string.)
-  const std::string name(name_or_path);
-  std::string path = name;
-  if (!IsMachineProfilePath(name)) {  // the rule the matrix parser applies too
-    path = absl::StrCat(MachineProfilesDir(), "/", name, ".yaml");
+  const std::string name(name_view);
+  constexpr std::string_view kNameChars =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+  if (name.empty() || name.size() > 64 || name[0] == '.' || IsMachineProfilePath(name) ||
+      name.find_first_not_of(kNameChars) != std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "machine profile '", name,
+        "': expected a profile name (up to 64 letters, digits, '.', '_', '-'; e.g. desktop-16). "
+        "A profile file is read by the blkbench CLI and travels with the matrix: no path "
+        "from a matrix is opened here"));
   }
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat(
-        "machine profile '", name, "': cannot read ", path,
-        path == name ? "" : " (set BLKBENCH_ENGINE_PROFILES_DIR to the engine/profiles folder)"));
+  const std::string path = absl::StrCat(MachineProfilesDir(), "/", name, ".yaml");
+  absl::StatusOr<std::string> text =
+      ReadBoundedRegularFile(path, kMaxMachineProfileBytes, "machine profile");
+  if (absl::IsNotFound(text.status())) {
+    return absl::NotFoundError(
+        absl::StrCat("machine profile '", name, "': no ", path,
+                     " (set BLKBENCH_ENGINE_PROFILES_DIR to the engine/profiles folder)"));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return ParseMachineProfile(text.str(), path);
+  if (!text.ok()) return text.status();
+  return ParseMachineProfile(*text, path);
 }
 
 }  // namespace blkbench::engine

@@ -100,10 +100,13 @@ struct MachineProfile {
   SimTime LineTransferNs(int from, int to) const;
 };
 
-// Loads a profile. `name_or_path` is either a profile name ("desktop-16"), looked up as
-// <dir>/<name>.yaml with <dir> = MachineProfilesDir(), or a path (contains '/' or ends
-// in ".yaml"). Errors are InvalidArgument/NotFound with "file:line: key: reason".
-absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name_or_path);
+// Loads the profile named `name` ("desktop-16") from <dir>/<name>.yaml, <dir> =
+// MachineProfilesDir() (the shipped profiles, or the administrator's
+// BLKBENCH_ENGINE_PROFILES_DIR). A path is refused (InvalidArgument): a profile file named
+// in a matrix is read by the CLI and carried in the cell (target.machine_profile), so no
+// path from a matrix is ever opened here. Errors are InvalidArgument/NotFound with
+// "file:line: key: reason".
+absl::StatusOr<MachineProfile> LoadMachineProfile(std::string_view name);
 
 // Parses YAML text; `source` names it in error messages.
 absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml, std::string_view source);

@@ -81,10 +81,18 @@ TEST(MachineProfileTest, ServerNodeDistanceMatrix) {
   EXPECT_LE(p->LineTransferNs(0, 100), 300u);
 }
 
-TEST(MachineProfileTest, LoadsByPathAndReportsMissingFile) {
-  absl::StatusOr<MachineProfile> p = LoadMachineProfile(MachineProfilesDir() + "/small-vm.yaml");
-  ASSERT_TRUE(p.ok()) << p.status();
-  EXPECT_EQ(p->cpus(), 4);
+// A path never reaches open(): a profile file travels with the matrix instead
+// (target.machine_profile), so a matrix cannot make an agent read /etc/shadow or
+// /dev/zero, a FIFO or a device outside its allowlist.
+TEST(MachineProfileTest, RefusesPathsAndReportsMissingName) {
+  for (const std::string& bad :
+       {MachineProfilesDir() + "/small-vm.yaml", std::string("/etc/shadow"),
+        std::string("/dev/zero"), std::string("../small-vm"), std::string("small-vm.yaml"),
+        std::string(".hidden"), std::string("a b"), std::string(100, 'x')}) {
+    absl::StatusOr<MachineProfile> p = LoadMachineProfile(bad);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(p.status().message(), HasSubstr("expected a profile name")) << bad;
+  }
   absl::StatusOr<MachineProfile> missing = LoadMachineProfile("no-such-machine");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(missing.status().message(), HasSubstr("no-such-machine"));
