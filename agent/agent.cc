@@ -9,6 +9,7 @@
 #include "agent/device/host_facts.h"
 #include "common/log/log.h"
 #include "common/tls/credentials.h"
+#include "common/tls/transport.h"
 
 namespace blkbench {
 namespace {
@@ -44,11 +45,17 @@ ChannelFactory TcpChannelFactory(const std::string& address,
 }
 
 absl::StatusOr<ChannelFactory> ChannelFactoryFor(const AgentConfig& config) {
-  if (config.tls_dir.empty()) return TcpChannelFactory(config.controller);
-  auto creds = tls::ChannelCredentialsFromDir(config.tls_dir,
-                                              tls::CertStem(tls::Kind::kAgent, config.agent_id));
-  if (!creds.ok()) return creds.status();
-  return TcpChannelFactory(config.controller, *creds);
+  auto transport = tls::ClientTransportFor(
+      config.controller, config.tls_dir, tls::CertStem(tls::Kind::kAgent, config.agent_id),
+      config.insecure, "`insecure: true` in the agent config (or --insecure)");
+  if (!transport.ok()) return transport.status();
+  // A root agent takes runs from whatever answers: say how it dials, every start.
+  LogEvent(transport->warning.empty() ? LogLevel::kInfo : LogLevel::kWarning, "agent",
+           "controller_transport")
+      .Field("controller", config.controller)
+      .Field("transport", transport->description)
+      .Field("warning", transport->warning);
+  return TcpChannelFactory(config.controller, transport->credentials);
 }
 
 Agent::Agent(AgentConfig config, RunExecutor& executor, Clock& clock, ChannelFactory channels,

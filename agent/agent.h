@@ -39,8 +39,11 @@ using ChannelFactory = std::function<std::shared_ptr<grpc::Channel>()>;
 // `credentials` (null: without TLS).
 ChannelFactory TcpChannelFactory(const std::string& address,
                                  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr);
-// The channel an agent with `config` dials: mutual TLS with config.tls_dir's CA and
-// agent-<agent_id> certificate, else without TLS. Errors name the missing file.
+// The channel an agent with `config` dials, as tls::ClientTransportFor decides: mutual
+// TLS with config.tls_dir's CA and agent-<agent_id> certificate; plain text to a Unix
+// socket or loopback; plain text to another host only with config.insecure. Logs the
+// transport (a warning for plain-text TCP). Errors name the missing file, or the
+// `insecure` key when plain text is refused.
 absl::StatusOr<ChannelFactory> ChannelFactoryFor(const AgentConfig& config);
 
 class Agent {

@@ -96,6 +96,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       scalar(v, key, &cfg.state_dir);
     } else if (key == "tls_dir") {
       scalar(v, key, &cfg.tls_dir);
+    } else if (key == "insecure") {
+      boolean(v, key, &cfg.insecure);
     } else if (key == "cgroup_parent") {
       scalar(v, key, &cfg.cgroup_parent);
       if (!IsValidCgroupParent(cfg.cgroup_parent)) {
@@ -216,7 +218,7 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
     } else {
       errors.push_back(absl::StrCat(
           Where(file_name, key_node), ": unknown key '", key,
-          "' (expected controller, agent_id, tls_dir, state_dir, cgroup_parent, "
+          "' (expected controller, agent_id, tls_dir, insecure, state_dir, cgroup_parent, "
           "devices, sim_devices, null_blk, metrics_listen, metrics_grace_ms, metrics_tls, "
           "metrics_client_certs, metrics_token_file, metrics_insecure)"));
     }

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/sim_vocabulary.h"
+#include "common/tls/transport.h"
 
 namespace blkbench {
 
@@ -35,12 +36,15 @@ struct NullBlkAgentConfig {
 inline constexpr char kNullBlkDevicePath[] = "null_blk:per-run";
 
 struct AgentConfig {
-  std::string controller = "127.0.0.1:7450";  // host:port or unix:/path
-  std::string agent_id;                       // default: the host name
+  // host:port or unix:/path; default: the local controller's Unix socket.
+  std::string controller = tls::kDefaultControllerAddress;
+  std::string agent_id;  // default: the host name
   // Lab PKI directory with ca.pem and agent-<agent_id>.pem/.key (`blkbench tls cert
   // create --agent ID`): the controller is dialled with mutual TLS and verified against
-  // ca.pem. "" = no TLS (a loopback or Unix-socket controller).
+  // ca.pem. "" = no TLS: a Unix socket, loopback, or another host only with `insecure`
+  // (tls::ClientTransportFor).
   std::string tls_dir;
+  bool insecure = false;  // dial a non-loopback controller in plain text (loudly)
   std::string state_dir = "/var/lib/blkbench-agent";
   // Where runs' cgroup layouts are made, relative to the root of the I/O cgroup hierarchy
   // (cgroup v2 with io, else v1 blkio); created on demand and removed when unused.

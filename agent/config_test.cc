@@ -161,5 +161,17 @@ TEST(AgentConfigTest, MissingFileIsNotFound) {
   EXPECT_TRUE(absl::IsNotFound(cfg.status()));
 }
 
+// Plain text to another host is a decision in the config, and off by default; the
+// default controller is the local Unix socket.
+TEST(AgentConfigTest, InsecureIsOffByDefaultAndTheDefaultControllerIsTheLocalSocket) {
+  auto plain = ParseAgentConfig("agent_id: a1\n", "agent.yaml");
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE(plain->insecure);
+  EXPECT_EQ(plain->controller, "unix:/run/blkbench/controller.sock");
+  auto insecure = ParseAgentConfig("controller: 10.1.2.3:7450\ninsecure: true\n", "agent.yaml");
+  ASSERT_TRUE(insecure.ok()) << insecure.status();
+  EXPECT_TRUE(insecure->insecure);
+}
+
 }  // namespace
 }  // namespace blkbench

@@ -23,6 +23,9 @@
 
 ABSL_FLAG(std::string, config, "/etc/blkbench/agent.yaml", "agent config file (YAML)");
 ABSL_FLAG(std::string, controller, "", "override the config's controller address");
+ABSL_FLAG(bool, insecure, false,
+          "as `insecure: true` in the config: dial a controller on another host in plain "
+          "text (loudly)");
 ABSL_FLAG(std::optional<std::string>, metrics_listen, std::nullopt,
           "override the config's metrics_listen (Prometheus /metrics host:port, '' for none)");
 
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   }
   if (!absl::GetFlag(FLAGS_controller).empty())
     config->controller = absl::GetFlag(FLAGS_controller);
+  if (absl::GetFlag(FLAGS_insecure)) config->insecure = true;
   if (absl::GetFlag(FLAGS_metrics_listen).has_value()) {
     config->metrics_listen = *absl::GetFlag(FLAGS_metrics_listen);
   }

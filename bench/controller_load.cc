@@ -371,6 +371,8 @@ pid_t StartController(const std::string& bin, const std::string& db, int port, i
   std::vector<std::string> args = {
       bin,
       absl::StrCat("--listen=127.0.0.1:", port),
+      "--insecure",  // plain text on loopback: the load generator's fake agents and CLI
+      "--socket=",
       absl::StrCat("--db=", db),
       "--metrics_listen=",
       absl::StrCat("--max_agent_streams=", agents + 100),

@@ -14,8 +14,8 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 run() {
   local label="$1"; shift
   rm -f "$dir/db"*
-  "$build/controller/blkbench-controller" --listen "127.0.0.1:$port" --db "$dir/db" \
-    --metrics_listen= "$@" 2>"$dir/log" &
+  "$build/controller/blkbench-controller" --listen "127.0.0.1:$port" --insecure --socket= \
+    --db "$dir/db" --metrics_listen= "$@" 2>"$dir/log" &
   local pid=$!
   for _ in $(seq 100); do
     grep -q "serving on" "$dir/log" && break

@@ -760,15 +760,15 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
   if (address.empty() && getenv("BLKBENCH_CONTROLLER")) address = getenv("BLKBENCH_CONTROLLER");
   if (address.empty()) address = kDefaultController;
   if (!channel) {
-    auto credentials = CliCredentials(a);
-    if (!credentials.ok()) {
-      err << "blkbench: " << credentials.status().message() << "\n";
+    auto transport = CliTransport(a, address);
+    if (!transport.ok()) {
+      err << "blkbench: " << transport.status().message() << "\n";
       return kExitUnreachable;
     }
+    if (!transport->warning.empty()) err << "blkbench: " << transport->warning << "\n";
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(64 << 20);
-    channel = grpc::CreateCustomChannel(
-        address, *credentials ? *credentials : grpc::InsecureChannelCredentials(), args);
+    channel = grpc::CreateCustomChannel(address, transport->credentials, args);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(3))) {
       err << "blkbench: cannot reach the controller at " << address
           << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";

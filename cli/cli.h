@@ -9,11 +9,13 @@
 #include <string>
 #include <vector>
 
+#include "common/tls/transport.h"
 #include "grpcpp/grpcpp.h"
 
 namespace blkbench {
 
-constexpr char kDefaultController[] = "127.0.0.1:7450";
+// The local controller's Unix socket (its default --socket).
+constexpr const char* kDefaultController = tls::kDefaultControllerAddress;
 inline constexpr int kExitUnreachable = 3;
 
 // Exit codes: 0 ok, 1 the command failed (bad input, experiment failed), 2 usage,

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "cli/fio_json.h"
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
@@ -88,6 +89,21 @@ TEST(CliTest, UnreachableControllerIsAClearError) {
   std::string out, err;
   EXPECT_EQ(Cli({"--controller", "127.0.0.1:1", "list"}, &out, &err), 3);
   EXPECT_THAT(err, HasSubstr("cannot reach the controller at 127.0.0.1:1"));
+}
+
+TEST(CliTest, PlainTextToAnotherHostIsRefusedBeforeDiallingUnlessInsecure) {
+  std::string out, err;
+  const absl::Time start = absl::Now();
+  // 192.0.2.1 (TEST-NET-1) answers nothing: dialling it would wait the full 3 s.
+  EXPECT_EQ(Cli({"--controller", "192.0.2.1:7450", "list"}, &out, &err), 3);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "refused only after dialling";
+  EXPECT_THAT(err, HasSubstr("refusing to dial the controller at 192.0.2.1:7450 without TLS"));
+  EXPECT_THAT(err, HasSubstr("--insecure"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr("cannot reach")));
+  err.clear();
+  EXPECT_EQ(Cli({"--controller", "192.0.2.1:7450", "--insecure", "list"}, &out, &err), 3);
+  EXPECT_THAT(err, HasSubstr("WARNING: --insecure: dialling the controller at 192.0.2.1:7450"));
+  EXPECT_THAT(err, HasSubstr("cannot reach the controller at 192.0.2.1:7450"));
 }
 
 TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {

@@ -93,9 +93,12 @@ std::string FlagList(const std::vector<FlagSpec>& flags) {
 const std::vector<FlagSpec>& GlobalFlags() {
   static const std::vector<FlagSpec> kGlobal = {
       {"controller", "ADDR",
-       "controller address (default $BLKBENCH_CONTROLLER or 127.0.0.1:7450; unix:/path)"},
+       "controller address: unix:/path or host:port (default $BLKBENCH_CONTROLLER or "
+       "unix:/run/blkbench/controller.sock)"},
       {"tls_dir", "DIR",
        "dial with mutual TLS, the CA and client certificate in DIR (default $BLKBENCH_TLS_DIR)"},
+      {"insecure", "",
+       "dial a controller on another host without TLS (refused otherwise; says so on stderr)"},
       {"tls_cert", "NAME",
        "the client certificate cli-NAME.pem in --tls_dir (default: the only one)"},
       {"help", "", "print this command's usage and exit", {}, 'h'},

@@ -154,10 +154,13 @@ int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> CliCredentials(const Args& a) {
+absl::StatusOr<tls::ClientTransport> CliTransport(const Args& a, const std::string& address) {
+  const bool insecure = a.flags.count("insecure") > 0;
   std::string dir = Flag(a, "tls_dir");
   if (dir.empty() && getenv("BLKBENCH_TLS_DIR") != nullptr) dir = getenv("BLKBENCH_TLS_DIR");
-  if (dir.empty()) return std::shared_ptr<grpc::ChannelCredentials>();
+  if (dir.empty() || tls::IsUnixSocketAddress(address)) {
+    return tls::ClientTransportFor(address, "", "", insecure, "--insecure");
+  }
   std::string name = Flag(a, "tls_cert");
   if (name.empty()) {
     std::vector<std::string> found;
@@ -179,7 +182,8 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> CliCredentials(const A
     }
     name = found[0];
   }
-  return tls::ChannelCredentialsFromDir(dir, tls::CertStem(tls::Kind::kCli, name));
+  return tls::ClientTransportFor(address, dir, tls::CertStem(tls::Kind::kCli, name), insecure,
+                                 "--insecure");
 }
 
 }  // namespace blkbench

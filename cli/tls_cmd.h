@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "cli/cli_common.h"
+#include "common/tls/transport.h"
 #include "grpcpp/security/credentials.h"
 
 namespace blkbench {
@@ -21,10 +22,11 @@ namespace blkbench {
 int CheckTlsArgs(const Args& a, std::ostream& err);
 int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err);
 
-// The CLI's channel credentials: none (null) without --tls_dir or $BLKBENCH_TLS_DIR;
-// else the CA and the client certificate --tls_cert NAME (cli-NAME.pem), or the only
-// cli-*.pem in the directory. Errors say what is missing.
-absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> CliCredentials(const Args& a);
+// How the CLI dials `address` (tls::ClientTransportFor): with --tls_dir or
+// $BLKBENCH_TLS_DIR, the CA and the client certificate --tls_cert NAME (cli-NAME.pem),
+// or the only cli-*.pem in the directory; without, plain text only to a Unix socket,
+// loopback, or with --insecure. Errors say what is missing, or name --insecure.
+absl::StatusOr<tls::ClientTransport> CliTransport(const Args& a, const std::string& address);
 
 }  // namespace blkbench
 

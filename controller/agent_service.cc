@@ -243,17 +243,22 @@ class AgentServiceImpl::Stream final : public StreamReactor {
                           "the first message on AgentService.Connect must be register");
     }
     const std::string agent_id = msg_.register_().agent_id();
-    // An agent registers only as the agent its certificate names.
+    // An agent registers only as the agent its certificate names, or as any agent from
+    // an admin's local connection (the Unix socket's root agent, or --insecure TCP).
     absl::StatusOr<tls::Identity> who = tls::CallerIdentity(*ctx_->auth_context());
     if (!who.ok()) return ToGrpc(who.status());
-    if (!who->local && (who->kind != tls::Kind::kAgent || who->name != agent_id)) {
+    const bool allowed = who->local ? who->Allows(tls::Role::kAdmin)
+                                    : who->kind == tls::Kind::kAgent && who->name == agent_id;
+    if (!allowed) {
       LogEvent(LogLevel::kWarning, "controller", "agent_identity_refused")
           .Field("agent", agent_id)
           .Field("certificate", who->Describe())
           .Field("peer", link_->Peer());
       return ToGrpc(absl::PermissionDeniedError(
-          absl::StrCat("the client certificate is for ", who->Describe(),
-                       "; registering as agent \"", agent_id, "\" is refused")));
+          who->local ? absl::StrCat(who->Describe(), " may not register agents (",
+                                    tls::kLocalAdminHint, ")")
+                     : absl::StrCat("the client certificate is for ", who->Describe(),
+                                    "; registering as agent \"", agent_id, "\" is refused")));
     }
     // "0.0.0.0:9471" means "where I connect from": make it a scrapable target.
     msg_.mutable_register_()->set_metrics_address(

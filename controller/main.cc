@@ -13,18 +13,21 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "common/daemon_flags.h"
+#include "common/tls/transport.h"
 #include "controller/server.h"
 #include "controller/store/store_factory.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:7450",
-          "TCP address to serve on (host:port), '' for none");
-ABSL_FLAG(std::string, socket, "", "Unix socket path to serve on, '' for none");
+ABSL_FLAG(std::string, listen, "",
+          "TCP address to serve on (host:port; with --tls_dir, or --insecure), '' for none");
+ABSL_FLAG(std::string, socket, blkbench::tls::kDefaultControllerSocket,
+          "Unix socket path to serve on, '' for none: root, this daemon's user and the "
+          "blkbench group are admin there, other local users read only (docs/security.md)");
 ABSL_FLAG(std::string, tls_dir, "",
           "lab PKI directory (ca.pem, controller.pem, controller.key; `blkbench tls`): serve "
           "TCP with mutual TLS");
 ABSL_FLAG(bool, insecure, false,
-          "serve a non-loopback --listen address without TLS (anyone who reaches it acts as "
-          "admin)");
+          "serve --listen without TLS: everyone who reaches it acts as admin (on loopback, "
+          "every local user)");
 ABSL_FLAG(std::string, db, "blkbench.db",
           "the store: a SQLite file (PATH or sqlite:PATH) or a PostgreSQL database "
           "(postgresql://user@host/dbname, any libpq URI; docs/deploy.md \"PostgreSQL\")");
@@ -196,11 +199,19 @@ int main(int argc, char** argv) {
           opts.listen.empty() ? "" : (opts.tls_dir.empty() ? " without TLS" : " with mutual TLS"),
           opts.unix_socket.empty() ? "" : " unix:", opts.unix_socket.c_str(),
           blkbench::RedactedStoreName(opts.db_path).c_str());
-  if (!opts.listen.empty() && opts.tls_dir.empty() && opts.insecure) {
+  if (!opts.unix_socket.empty()) {
     fprintf(stderr,
-            "blkbench-controller: WARNING: --insecure: %s is served without TLS or "
-            "authentication; anyone who can reach it acts as admin\n",
-            opts.listen.c_str());
+            "blkbench-controller: on unix:%s root, this daemon's user and the %s group are "
+            "admin; other local users may only read\n",
+            opts.unix_socket.c_str(), blkbench::kLocalAdminGroup);
+  }
+  if (!opts.listen.empty() && opts.tls_dir.empty() && opts.insecure) {
+    fprintf(
+        stderr,
+        "blkbench-controller: WARNING: --insecure: %s is served without TLS or "
+        "authentication; %s acts as admin\n",
+        opts.listen.c_str(),
+        blkbench::IsLoopbackAddress(opts.listen) ? "every local user" : "anyone who can reach it");
   }
   if ((*server)->metrics_port() != 0) {
     fprintf(stderr, "blkbench-controller: metrics on %s (port %d)/metrics as %s\n",

@@ -31,11 +31,13 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     auto creds = tls::ServerCredentialsFromDir(options.tls_dir, options.revoked);
     if (!creds.ok()) return creds.status();
     tcp_credentials = *creds;
-  } else if (!options.listen.empty() && !IsLoopbackAddress(options.listen) && !options.insecure) {
+  } else if (!options.listen.empty() && !options.insecure) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "controller: refusing to serve ", options.listen,
-        " without TLS: anyone who can reach it could register agents and forge results. Give "
-        "--tls_dir (a lab PKI, see docs/security.md), listen on loopback, or --insecure"));
+        "controller: refusing to serve ", options.listen, " without TLS: ",
+        IsLoopbackAddress(options.listen) ? "every local user" : "anyone who can reach it",
+        " could act as admin, register agents and forge results. Give --tls_dir (a lab PKI, "
+        "see docs/security.md), serve only the Unix socket (--socket, the default; local "
+        "users' roles from their uid), or --insecure"));
   }
   if (absl::Status st = CheckLimits(options.limits); !st.ok()) return st;
   std::unique_ptr<ControllerServer> s(new ControllerServer());
@@ -46,10 +48,8 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   if (!options.metrics.listen.empty()) {
     ExporterOptions metrics_options = options.metrics;
     metrics_options.grpc_transport =
-        !options.tls_dir.empty()
-            ? "mutual_tls"
-            : (options.listen.empty() || IsLoopbackAddress(options.listen) ? "plaintext"
-                                                                           : "plaintext_insecure");
+        !options.tls_dir.empty() ? "mutual_tls"
+                                 : (options.listen.empty() ? "plaintext" : "plaintext_insecure");
     auto metrics = PrometheusExporter::Start(metrics_options, clock);
     if (!metrics.ok()) return metrics.status();
     s->metrics_ = std::move(*metrics);
@@ -103,9 +103,9 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     builder.AddListeningPort(options.listen, tcp_credentials, &s->port_);
   }
   if (!options.unix_socket.empty()) {
-    ::unlink(options.unix_socket.c_str());
-    builder.AddListeningPort(absl::StrCat("unix:", options.unix_socket),
-                             grpc::InsecureServerCredentials());
+    auto local = LocalSocketListener::Bind(options.unix_socket, builder);
+    if (!local.ok()) return local.status();
+    s->local_socket_ = std::move(*local);
   }
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
   creators.push_back(NewRequestChecksInterceptorFactory(MaxServerThreads(limits)));
@@ -119,6 +119,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
                                                "' / '", options.unix_socket,
                                                "' (address in use or not permitted?)"));
   }
+  if (s->local_socket_) s->local_socket_->Start();
   s->tick_ms_ = options.tick_ms;
   ControllerServer* raw = s.get();
   if (raw->metrics_) raw->RefreshMetrics();  // the first scrape already has data
@@ -161,6 +162,7 @@ void ControllerServer::Shutdown() {
   shut_down_ = true;
   stop_.Notify();
   if (ticker_.joinable()) ticker_.join();
+  if (local_socket_) local_socket_->Stop();  // no new local connections
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
 }
 

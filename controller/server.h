@@ -16,6 +16,7 @@
 #include "controller/agent_service.h"
 #include "controller/controller.h"
 #include "controller/limits.h"
+#include "controller/local_socket.h"
 #include "controller/metrics/prometheus_exporter.h"
 #include "controller/services.h"
 #include "controller/store/store.h"
@@ -24,16 +25,20 @@
 namespace blkbench {
 
 struct ServerOptions {
-  std::string listen = "127.0.0.1:7450";  // host:port; port 0 picks a free one; "" = none
-  std::string unix_socket;                // path; "" = none (always without TLS: local)
+  std::string listen;  // host:port; port 0 picks a free one; "" = none
+  // Path of the Unix socket (controller/local_socket.h: no TLS; root, the controller's
+  // user and the blkbench group are admin, other local users read); "" = none. The
+  // daemon's default is tls::kDefaultControllerSocket.
+  std::string unix_socket;
   // Neither listen nor unix_socket: served only through InProcessChannel() (the CLI's
   // `--db FILE`, reading a local store through the controller's own services).
   bool in_process_only = false;
   // Lab PKI directory (ca.pem, controller.pem/.key): TCP is served with mutual TLS and
-  // callers act as their certificates say. "" = no TLS, allowed only on loopback
-  // unless `insecure`.
+  // callers act as their certificates say. "" = no TLS: TCP only with `insecure`.
   std::string tls_dir;
-  bool insecure = false;  // serve a non-loopback address without TLS (loudly)
+  // Serve `listen` without TLS (loudly): every caller is admin — on loopback every local
+  // user, beyond it anyone who can reach the port.
+  bool insecure = false;
   // The deny list both gRPC and HTTPS consult, loaded once by the caller so the two
   // cannot disagree; null: <tls_dir>/revoked.txt, loaded by Start.
   std::shared_ptr<tls::RevocationList> revoked;
@@ -74,6 +79,7 @@ class ControllerServer {
   std::unique_ptr<ControllerServiceImpl> cli_service_;
   std::unique_ptr<AgentServiceImpl> agent_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<LocalSocketListener> local_socket_;  // null without unix_socket
   int port_ = 0;
   int64_t tick_ms_ = 500;
   absl::Notification stop_;

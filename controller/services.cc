@@ -27,8 +27,9 @@ absl::StatusOr<tls::Identity> Authorize(const grpc::ServerContext* ctx, tls::Rol
   absl::StatusOr<tls::Identity> who = tls::CallerIdentity(*ctx->auth_context());
   if (!who.ok()) return who.status();
   if (!who->Allows(need)) {
-    return absl::PermissionDeniedError(absl::StrCat(who->Describe(), " may not ", what,
-                                                    " (needs the ", tls::RoleName(need), " role)"));
+    return absl::PermissionDeniedError(
+        absl::StrCat(who->Describe(), " may not ", what, " (needs the ", tls::RoleName(need),
+                     " role", who->local ? absl::StrCat("; ", tls::kLocalAdminHint) : "", ")"));
   }
   return who;
 }

@@ -8,13 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 matrix="${1:-examples/quickstart.yaml}"
-port="${BLKBENCH_DEMO_PORT:-7450}"
 
 scripts/deps.sh
 scripts/build.sh release >/dev/null
 bin="$root/build"
 
 state=$(mktemp -d /tmp/blkbench-demo.XXXXXX)
+# The controller's Unix socket (not TCP): root — this script — is admin on it, other
+# local users may only read (docs/security.md "The local default").
+sock="$state/controller.sock"
 backing=/dev/shm/blkbench-demo.$$.img
 loop=""
 pids=()
@@ -36,17 +38,17 @@ loop=$(losetup -f --show "$backing")
 echo "demo: loop device $loop, scheduler before: $(cat /sys/block/${loop#/dev/}/queue/scheduler)"
 
 cat > "$state/agent.yaml" <<YAML
-controller: 127.0.0.1:$port
+controller: unix:$sock
 agent_id: demo-agent
 state_dir: $state/agent
 devices:
   - {path: $loop, class: loop}
 YAML
 
-"$bin/controller/blkbench-controller" --listen "127.0.0.1:$port" --db "$state/blkbench.db" \
+"$bin/controller/blkbench-controller" --socket "$sock" --db "$state/blkbench.db" \
   --heartbeat_ms 1000 2>"$state/controller.log" &
 pids+=($!)
-export BLKBENCH_CONTROLLER="127.0.0.1:$port"
+export BLKBENCH_CONTROLLER="unix:$sock"
 for _ in $(seq 50); do "$bin/cli/blkbench" list >/dev/null 2>&1 && break; sleep 0.2; done
 "$bin/agent/blkbench-agent" --config "$state/agent.yaml" 2>"$state/agent.log" &
 pids+=($!)

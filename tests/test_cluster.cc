@@ -55,6 +55,7 @@ AgentProcess::~AgentProcess() {
 ServerOptions ClusterTest::ServerDefaults() const {
   ServerOptions opts;
   opts.listen = "127.0.0.1:0";
+  opts.insecure = true;  // plain text on loopback: every test client is admin
   opts.db_path = dir_.File("blkbench.db");
   opts.controller.sample_interval_ms = 100;
   opts.controller.heartbeat_interval_ms = 200;

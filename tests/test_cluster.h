@@ -57,8 +57,8 @@ class ClusterTest : public ::testing::Test {
 
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartController(ServerDefaults())); }
 
-  // The options SetUp uses: listen on 127.0.0.1:0, database dir_/blkbench.db, samples
-  // every 100 ms, heartbeats every 200 ms, ticks every 100 ms.
+  // The options SetUp uses: listen on 127.0.0.1:0 (insecure), database
+  // dir_/blkbench.db, samples every 100 ms, heartbeats every 200 ms, ticks every 100 ms.
   ServerOptions ServerDefaults() const;
   // Starts server_ with `options`; a fatal test failure when it cannot start.
   void StartController(const ServerOptions& options);

@@ -212,15 +212,6 @@ std::string JsonQuote(const std::string& s) {
   return out;
 }
 
-bool IsLoopbackAddress(const std::string& host_port) {
-  const size_t colon = host_port.rfind(':');
-  std::string host = colon == std::string::npos ? host_port : host_port.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
 absl::StatusOr<HttpSecurity> HttpSecurityFromFlags(const HttpSecurityFlags& flags) {
   HttpSecurity sec;
   if ((flags.tls || flags.client_certs) && flags.tls_dir.empty()) {

@@ -20,8 +20,11 @@
 #include "absl/synchronization/mutex.h"
 #include "common/http/tls_socket.h"
 #include "common/tls/revocation.h"
+#include "common/tls/transport.h"
 
 namespace blkbench {
+
+using tls::IsLoopbackAddress;  // common/tls/transport.h
 
 // How a listener proves itself and whom it serves. All empty: plain HTTP to anyone who
 // can connect (the loopback default). Checks that are configured must all pass.
@@ -55,9 +58,6 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 // The Prometheus text exposition content type (version 0.0.4).
 inline constexpr char kPrometheusContentType[] = "text/plain; version=0.0.4; charset=utf-8";
-
-// True for 127.x.y.z, localhost and [::1] (host:port).
-bool IsLoopbackAddress(const std::string& host_port);
 
 // A daemon's HTTP security as its flags or config give it.
 struct HttpSecurityFlags {

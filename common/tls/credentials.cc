@@ -21,13 +21,13 @@ std::string Field(X509_NAME* name, int nid) {
 }  // namespace
 
 bool Identity::Allows(Role need) const {
-  if (local) return true;
-  if (kind != Kind::kCli) return false;
+  if (!local && kind != Kind::kCli) return false;
   return static_cast<int>(role) >= static_cast<int>(need);
 }
 
 std::string Identity::Describe() const {
-  if (local) return "local";
+  if (local)
+    return role == Role::kAdmin ? "local" : absl::StrCat("local user (", RoleName(role), ")");
   switch (kind) {
     case Kind::kAgent:
       return "agent " + name;
@@ -73,6 +73,7 @@ absl::StatusOr<Identity> CallerIdentity(const grpc::AuthContext& ctx) {
   if (type.empty() || type[0] != "ssl") {
     Identity local;
     local.local = true;
+    local.role = !type.empty() && type[0] == kLocalReadTransport ? Role::kRead : Role::kAdmin;
     return local;
   }
   const auto pem = ctx.FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);

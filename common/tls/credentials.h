@@ -17,8 +17,18 @@
 
 namespace blkbench::tls {
 
-// Who is calling. `local` callers came without TLS (the Unix socket, or a server started
-// with --insecure) and act as admin; everyone else is what their certificate says.
+// The transport security type of connections on the controller's Unix socket from users
+// who are not admin there (controller/local_socket.h): their connections are handed to
+// gRPC with local credentials, admins' with insecure ones, so a caller cannot choose.
+inline constexpr char kLocalReadTransport[] = "local";
+// What a local user who may only read is told.
+inline constexpr char kLocalAdminHint[] =
+    "on the controller's Unix socket root, the controller's own user and members of the "
+    "blkbench group are admin, other local users read only; docs/security.md";
+
+// Who is calling. `local` callers came without TLS: on the Unix socket their role is what
+// their user is there (admin, or read for kLocalReadTransport); on a TCP listener
+// started with --insecure, admin. Everyone else is what their certificate says.
 struct Identity {
   Kind kind = Kind::kCli;
   std::string name;
@@ -28,7 +38,7 @@ struct Identity {
   // Whether this caller may do what needs `need` (read < submit < admin). Agents and
   // the controller hold no client role.
   bool Allows(Role need) const;
-  // "agent a1", "cli alice (submit)", "local".
+  // "agent a1", "cli alice (submit)", "local", "local user (read)".
   std::string Describe() const;
 };
 
@@ -36,7 +46,8 @@ struct Identity {
 // PermissionDenied if the subject is not one of ours.
 absl::StatusOr<Identity> IdentityFromCertPem(const std::string& pem);
 
-// The caller of an RPC: its verified client certificate over TLS, else local.
+// The caller of an RPC: its verified client certificate over TLS, else local (read-only
+// for kLocalReadTransport, else admin).
 absl::StatusOr<Identity> CallerIdentity(const grpc::AuthContext& ctx);
 
 // <dir>/ca.pem, <dir>/controller.pem and .key as server credentials that require and

@@ -41,8 +41,8 @@ struct ExporterOptions {
   // HTTPS and client authentication of `listen` (default: plain, loopback).
   HttpSecurity security;
   // How the controller's gRPC port is served, for blkbench_controller_security_info:
-  // "mutual_tls", "plaintext" (loopback) or "plaintext_insecure" (--insecure on a
-  // non-loopback address; blkbench_controller_insecure is then 1).
+  // "mutual_tls", "plaintext" (the Unix socket only) or "plaintext_insecure" (TCP with
+  // --insecure, loopback included; blkbench_controller_insecure is then 1).
   std::string grpc_transport = "plaintext";
 };
 

@@ -9,7 +9,8 @@
 # Options: --matrix FILE (default: kernel-gate.yaml beside this script), --junit FILE,
 # --markdown FILE, --html FILE, --metrics LIST, --auto-repeat N, --timeout DURATION
 # (default 2h; per wait), --baseline-experiment ID (reuse a finished baseline: real
-# kernels only). The controller is $BLKBENCH_CONTROLLER. Exit status is the gate's:
+# kernels only). The controller is $BLKBENCH_CONTROLLER (on another host: with mutual TLS,
+# $BLKBENCH_TLS_DIR; the CLI refuses plain text there). Exit status is the gate's:
 # 0 pass, 1 regression, 2 inconclusive, 3 could not run (no agent offers the kernel
 # before --timeout, controller unreachable, a hook failed).
 set -euo pipefail
