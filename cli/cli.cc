@@ -743,6 +743,9 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     server.listen = "";
     server.in_process_only = true;
     server.db_path = db->second;
+    // quick_check reads the whole file, on every command here; a damaged page still fails
+    // the command that reads it. The controller and `run`/`sim --db` check at open.
+    server.skip_db_check = true;
     // The file may be a live controller's: a reader must never expire the leases of runs
     // that controller's agents are running, however long the command takes.
     server.controller.lease_ttl_ms = int64_t{365} * 24 * 3600 * 1000;
@@ -770,8 +773,7 @@ int RunCli(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     args.SetMaxReceiveMessageSize(64 << 20);
     channel = grpc::CreateCustomChannel(address, transport->credentials, args);
     if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(3))) {
-      err << "blkbench: cannot reach the controller at " << address
-          << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";
+      err << "blkbench: " << UnreachableMessage(address, "") << "\n";
       return kExitUnreachable;
     }
   }

@@ -19,7 +19,8 @@ constexpr const char* kDefaultController = tls::kDefaultControllerAddress;
 inline constexpr int kExitUnreachable = 3;
 
 // Exit codes: 0 ok, 1 the command failed (bad input, experiment failed), 2 usage,
-// 3 controller unreachable; `gate` has its own (gate_cmd.h).
+// 3 controller unreachable, 4 controller up but its store unavailable
+// (kExitStoreUnavailable); `gate` has its own (gate_cmd.h).
 // `channel` may be given by tests; otherwise --controller / $BLKBENCH_CONTROLLER /
 // kDefaultController is dialled.
 int RunCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "cli/connect_errors.h"
+#include "controller/client_errors.h"
 #include "grpcpp/grpcpp.h"
 
 namespace blkbench {
@@ -39,12 +41,21 @@ class Client {
         address_(std::move(address)),
         err_(err) {}
 
-  // Prints a clear message and returns the CLI exit code for a failed call.
+  // Prints a clear message and returns the CLI exit code for a failed call: 4 when the
+  // controller answered that its store is unavailable, 3 when no answer came (nothing
+  // listening, a socket this user may not use, a deadline), 1 otherwise.
   int Fail(const grpc::Status& s) {
+    if (IsStoreUnavailable(s)) {
+      err_ << "blkbench: the controller at " << address_
+           << " is running but its store is unavailable: "
+           << s.error_message().substr(std::char_traits<char>::length(kStoreUnavailablePrefix))
+           << "\n  (check the database blkbench-controller --db names; the controller keeps "
+              "retrying, try again once it is back)\n";
+      return kExitStoreUnavailable;
+    }
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-      err_ << "blkbench: cannot reach the controller at " << address_ << ": " << s.error_message()
-           << "\n  (is blkbench-controller running? set --controller or BLKBENCH_CONTROLLER)\n";
+      err_ << "blkbench: " << UnreachableMessage(address_, s.error_message()) << "\n";
       return 3;
     }
     err_ << "blkbench: " << s.error_message() << "\n";

@@ -2,8 +2,13 @@
 // a clear message with exit code 3 when the controller cannot be reached.
 #include "cli/cli.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -17,9 +22,13 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "cli/connect_errors.h"
 #include "cli/fio_json.h"
+#include "common/clock.h"
 #include "common/testing/command.h"
 #include "common/testing/loop_device.h"
+#include "controller/server.h"
+#include "controller/store/store_wrapper.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -104,6 +113,95 @@ TEST(CliTest, PlainTextToAnotherHostIsRefusedBeforeDiallingUnlessInsecure) {
   EXPECT_EQ(Cli({"--controller", "192.0.2.1:7450", "--insecure", "list"}, &out, &err), 3);
   EXPECT_THAT(err, HasSubstr("WARNING: --insecure: dialling the controller at 192.0.2.1:7450"));
   EXPECT_THAT(err, HasSubstr("cannot reach the controller at 192.0.2.1:7450"));
+}
+
+// A store that is down, as PostgreSQL stopped under a running controller leaves it.
+// Up while `down` is false (the controller starts), then down.
+class DownStore final : public StoreWrapper {
+ public:
+  DownStore(std::unique_ptr<Store> store, const std::atomic<bool>& down)
+      : StoreWrapper(std::move(store)), down_(down) {}
+  absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) override {
+    if (!down_) return StoreWrapper::ListExperiments(limit);
+    return absl::UnavailableError(
+        "list experiments: connection to PostgreSQL lost: server closed the connection");
+  }
+
+ private:
+  const std::atomic<bool>& down_;
+};
+
+// The controller answers; only its store is down: not "cannot reach the controller".
+TEST(CliTest, StoreUnavailableIsNotAnUnreachableController) {
+  testing::TempDir dir("cli_test");
+  SystemClock clock;
+  ServerOptions options;
+  options.listen = "";
+  options.in_process_only = true;
+  options.db_path = dir.File("s.db");
+  std::atomic<bool> down{false};
+  options.wrap_store = [&down](std::unique_ptr<Store> store) -> std::unique_ptr<Store> {
+    return std::make_unique<DownStore>(std::move(store), down);
+  };
+  absl::StatusOr<std::unique_ptr<ControllerServer>> server =
+      ControllerServer::Start(options, clock);
+  ASSERT_TRUE(server.ok()) << server.status();
+  down = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(RunCli({"list"}, out, err, (*server)->InProcessChannel()), kExitStoreUnavailable);
+  EXPECT_THAT(err.str(), HasSubstr("is running but its store is unavailable: list experiments: "
+                                   "connection to PostgreSQL lost"));
+  EXPECT_THAT(err.str(), ::testing::Not(HasSubstr("cannot reach")));
+}
+
+TEST(CliTest, AMissingUnixSocketIsNamed) {
+  std::string out, err;
+  EXPECT_EQ(Cli({"--controller", "unix:/nonexistent/c.sock", "list"}, &out, &err), 3);
+  EXPECT_THAT(err, HasSubstr("no socket at /nonexistent/c.sock"));
+}
+
+// UnreachableMessage as `uid` sees it: in a child that drops to that user when this test
+// runs as root (root passes every permission check).
+std::string UnreachableMessageAs(uid_t uid, const std::string& address) {
+  if (geteuid() != 0) return UnreachableMessage(address, "");
+  int fds[2];
+  if (pipe(fds) != 0) return "<pipe failed>";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string msg =
+        setgid(uid) == 0 && setuid(uid) == 0 ? UnreachableMessage(address, "") : "<setuid failed>";
+    (void)!write(fds[1], msg.data(), msg.size());
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string msg;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) > 0;)
+    msg.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  return msg;
+}
+
+TEST(CliTest, APermissionDeniedSocketIsNotAnUnreachableController) {
+  testing::TempDir dir("cli_test");
+  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
+  const std::string path = dir.File("c.sock");
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(path.size(), sizeof(addr.sun_path));
+  std::memcpy(addr.sun_path, path.c_str(), path.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+  ASSERT_EQ(listen(fd, 1), 0);
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  const uid_t nobody = 65534;
+  if (geteuid() != 0 && access(path.c_str(), W_OK) == 0) GTEST_SKIP() << "socket is ours";
+  const std::string msg = UnreachableMessageAs(nobody, "unix:" + path);
+  EXPECT_THAT(msg, HasSubstr("permission denied on the socket " + path + " (mode 0600"));
+  EXPECT_THAT(msg, ::testing::Not(HasSubstr("is blkbench-controller running")));
+  close(fd);
 }
 
 TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {

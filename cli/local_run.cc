@@ -11,6 +11,7 @@
 #include "cli/format.h"
 #include "cli/report.h"
 #include "common/clock.h"
+#include "common/result_checks.h"
 #include "common/run_order.h"
 #include "controller/store/store_factory.h"
 #include "workloads/format.h"
@@ -107,6 +108,10 @@ int RunLocalExperiment(const LocalRunOptions& options, const LocalRunner& runner
                      trace.is_open() ? &trace : nullptr};
       const auto start = std::chrono::steady_clock::now();
       result = runner.execute(local);
+      // The controller's rule for agents' results, here for local and sim runs.
+      if (result.ok()) {
+        if (absl::Status s = CheckResultHasIo(*result); !s.ok()) result = s;
+      }
       wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       progress << "[" << i + 1 << "/" << total << "] " << workloads::CellLabel(cell) << " rep "
                << run.repeat() << ": ";

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/job_bounds.h"
 #include "common/sim_vocabulary.h"
 
 namespace blkbench {
@@ -406,6 +407,7 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   // of one size, so variable block sizes draw without it too (docs/matrix.md).
   if (j.distribution != RandomDist::kRandom || j.variable_bs()) j.random_map = false;
   ResolvePacingAndPriority(spec, j, out);
+  CheckJobBounds(spec, j.numjobs, out);
   return r;
 }
 

@@ -187,8 +187,8 @@ void ApplyFioFixups(v1::JobSpec& spec);
 //   limit (io_uring's ring size); iodepth_batch_submit and _complete_min not above iodepth,
 //   _min not above _max; engine switches (hipri, fixedbufs, registerfiles, sqthread_poll)
 //   only with an engine whose IoEngineCap has them; hipri only with direct=1; time_based
-//   only with a runtime. A sync engine runs at iodepth 1 whatever iodepth says (fio caps it
-//   with a note, not an error).
+//   only with a runtime; sizes and times within common/job_bounds.h's upper bounds. A sync engine
+//   runs at iodepth 1 whatever iodepth says (fio caps it with a note, not an error).
 // fio clamps some of these silently (fixup_options); asking for the impossible is more
 // likely a typo, so they are problems here.
 JobResolution ResolveJob(const v1::JobSpec& spec);

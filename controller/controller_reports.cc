@@ -6,6 +6,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "common/result_checks.h"
 #include "common/states.h"
 #include "controller/controller.h"
 
@@ -109,6 +110,13 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
       r.state = state;
       r.error = fin.error();
       r.finished_unix_ms = clock_.WallMs();
+      // Done with no I/O in measured time is not a measurement (common/result_checks.h).
+      if (absl::Status no_io = CheckResultHasIo(fin.result());
+          state == v1::RUN_DONE && !no_io.ok()) {
+        state = v1::RUN_FAILED;
+        r.state = state;
+        r.error = std::string(no_io.message());
+      }
       r.has_result = state == v1::RUN_DONE;
       if (r.has_result) r.result = fin.result();
       // A result is taken only with every sample before it (checked in the commit, after

@@ -176,6 +176,37 @@ TEST_F(ControllerTest, SamplesAckedResultsStoredOnceAndNextRunPlaced) {
   EXPECT_EQ(run.result().iops(), 1234);
 }
 
+// A run that measured time but completed no I/O is failed, not stored as 0 IOPS; the
+// total across named jobs counts, so one idle job among busy ones is fine.
+TEST_F(ControllerTest, ARunThatCompletedNoIoIsFailedNotDone) {
+  auto exp = controller_->Submit("m.yaml", kMatrix);
+  auto link = std::make_shared<FakeLink>();
+  ASSERT_TRUE(controller_->OnRegister(Reg("a1", {"/dev/x"}), link).ok());
+  auto a = FakeLink::Assignments(link->Take()).at(0);
+  v1::RunFinished idle = Done(a, 0);
+  idle.mutable_result()->set_duration_ns(2'000'000'000);
+  controller_->OnFinished("a1", idle);
+  auto after = link->Take();
+  ASSERT_GE(after.size(), 1u);
+  EXPECT_TRUE(after[0].ack().finished());
+  absl::StatusOr<v1::Experiment> stored = controller_->GetExperiment(exp->id(), true);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  for (const v1::Run& run : stored->runs()) {
+    if (run.id() != a.run_id()) continue;
+    EXPECT_EQ(run.state(), v1::RUN_FAILED);
+    EXPECT_EQ(run.error().rfind("no I/O completed in 2 s", 0), 0u) << run.error();
+    EXPECT_FALSE(run.has_result());
+  }
+
+  auto b = FakeLink::Assignments(after).at(0);  // the device is free again
+  v1::RunFinished busy = Done(b, 100);
+  busy.mutable_result()->set_duration_ns(2'000'000'000);
+  busy.mutable_result()->mutable_io()->set_write_ios(200);
+  busy.mutable_result()->add_jobs()->set_name("idle");  // no I/O of its own
+  controller_->OnFinished("a1", busy);
+  EXPECT_EQ(store_->GetRun(b.run_id())->state(), v1::RUN_DONE);
+}
+
 TEST_F(ControllerTest, StaleLeaseIsRejected) {
   ASSERT_TRUE(controller_->Submit("m.yaml", kMatrix).ok());
   auto link = std::make_shared<FakeLink>();

@@ -31,6 +31,10 @@ ABSL_FLAG(bool, insecure, false,
 ABSL_FLAG(std::string, db, "blkbench.db",
           "the store: a SQLite file (PATH or sqlite:PATH) or a PostgreSQL database "
           "(postgresql://user@host/dbname, any libpq URI; docs/deploy.md \"PostgreSQL\")");
+ABSL_FLAG(bool, skip_db_check, false,
+          "start without PRAGMA quick_check of a SQLite --db (it reads the whole file: seconds "
+          "per GB cached, the disk's read speed cold; docs/reliability.md \"Store checks at "
+          "open\"); whose file it is is checked either way");
 ABSL_FLAG(int64_t, lease_ttl_ms, 30000, "re-queue a run whose agent is silent this long");
 ABSL_FLAG(int64_t, heartbeat_ms, 5000, "agent heartbeat interval");
 ABSL_FLAG(uint32_t, sample_interval_ms, 1000, "interval of live samples from agents");
@@ -131,6 +135,7 @@ int main(int argc, char** argv) {
   opts.listen = absl::GetFlag(FLAGS_listen);
   opts.unix_socket = absl::GetFlag(FLAGS_socket);
   opts.db_path = absl::GetFlag(FLAGS_db);
+  opts.skip_db_check = absl::GetFlag(FLAGS_skip_db_check);
   opts.tls_dir = absl::GetFlag(FLAGS_tls_dir);
   opts.insecure = absl::GetFlag(FLAGS_insecure);
   opts.controller.lease_ttl_ms = absl::GetFlag(FLAGS_lease_ttl_ms);

@@ -41,7 +41,9 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
   if (absl::Status st = CheckLimits(options.limits); !st.ok()) return st;
   std::unique_ptr<ControllerServer> s(new ControllerServer());
-  auto store = OpenStore(options.db_path);
+  OpenStoreOptions store_options;
+  store_options.check_integrity = !options.skip_db_check;
+  auto store = OpenStore(options.db_path, store_options);
   if (!store.ok()) return store.status();
   s->store_ = std::move(*store);
   if (options.wrap_store) s->store_ = options.wrap_store(std::move(s->store_));

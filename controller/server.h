@@ -43,6 +43,9 @@ struct ServerOptions {
   // cannot disagree; null: <tls_dir>/revoked.txt, loaded by Start.
   std::shared_ptr<tls::RevocationList> revoked;
   std::string db_path;  // the store (required): a SQLite file or postgresql:// URI (OpenStore)
+  // Skip a SQLite store's PRAGMA quick_check at start (--skip_db_check): it reads the whole
+  // file. Whose file it is is checked either way.
+  bool skip_db_check = false;
   ControllerOptions controller;
   ServiceLimits limits;   // streams, threads, deadlines, rates (controller/limits.h)
   int64_t tick_ms = 500;  // lease expiry and placement check period

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/states.h"
+#include "controller/client_errors.h"
 
 namespace blkbench {
 
@@ -19,7 +21,14 @@ grpc::Status AtStreamCap(const StreamSlots& slots, const std::string& kind,
 
 grpc::Status ToGrpc(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  std::string message(s.message());
+  // The Controller answers Unavailable only when its store failed (its own refusals use
+  // other codes); the prefix tells a client the controller itself was reached.
+  if (s.code() == absl::StatusCode::kUnavailable &&
+      !absl::StartsWith(message, kStoreUnavailablePrefix)) {
+    message = absl::StrCat(kStoreUnavailablePrefix, message);
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), message);
 }
 
 absl::StatusOr<tls::Identity> Authorize(const grpc::ServerContext* ctx, tls::Role need,

@@ -16,6 +16,8 @@
 
 namespace blkbench {
 
+// The status as gRPC's, same code and message, except that an Unavailable (the store's:
+// the Controller answers no other) gets kStoreUnavailablePrefix (client_errors.h).
 grpc::Status ToGrpc(const absl::Status& s);
 
 // The caller of `ctx` (tls::CallerIdentity) if it holds `need`; PermissionDenied naming

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/cell_jobs.h"
+#include "common/job_bounds.h"
 #include "common/sim_vocabulary.h"
 #include "workloads/cell_checks.h"
 #include "workloads/cgroup_layout.h"
@@ -43,6 +44,7 @@ absl::Status CheckCellBounds(const v1::CellSpec& cell) {
   const uint64_t numjobs = TotalNumjobs(cell);
   if (cell.jobs_size() > 0) range("numjobs summed over the named jobs", numjobs, 1, kMaxNumjobs);
   range("trace", cell.trace(), 0, kMaxTrace);
+  range("nr_requests", cell.queue().nr_requests(), 0, kMaxNrRequests);
   const std::string& sched = cell.queue().scheduler();
   if (!sched.empty() && !IsKnownScheduler(sched)) {
     std::vector<absl::string_view> names;

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
+#include "common/job_bounds.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
 #include "workloads/cgroup_layout.h"
@@ -107,10 +108,10 @@ bool ApplyScheduler(std::string_view s, CellSpec& cell) {
   return true;
 }
 
-template <auto Setter>
+template <auto Setter, uint32_t kHi>
 bool QueueUint(std::string_view s, CellSpec& cell) {
   absl::StatusOr<uint64_t> v = ParseUint(s);
-  if (!v.ok() || *v < 1 || *v > UINT32_MAX) return false;
+  if (!v.ok() || *v < 1 || *v > kHi) return false;
   (cell.mutable_queue()->*Setter)(static_cast<uint32_t>(*v));
   return true;
 }
@@ -392,10 +393,11 @@ constexpr OptionDef kOptions[] = {
      &ApplyScheduler},
     {"ioscheduler", "scheduler", Scope::kJob, "one of none, mq-deadline, bfq, kyber",
      &ApplyScheduler},
-    {"nr_requests", "nr_requests", Scope::kJob, "a positive integer",
-     &QueueUint<&v1::QueueSettings::set_nr_requests>},
+    {"nr_requests", "nr_requests", Scope::kJob,
+     "an integer from 1 to 10240 (the kernel refuses more: BLK_MQ_MAX_DEPTH)",
+     &QueueUint<&v1::QueueSettings::set_nr_requests, kMaxNrRequests>},
     {"max_sectors_kb", "max_sectors_kb", Scope::kJob, "a positive integer",
-     &QueueUint<&v1::QueueSettings::set_max_sectors_kb>},
+     &QueueUint<&v1::QueueSettings::set_max_sectors_kb, UINT32_MAX>},
     {"cgroup", "cgroup", Scope::kJob,
      "root, one, one:<weight>, per-job, or groups as name:weight*jobs,... (e.g. "
      "heavy:1000*1,light:100*1; weights 1 to 1000, names of a-z 0-9 _ -)",

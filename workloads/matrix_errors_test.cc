@@ -73,6 +73,43 @@ TEST(MatrixErrorsTest, BsNotMultipleOf512) {
   EXPECT_THAT(OneError("job: {bs: 0}\n"), HasSubstr("key 'bs'"));
 }
 
+// Sizes fit 64 bits, so the parser alone took bs: 4294967296g; common/job_bounds.h caps
+// them, each error giving its reason, at the key that set the value.
+TEST(MatrixErrorsTest, BlockSizesAreAtMost64m) {
+  const std::string why =
+      " is above 64m: larger blocks than the device's max I/O size are split by the block "
+      "layer; blkbench caps bs at 64 MiB";
+  EXPECT_EQ(OneError("job: {bs: 4294967296g}\n"), "m.yaml:3:11: bs 4096p" + why);
+  // On sim:ssd this was stored as a done run with 0 IOPS (issue 32).
+  EXPECT_THAT(Errors("name: t\ntarget: {device_class: 'sim:ssd'}\njob: {bs: 1t}\n"),
+              ElementsAre("m.yaml:3:11: bs 1t" + why));
+  EXPECT_EQ(OneError("job: {bsrange: 4k-128m}\n"), "m.yaml:3:16: bsrange maximum 128m" + why);
+  EXPECT_EQ(OneError("job: {bssplit: 4k/50:1g/50}\n"), "m.yaml:3:16: bssplit block size 1g" + why);
+  EXPECT_EQ(OneError("matrix:\n  bs: [4k, 128m]\n"),
+            "m.yaml:4:12: bs 128m" + why + " (cell 1: bs=128m)");
+  EXPECT_TRUE(ParseMatrix(absl::StrCat(kHead, "job: {bs: 64m}\n"), "m.yaml").ok());
+}
+
+TEST(MatrixErrorsTest, SizesTimesAndQueueSettingsHaveUpperBounds) {
+  EXPECT_EQ(OneError("job: {size: 2048p}\n"),
+            "m.yaml:3:13: size 2048p is above 1024p (1 EiB): beyond any block device; blkbench "
+            "caps size, offset, offset_increment and io_size at 1 EiB");
+  EXPECT_THAT(OneError("job: {io_size: 4096p}\n"), StartsWith("m.yaml:3:16: io_size 4096p"));
+  EXPECT_EQ(OneError("job: {numjobs: 4096, offset_increment: 1024p}\n"),
+            "m.yaml:3:40: the last job's region (offset + offset_increment × 4095 + size) ends "
+            "beyond 8 EiB, the largest file offset (loff_t)");
+  EXPECT_EQ(OneError("job: {runtime: 3000000}\n"),
+            "m.yaml:3:16: runtime 3000000s is above 30 days (2592000s): a run holds its device "
+            "and lease that long; blkbench caps runtime, ramp_time and startdelay at 30 days (a "
+            "bare number is seconds)");
+  EXPECT_THAT(OneError("job: {ramp_time: 31d}\n"), StartsWith("m.yaml:3:18: ramp_time 2678400s"));
+  EXPECT_TRUE(
+      ParseMatrix(absl::StrCat(kHead, "job: {runtime: 30d, size: 1024p}\n"), "m.yaml").ok());
+  EXPECT_EQ(OneError("job: {nr_requests: 20000}\n"),
+            "m.yaml:3:20: key 'nr_requests': expected an integer from 1 to 10240 (the kernel "
+            "refuses more: BLK_MQ_MAX_DEPTH), got '20000'");
+}
+
 TEST(MatrixErrorsTest, IodepthZeroAndNumjobsTooLarge) {
   EXPECT_EQ(OneError("job:\n  iodepth: 0\n"),
             "m.yaml:4:12: key 'iodepth': expected an integer from 1 to 65536, got '0'");

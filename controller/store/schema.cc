@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "controller/store/sqlite_open_checks.h"
 
 namespace blkbench::sqlite {
 namespace {
@@ -158,23 +159,20 @@ constexpr char kSchemaV3[] = R"sql(
 ALTER TABLE samples ADD COLUMN device BLOB;
 )sql";
 
+constexpr const char* kStoreTables[] = {"experiments", "cells",   "runs",   "samples",
+                                        "histograms",  "results", "agents", "devices"};
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "experiment submitter and canceler", kSchemaV2},
     {3, "device counters per sample", kSchemaV3},
 };
 
-// Reads user_version and application_id and refuses databases this code must not touch.
+// Reads user_version and refuses databases this code must not touch.
 absl::StatusOr<int64_t> CheckedVersion(Db& db, int64_t latest) {
+  if (absl::Status s = CheckOwnership(db); !s.ok()) return s;
   absl::StatusOr<int64_t> version = db.QueryInt("read schema version", "PRAGMA user_version");
   if (!version.ok()) return version.status();
-  absl::StatusOr<int64_t> app_id = db.QueryInt("read application id", "PRAGMA application_id");
-  if (!app_id.ok()) return app_id.status();
-  if (*app_id != kApplicationId && (*app_id != 0 || *version != 0)) {
-    return absl::FailedPreconditionError(absl::StrCat("database ", db.path(),
-                                                      " is not a blkbench store (application_id ",
-                                                      *app_id, ", user_version ", *version, ")"));
-  }
   if (*version > latest) {
     return absl::FailedPreconditionError(absl::StrCat(
         "database ", db.path(), " has schema version ", *version,
@@ -187,6 +185,8 @@ absl::StatusOr<int64_t> CheckedVersion(Db& db, int64_t latest) {
 }  // namespace
 
 absl::Span<const Migration> StoreMigrations() { return kMigrations; }
+
+absl::Span<const char* const> StoreTables() { return kStoreTables; }
 
 absl::Status ApplyMigrations(Db& db, absl::Span<const Migration> migrations) {
   for (size_t i = 0; i < migrations.size(); ++i) {
@@ -220,7 +220,18 @@ absl::Status ApplyMigrations(Db& db, absl::Span<const Migration> migrations) {
     if (absl::Status s = txn->Commit(); !s.ok()) return s;
     version = m.version;
   }
-  return absl::OkStatus();
+  // A store from before application_id was set, already at the latest version.
+  absl::StatusOr<int64_t> app_id = db.QueryInt("read application id", "PRAGMA application_id");
+  if (!app_id.ok()) return app_id.status();
+  if (*app_id == kApplicationId) return absl::OkStatus();
+  absl::StatusOr<Transaction> txn = Transaction::Begin(db, Transaction::Mode::kWrite);
+  if (!txn.ok()) return txn.status();
+  const std::string op = absl::StrCat("set application_id of ", db.path());
+  if (absl::Status s = db.Exec(op, absl::StrCat("PRAGMA application_id = ", kApplicationId));
+      !s.ok()) {
+    return s;
+  }
+  return txn->Commit();
 }
 
 }  // namespace blkbench::sqlite

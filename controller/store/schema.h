@@ -26,11 +26,17 @@ inline constexpr int32_t kApplicationId = 0x626b6231;
 // blkbench's migrations, version 1 first.
 absl::Span<const Migration> StoreMigrations();
 
+// The tables migration 1 creates. A file with application_id 0 that has all of them is a
+// store written before blkbench set application_id (CheckOwnership adopts it); one that
+// has other tables is another application's.
+absl::Span<const char* const> StoreTables();
+
 // Applies the migrations newer than the database's user_version, each in its own
-// IMMEDIATE transaction that also sets user_version (so concurrent openers apply each
-// migration once). `migrations` must be numbered 1, 2, ... in order.
-// FailedPrecondition if the database's version is newer than the last migration, or if
-// it carries another application's application_id.
+// IMMEDIATE transaction that also sets user_version and application_id (so concurrent
+// openers apply each migration once); a store already up to date that lacks the
+// application_id gets it in a transaction of its own. `migrations` must be numbered
+// 1, 2, ... in order. FailedPrecondition, nothing written, if CheckOwnership refuses the
+// file or its version is newer than the last migration.
 absl::Status ApplyMigrations(Db& db, absl::Span<const Migration> migrations);
 
 }  // namespace blkbench::sqlite

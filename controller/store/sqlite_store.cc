@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/run_order.h"
 #include "controller/store/schema.h"
+#include "controller/store/sqlite_open_checks.h"
 #include "controller/store/sqlite_rows.h"
 #include "workloads/format.h"
 
@@ -20,11 +21,9 @@ using sqlite::Transaction;
 
 namespace {
 
-// Pragmas are per connection, so every open sets them.
+// Pragmas are per connection, so every open sets them. Called once the file passed the
+// checks: journal_mode=WAL rewrites the file's header.
 absl::Status Configure(Db& db, const SqliteStore::Options& options) {
-  if (int rc = sqlite3_busy_timeout(db.raw(), options.busy_timeout_ms); rc != SQLITE_OK) {
-    return sqlite::ErrorStatus(db.raw(), rc, "set busy timeout");
-  }
   // WAL: readers never block the writer, and a commit is one append + fsync of the log.
   absl::StatusOr<Statement> wal = db.Prepare("enable WAL", "PRAGMA journal_mode = WAL");
   if (!wal.ok()) return wal.status();
@@ -71,6 +70,14 @@ absl::StatusOr<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string
                                                                const Options& options) {
   absl::StatusOr<std::unique_ptr<Db>> db = Db::Open(path);
   if (!db.ok()) return db.status();
+  if (int rc = sqlite3_busy_timeout((*db)->raw(), options.busy_timeout_ms); rc != SQLITE_OK) {
+    return sqlite::ErrorStatus((*db)->raw(), rc, "set busy timeout");
+  }
+  // Whose file it is and whether it is sound, before anything writes to it.
+  if (absl::Status s = sqlite::CheckOwnership(**db); !s.ok()) return s;
+  if (options.check_integrity) {
+    if (absl::Status s = sqlite::CheckIntegrity(**db); !s.ok()) return s;
+  }
   if (absl::Status s = Configure(**db, options); !s.ok()) return s;
   if (absl::Status s = sqlite::ApplyMigrations(**db, sqlite::StoreMigrations()); !s.ok()) {
     return s;

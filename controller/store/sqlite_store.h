@@ -33,11 +33,17 @@ class SqliteStore final : public Store {
     // Upper bound on the database size (rounded down to whole pages); 0 = no bound.
     // Lets operators cap disk use, and tests simulate a full disk.
     int64_t max_db_bytes = 0;
+    // Run PRAGMA quick_check at open (CheckIntegrity). It reads the whole file: seconds
+    // per GB from the page cache, the disk's read speed cold (docs/reliability.md "Store
+    // checks at open"); false skips it for very large stores (--skip_db_check).
+    bool check_integrity = true;
   };
 
   // Opens or creates the store at `path` and migrates its schema to the newest version.
-  // FailedPrecondition if the file was written by a newer schema or is not a blkbench
-  // store; the error names the file.
+  // Before anything is written to an existing file: FailedPrecondition if it is not a
+  // blkbench store (CheckOwnership) or was written by a newer schema, DataLoss if
+  // quick_check finds it corrupt (CheckIntegrity); the error names the file, which is
+  // left untouched.
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path);
   static absl::StatusOr<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                            const Options& options);

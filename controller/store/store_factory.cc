@@ -15,6 +15,11 @@ bool IsPostgresUri(const std::string& db) {
 }
 
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
+  return OpenStore(db, OpenStoreOptions());
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db,
+                                                 const OpenStoreOptions& options) {
   if (db.empty()) return absl::InvalidArgumentError("no store given (--db)");
   if (IsPostgresUri(db)) {
     absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(db);
@@ -24,7 +29,10 @@ absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db) {
   absl::string_view path = db;
   absl::ConsumePrefix(&path, "sqlite:");
   if (path.empty()) return absl::InvalidArgumentError("sqlite: needs a file path");
-  absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(std::string(path));
+  SqliteStore::Options sqlite_options;
+  sqlite_options.check_integrity = options.check_integrity;
+  absl::StatusOr<std::unique_ptr<SqliteStore>> store =
+      SqliteStore::Open(std::string(path), sqlite_options);
   if (!store.ok()) return store.status();
   return std::unique_ptr<Store>(*std::move(store));
 }

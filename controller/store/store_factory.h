@@ -11,10 +11,18 @@
 
 namespace blkbench {
 
+struct OpenStoreOptions {
+  // SQLite: PRAGMA quick_check at open (SqliteStore::Options::check_integrity). PostgreSQL
+  // checks its own pages (data_checksums) as it reads them; nothing to do there.
+  bool check_integrity = true;
+};
+
 // `postgresql://…` or `postgres://…` (a libpq URI) → PgStore; `sqlite:PATH` or a plain
 // path → SqliteStore on that file. InvalidArgument for an empty value; otherwise the
 // opened store's own errors.
 absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db);
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& db,
+                                                 const OpenStoreOptions& options);
 
 // What MigrateStore copied.
 struct MigrateSummary {
