@@ -118,8 +118,11 @@ TEST(SimChecksTest, ErrorsArePositionedAndListWhatWasExpected) {
 TEST(SimChecksTest, RealTargetsAndPathsAreNotTheEnginesBusiness) {
   // Real classes are labels and real kernels globs; a machine path is read where it runs.
   EXPECT_THAT(Warnings("name: t\ntarget: {device_class: nvme, kernel: '6.1*'}\n"), IsEmpty());
-  EXPECT_THAT(Warnings("name: t\ntarget: {device_class: 'sim:ssd', machine: ./lab.yaml}\n"),
-              IsEmpty());
+  absl::StatusOr<Matrix> with_file =
+      ParseMatrix("name: t\ntarget: {device_class: 'sim:ssd', machine: ./lab.yaml}\n", "m.yaml",
+                  {.read_machine_file = AttachedMachineFiles({{"./lab.yaml", "name: lab"}})});
+  ASSERT_TRUE(with_file.ok()) << with_file.status();
+  EXPECT_THAT(with_file->warnings, IsEmpty());
   EXPECT_THAT(
       Warnings("name: t\ntarget: {device_class: nvme}\ndevice: {null_blk: {queue_mode: 1}}\n"),
       IsEmpty());
