@@ -122,19 +122,14 @@ void RequestReader::Loop() {
   for (;;) {
     bool accepting = false;
     bool stopping = false;
-    std::vector<ReadyRequest> finished;
     {
       absl::MutexLock lock(&mu_);
-      finished.swap(finished_);
       accepting = accepting_;
       stopping = stopping_;
       accept_stopped_ = !accepting;  // no request is handed over after this
     }
     absl::Time now = absl::Now();
-    for (ReadyRequest& r : finished) {
-      conns_.push_back(std::make_unique<Conn>(std::move(r.socket), std::move(r.peer),
-                                              Conn::Phase::kDrain, now + limits_.drain));
-    }
+    TakeFinished(now);
     if (!accepting) {  // a head not whole yet will never be served now
       for (auto& c : conns_) {
         if (c->phase != Conn::Phase::kDrain) c->deadline = now;
@@ -188,6 +183,54 @@ void RequestReader::Loop() {
   }
 }
 
+void RequestReader::TakeFinished(absl::Time now) {
+  std::vector<ReadyRequest> finished;
+  {
+    absl::MutexLock lock(&mu_);
+    finished.swap(finished_);
+  }
+  for (ReadyRequest& r : finished) {
+    conns_.push_back(std::make_unique<Conn>(std::move(r.socket), std::move(r.peer),
+                                            Conn::Phase::kDrain, now + limits_.drain));
+  }
+}
+
+void RequestReader::ReapDrained(const std::string& peer, absl::Time now) {
+  TakeFinished(now);
+  size_t kept = 0;
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    Conn& c = *conns_[i];
+    if (c.phase == Conn::Phase::kDrain && (peer.empty() || c.peer == peer) &&
+        !c.socket.DrainSome()) {
+      Release(c.peer);
+      continue;
+    }
+    if (kept++ != i) conns_[kept - 1] = std::move(conns_[i]);
+  }
+  conns_.resize(kept);
+}
+
+bool RequestReader::Admit(const std::string& peer, absl::Time now) {
+  auto held = [&] {
+    auto it = per_peer_.find(peer);
+    return it == per_peer_.end() ? 0 : it->second;
+  };
+  if (held() >= limits_.max_connections_per_peer) ReapDrained(peer, now);
+  if (stats().open >= limits_.max_connections) ReapDrained("", now);
+  absl::MutexLock lock(&mu_);
+  if (stats_.open >= limits_.max_connections) {
+    ++stats_.refused_total_cap;
+    return false;
+  }
+  if (held() >= limits_.max_connections_per_peer) {
+    ++stats_.refused_peer_cap;
+    return false;
+  }
+  ++per_peer_[peer];
+  ++stats_.open;
+  return true;
+}
+
 void RequestReader::AcceptAll(absl::Time now) {
   for (;;) {
     sockaddr_storage addr{};
@@ -202,22 +245,9 @@ void RequestReader::AcceptAll(absl::Time now) {
       return;  // EAGAIN: all taken
     }
     std::string peer = PeerAddress(addr);
-    {
-      absl::MutexLock lock(&mu_);
-      if (stats_.open >= limits_.max_connections) {
-        ++stats_.refused_total_cap;
-        close(fd);
-        continue;
-      }
-      int& held = per_peer_[peer];
-      if (held >= limits_.max_connections_per_peer) {
-        ++stats_.refused_peer_cap;
-        if (held == 0) per_peer_.erase(peer);
-        close(fd);
-        continue;
-      }
-      ++held;
-      ++stats_.open;
+    if (!Admit(peer, now)) {
+      close(fd);
+      continue;
     }
     auto c = std::make_unique<Conn>(Socket(fd), std::move(peer),
                                     tls_ != nullptr ? Conn::Phase::kHandshake : Conn::Phase::kHead,

@@ -90,6 +90,16 @@ class RequestReader {
   // Where a connection stands after Advance.
   enum class Step { kWaiting, kClose, kHandedOff };
   void AcceptAll(absl::Time now);
+  // Moves the connections Finish took back into conns_, to drain.
+  void TakeFinished(absl::Time now);
+  // Takes a slot for a new connection from `peer`, or counts the refusal: false beyond
+  // the caps.
+  bool Admit(const std::string& peer, absl::Time now);
+  // Closes the draining connections (of `peer`; "" for all) whose client has closed
+  // already. A client that closes and reconnects at once is otherwise refused for its own
+  // answered connections: its FIN is queued before the new connection is accepted, but
+  // the loop reads it only at its next poll.
+  void ReapDrained(const std::string& peer, absl::Time now);
   // Advances a connection as far as its peer's bytes allow.
   Step Advance(Conn& c);
   Step ReadHead(Conn& c);
