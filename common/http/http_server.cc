@@ -1,11 +1,9 @@
-// HttpServer over CivetServer; see http_server.h.
+// HttpServer: routing, authentication and responses; see http_server.h.
 #include "common/http/http_server.h"
 
 #include <netdb.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,6 +14,7 @@
 #include <cstring>
 #include <exception>
 #include <fstream>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -77,14 +76,6 @@ const char* StatusText(int status) {
 // worth it for a 404 or a small discovery document.
 constexpr size_t kGzipMinBytes = 1024;
 
-// Limits on what a client may make a worker do: the request head (request line and
-// headers; GET has no body), how long it may take to send it or to read the response,
-// and how many accepted connections may wait for a worker.
-constexpr size_t kMaxHeadBytes = 16 << 10;
-constexpr absl::Duration kIoTimeout = absl::Seconds(30);
-constexpr absl::Duration kDrainTimeout = absl::Seconds(1);
-constexpr size_t kMaxWaitingConnections = 128;
-
 HttpResponse Plain(int status, std::string body) {
   return {status, "text/plain; charset=utf-8", std::move(body)};
 }
@@ -100,12 +91,13 @@ std::string Header(const std::string& head, absl::string_view name) {
   return "";
 }
 
-// Sends the whole response: the head and the body, gzip-encoded when the client accepts
-// it and the body is worth it. The caller closes the connection gracefully after it, so
-// the client reads every byte the Content-Length announced (an abortive close — a RST
-// with the body still in the send buffer — cut every response above ~128 KB once).
+// Sends the whole response by `deadline`: the head and the body, gzip-encoded when the
+// client accepts it and the body is worth it. The caller closes the connection gracefully
+// after it, so the client reads every byte the Content-Length announced (an abortive
+// close — a RST with the body still in the send buffer — cut every response above
+// ~128 KB once).
 void Send(Socket& socket, const std::string& accept_encoding, const HttpResponse& r,
-          const std::string& extra_headers) {
+          const std::string& extra_headers, absl::Time deadline) {
   const bool gzip = r.body.size() >= kGzipMinBytes && AcceptsGzip(accept_encoding);
   const std::string compressed = gzip ? GzipCompress(r.body) : std::string();
   const std::string& body = gzip ? compressed : r.body;
@@ -115,7 +107,7 @@ void Send(Socket& socket, const std::string& accept_encoding, const HttpResponse
                    "\r\n", gzip ? "Content-Encoding: gzip\r\n" : "", extra_headers,
                    "Vary: Accept-Encoding\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n");
   // A failed write means the client went away; there is nobody left to tell.
-  if (socket.WriteAll(head)) socket.WriteAll(body);
+  if (socket.WriteAllBy(head, deadline)) socket.WriteAllBy(body, deadline);
 }
 
 // Parses "host:port", "[v6]:port" or ":port" for bind(2).
@@ -276,8 +268,8 @@ std::string HttpSecurity::Describe() const {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads,
-    const HttpSecurity& security) {
-  std::unique_ptr<HttpServer> s(new HttpServer(security));
+    const HttpSecurity& security, const HttpLimits& limits) {
+  std::unique_ptr<HttpServer> s(new HttpServer(security, limits));
   if (security.tls()) {
     auto ctx = NewServerTlsContext(security.cert_file, security.key_file, security.client_ca_file);
     if (!ctx.ok()) return ctx.status();
@@ -288,14 +280,17 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   auto fd = Listen(listen);
   if (!fd.ok()) return fd.status();
   s->listen_fd_ = *fd;
-  s->wake_fd_ = eventfd(0, EFD_CLOEXEC);
-  if (s->wake_fd_ < 0) return absl::ErrnoToStatus(errno, "eventfd");
   s->port_ = BoundPort(s->listen_fd_);
   const size_t colon = listen.rfind(':');
   s->address_ = absl::StrCat(listen.substr(0, colon), ":", s->port_);
   for (auto& [path, fn] : handlers) s->Handle(path, std::move(fn));
   HttpServer* raw = s.get();
-  s->acceptor_ = std::thread([raw] { raw->AcceptLoop(); });
+  auto reader = RequestReader::Start(s->listen_fd_, s->tls_.get(), limits, [raw](ReadyRequest r) {
+    absl::MutexLock lock(&raw->mu_);
+    raw->ready_.push_back(std::move(r));
+  });
+  if (!reader.ok()) return reader.status();
+  s->reader_ = std::move(*reader);
   for (int i = 0; i < std::max(threads, 1); ++i) {
     s->workers_.emplace_back([raw] { raw->WorkerLoop(); });
   }
@@ -307,61 +302,31 @@ void HttpServer::Handle(const std::string& path, HttpHandler handler) {
   handlers_[path] = std::move(handler);
 }
 
-void HttpServer::AcceptLoop() {
-  for (;;) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    if (fds[1].revents != 0) return;
-    const int conn = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0) continue;  // the client gave up, or out of descriptors for a moment
-    absl::MutexLock lock(&mu_);
-    if (accepted_.size() >= kMaxWaitingConnections) {
-      close(conn);  // overloaded: the client retries, as a scraper does
-      continue;
-    }
-    accepted_.push_back(conn);
-  }
-}
-
 void HttpServer::WorkerLoop() {
   for (;;) {
-    int conn = -1;
+    std::optional<ReadyRequest> request;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](HttpServer* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
-            return s->stopping_ || !s->accepted_.empty();
-          },
+          +[](HttpServer* s)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) { return s->stopping_ || !s->ready_.empty(); },
           this));
-      if (accepted_.empty()) return;  // stopping, and nothing left to serve
-      conn = accepted_.front();
-      accepted_.pop_front();
+      if (ready_.empty()) return;  // stopping, and nothing left to serve
+      request.emplace(std::move(ready_.front()));
+      ready_.pop_front();
     }
-    Serve(Socket(conn));
+    Serve(std::move(*request));
   }
 }
 
-void HttpServer::Serve(Socket socket) {
-  socket.SetTimeouts(kIoTimeout);
-  if (tls_ && !socket.AcceptTls(tls_.get()).ok()) return;  // no or a foreign certificate
-  std::string head;
-  char buf[4096];
-  size_t end = std::string::npos;
-  while ((end = head.find("\r\n\r\n")) == std::string::npos && head.size() <= kMaxHeadBytes) {
-    const ssize_t n = socket.Read(buf, sizeof(buf));
-    if (n <= 0) return;  // closed or timed out before a whole request
-    head.append(buf, static_cast<size_t>(n));
-  }
+void HttpServer::Serve(ReadyRequest request) {
   std::string extra_headers;
-  HttpResponse resp = end == std::string::npos
-                          ? Plain(431, "request header fields too large\n")
-                          : Respond(head.substr(0, end), socket, &extra_headers);
-  Send(socket, end == std::string::npos ? "" : Header(head.substr(0, end), "accept-encoding"), resp,
-       extra_headers);
-  socket.CloseGracefully(kDrainTimeout);
+  const HttpResponse resp = request.head_too_large
+                                ? Plain(431, "request header fields too large\n")
+                                : Respond(request.head, request.socket, &extra_headers);
+  Send(request.socket, request.head_too_large ? "" : Header(request.head, "accept-encoding"), resp,
+       extra_headers, absl::Now() + limits_.response_deadline);
+  reader_->Finish(std::move(request));  // drained and closed off this thread
 }
 
 HttpResponse HttpServer::Respond(const std::string& head, const Socket& socket,
@@ -413,18 +378,14 @@ HttpResponse HttpServer::Respond(const std::string& head, const Socket& socket,
 }
 
 HttpServer::~HttpServer() {
-  if (wake_fd_ >= 0) {
-    const uint64_t one = 1;
-    (void)!write(wake_fd_, &one, sizeof(one));
-  }
-  if (acceptor_.joinable()) acceptor_.join();
+  if (reader_ != nullptr) reader_->StopAccepting();
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  for (std::thread& t : workers_) t.join();  // each finishes what was accepted
+  for (std::thread& t : workers_) t.join();  // each answers what was handed over
+  reader_.reset();                           // after the drains of those answers
   if (listen_fd_ >= 0) close(listen_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
 }
 
 }  // namespace blkbench

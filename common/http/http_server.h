@@ -4,6 +4,16 @@
 // close`, which every scraper handles). Written here rather than on civetweb because
 // Debian 12's civetweb loads OpenSSL 1.1 symbols at run time and crashes on the first
 // TLS connection with OpenSSL 3.
+//
+// Why this shape: anyone who can reach the port can open connections and send nothing,
+// or a byte at a time, before any certificate or token is checked. So no worker ever
+// waits on a peer's request: one I/O thread (RequestReader) runs the TLS handshake and
+// reads the request head of every connection at once with poll(2) and non-blocking
+// sockets, under one deadline for both (HttpLimits::request_deadline) and the connection
+// caps, and hands whole requests to the workers, which only run handlers and write
+// responses. A thread per connection would need as many threads as the caps allow
+// connections; libmicrohttpd (Debian's) speaks TLS through GnuTLS only, and its
+// connection timeout is an idle timeout that a byte every few seconds resets.
 #ifndef BLKBENCH_COMMON_HTTP_HTTP_SERVER_H_
 #define BLKBENCH_COMMON_HTTP_HTTP_SERVER_H_
 
@@ -18,6 +28,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/http/request_reader.h"
 #include "common/http/tls_socket.h"
 #include "common/tls/revocation.h"
 #include "common/tls/transport.h"
@@ -80,16 +91,18 @@ absl::StatusOr<HttpSecurity> HttpSecurityFromFlags(const HttpSecurityFlags& flag
 // Thread-safe after construction. GET only; other methods get 405. Unknown paths 404.
 // A failed TLS handshake (no or a foreign client certificate) ends the connection; a
 // revoked certificate gets 403, a missing or wrong token 401 with `WWW-Authenticate`.
+// A connection whose handshake and request head are not whole within
+// `limits.request_deadline` is closed, and so is one accepted beyond the caps.
 class HttpServer {
  public:
   // Serves `handlers` (exact path → handler) on `listen` ("host:port", "[v6]:port" or
-  // ":port" for every address; port 0 picks a free one) with `threads` workers.
-  // Unavailable when the address cannot be bound; FailedPrecondition naming the file
-  // when a certificate or key cannot be used.
+  // ":port" for every address; port 0 picks a free one) with `threads` workers, which
+  // only run handlers and write responses. Unavailable when the address cannot be bound;
+  // FailedPrecondition naming the file when a certificate or key cannot be used.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads = 2,
-      const HttpSecurity& security = {});
-  ~HttpServer();  // stops accepting; in-flight requests finish first
+      const HttpSecurity& security = {}, const HttpLimits& limits = {});
+  ~HttpServer();  // stops accepting; requests whose head arrived are answered first
 
   // Adds a handler for `path` while serving (a path must be added only once).
   void Handle(const std::string& path, HttpHandler handler);
@@ -97,23 +110,26 @@ class HttpServer {
   int port() const { return port_; }
   // "host:port" with the port actually bound (the host as given to Start).
   std::string address() const { return address_; }
+  // Connections held and refused so far.
+  HttpConnectionStats stats() const { return reader_->stats(); }
 
  private:
-  explicit HttpServer(HttpSecurity security) : security_(std::move(security)) {}
-  void AcceptLoop();
+  HttpServer(HttpSecurity security, const HttpLimits& limits)
+      : security_(std::move(security)), limits_(limits) {}
   void WorkerLoop();
-  void Serve(Socket socket);
+  void Serve(ReadyRequest request);
   HttpResponse Respond(const std::string& head, const Socket& socket, std::string* extra_headers);
 
   const HttpSecurity security_;
+  const HttpLimits limits_;
   SslContext tls_;  // null for plain HTTP
   int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: the acceptor's stop signal
-  std::thread acceptor_;
+  std::unique_ptr<RequestReader> reader_;
   std::vector<std::thread> workers_;
   absl::Mutex mu_;
   std::map<std::string, HttpHandler> handlers_ ABSL_GUARDED_BY(mu_);
-  std::deque<int> accepted_ ABSL_GUARDED_BY(mu_);  // connections no worker took yet
+  // Whole requests no worker took yet (at most limits_.max_connections).
+  std::deque<ReadyRequest> ready_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   int port_ = 0;
   std::string address_;

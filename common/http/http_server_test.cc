@@ -1,17 +1,22 @@
 // HttpServer and HttpGet against each other over real loopback sockets: exact path
-// routing, query decoding, status codes and content types, and bodies many times the
-// socket buffers arriving whole, plain and gzip-encoded, to many clients at once.
+// routing, query decoding, status codes and content types, bodies many times the socket
+// buffers arriving whole, plain and gzip-encoded, to many clients at once, and scrapes
+// served while slow and silent peers hold connections (issue 32).
 #include "common/http/http_server.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <thread>
 
 #include "common/http/gzip.h"
 #include "common/http/http_get.h"
 #include "common/testing/lab_pki.h"
 #include "common/testing/loop_device.h"
+#include "common/testing/slow_peers.h"
 #include "common/tls/pki.h"
 #include "common/tls/revocation.h"
 #include "gtest/gtest.h"
@@ -153,6 +158,155 @@ TEST(GzipTest, AcceptEncodingFollowsQValues) {
   EXPECT_FALSE(AcceptsGzip("gzip; q=0.0"));
 }
 
+// --- Hostile peers (issue 32): connections that send slowly or nothing must not delay
+// anyone else's request, and must end at the request deadline.
+
+using ::blkbench::testing::ClosedByServer;
+using ::blkbench::testing::ConnectFrom;
+using ::blkbench::testing::PartialClientHello;
+using ::blkbench::testing::PartialHttpHead;
+using ::blkbench::testing::SlowPeers;
+using ::blkbench::testing::TimeUntilClosed;
+
+// Short enough that peers are cut (and reconnect) while a test scrapes; long against a
+// loopback GET (milliseconds), so "within half the deadline" separates a server whose
+// workers wait on slow peers (a scrape then waits a whole deadline) from one whose don't.
+constexpr absl::Duration kShortDeadline = absl::Seconds(2);
+
+HttpLimits ShortDeadline() {
+  HttpLimits limits;
+  limits.request_deadline = kShortDeadline;
+  return limits;
+}
+
+std::map<std::string, HttpHandler> UpHandler() {
+  std::map<std::string, HttpHandler> handlers;
+  handlers["/metrics"] = [](const HttpRequest&) {
+    return HttpResponse{200, kPrometheusContentType, "up 1\n"};
+  };
+  return handlers;
+}
+
+// Polls `done` until it holds or `timeout` passes.
+bool Eventually(const std::function<bool()>& done, absl::Duration timeout = absl::Seconds(20)) {
+  const absl::Time until = absl::Now() + timeout;
+  while (!done()) {
+    if (absl::Now() > until) return false;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return true;
+}
+
+// Source addresses for slow peers: `on_scraper` from 127.0.0.1, where the scraper connects
+// from (fewer than the per-peer cap, so it keeps a slot), and `per_address` from each of
+// 127.0.0.<first>, … <first + addresses - 1>.
+std::vector<std::string> Sources(int on_scraper, int first, int addresses, int per_address) {
+  std::vector<std::string> out(on_scraper, "127.0.0.1");
+  for (int a = first; a < first + addresses; ++a) {
+    for (int i = 0; i < per_address; ++i) out.push_back("127.0.0." + std::to_string(a));
+  }
+  return out;
+}
+
+// GETs back to back for `duration` with `get`; every one must succeed within `bound`.
+void ScrapeFor(absl::Duration duration, absl::Duration bound,
+               const std::function<absl::StatusOr<HttpResult>()>& get) {
+  absl::Duration slowest;
+  int scrapes = 0;
+  for (const absl::Time end = absl::Now() + duration; absl::Now() < end; ++scrapes) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<HttpResult> r = get();
+    const absl::Duration took = absl::Now() - start;
+    slowest = std::max(slowest, took);
+    EXPECT_TRUE(r.ok()) << "scrape " << scrapes << ": " << r.status();
+    if (r.ok()) {
+      EXPECT_EQ(r->status, 200);
+    }
+    EXPECT_LT(took, bound) << "scrape " << scrapes;
+  }
+  std::cout << scrapes << " scrapes, the slowest took " << slowest << "\n";
+}
+
+// 38 peers (6 from the scraper's own address, 8 from each of four others), half trickling
+// `bytes`, half silent, against a server with `port`; scrapes run for 2.5 deadlines, so
+// every peer is cut at least once and reconnects meanwhile.
+void ScrapeBesideSlowPeers(const HttpServer& server, const std::string& bytes,
+                           const std::function<absl::StatusOr<HttpResult>()>& get) {
+  SlowPeers trickling(server.port(), Sources(3, 2, 2, 8), bytes);
+  SlowPeers silent(server.port(), Sources(3, 4, 2, 8), "");
+  ASSERT_TRUE(Eventually([&] { return server.stats().open >= 38; })) << server.stats().open;
+  ScrapeFor(kShortDeadline * 5 / 2, kShortDeadline / 2, get);
+  EXPECT_GT(trickling.closed_by_server(), 0);
+  EXPECT_GT(silent.closed_by_server(), 0);
+  EXPECT_GE(server.stats().deadline_exceeded, 38u);
+  // The scraper shares 127.0.0.1 with six peers under the cap of eight, scraping back to
+  // back: its own answered connections must not count against it once it closed them.
+  EXPECT_EQ(server.stats().refused_peer_cap, 0u);
+}
+
+TEST(HttpSlowPeersTest, ScrapesStayFastWhileSlowPeersHoldConnections) {
+  // One worker, as an agent has.
+  auto server = HttpServer::Start("127.0.0.1:0", UpHandler(), 1, {}, ShortDeadline());
+  ASSERT_TRUE(server.ok()) << server.status();
+  const int port = (*server)->port();
+  ScrapeBesideSlowPeers(**server, PartialHttpHead(),
+                        [port] { return HttpGet(port, "/metrics", kShortDeadline); });
+}
+
+TEST(HttpSlowPeersTest, PeerStillTricklingAtTheDeadlineIsCut) {
+  constexpr absl::Duration kDeadline = absl::Seconds(1);
+  HttpLimits limits;
+  limits.request_deadline = kDeadline;
+  auto server = HttpServer::Start("127.0.0.1:0", UpHandler(), 1, {}, limits);
+  ASSERT_TRUE(server.ok()) << server.status();
+  const absl::Duration took = TimeUntilClosed((*server)->port(), "127.0.0.2", PartialHttpHead(),
+                                              absl::Milliseconds(100), kDeadline * 10);
+  std::cout << "cut after " << took << "\n";
+  EXPECT_GE(took, kDeadline * 0.9);  // a byte every 100 ms is not "idle"
+  EXPECT_LT(took, kDeadline + absl::Seconds(2));
+  EXPECT_EQ((*server)->stats().deadline_exceeded, 1u);
+}
+
+TEST(HttpSlowPeersTest, ConnectionsBeyondThePeerAndTotalCapsAreClosedAtOnce) {
+  HttpLimits limits;
+  limits.request_deadline = absl::Seconds(60);  // nothing is cut by time here
+  limits.max_connections_per_peer = 3;
+  limits.max_connections = 5;
+  auto started = HttpServer::Start("127.0.0.1:0", UpHandler(), 1, {}, limits);
+  ASSERT_TRUE(started.ok()) << started.status();
+  HttpServer& server = **started;
+  std::vector<int> held;
+  for (int i = 0; i < 3; ++i) held.push_back(ConnectFrom("127.0.0.2", server.port()));
+  ASSERT_TRUE(Eventually([&] { return server.stats().open == 3; }));
+
+  const int over_peer = ConnectFrom("127.0.0.2", server.port());
+  absl::Time start = absl::Now();
+  EXPECT_TRUE(ClosedByServer(over_peer, absl::Seconds(10)));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_EQ(server.stats().refused_peer_cap, 1u);
+  for (int fd : held) EXPECT_FALSE(ClosedByServer(fd, absl::ZeroDuration()));
+  auto other = HttpGet(server.port(), "/metrics");  // another address still gets in
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->status, 200);
+
+  for (int i = 0; i < 2; ++i) held.push_back(ConnectFrom("127.0.0.3", server.port()));
+  ASSERT_TRUE(Eventually([&] { return server.stats().open == 5; }));
+  const int over_total = ConnectFrom("127.0.0.4", server.port());
+  start = absl::Now();
+  EXPECT_TRUE(ClosedByServer(over_total, absl::Seconds(10)));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_EQ(server.stats().refused_total_cap, 1u);
+  EXPECT_FALSE(HttpGet(server.port(), "/metrics").ok()) << "the total cap holds for everyone";
+
+  close(held[0]);  // a slot frees: the next connection is served
+  ASSERT_TRUE(Eventually([&] { return server.stats().open == 4; }));
+  auto after = HttpGet(server.port(), "/metrics");
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->status, 200);
+  for (int fd : {over_peer, over_total}) close(fd);
+  for (size_t i = 1; i < held.size(); ++i) close(held[i]);
+}
+
 TEST(HttpServerTest, JsonQuoteEscapesControlCharacters) {
   EXPECT_EQ(JsonQuote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
 }
@@ -174,7 +328,8 @@ class HttpsTest : public ::testing::Test {
     chmod(dir_.File("token").c_str(), 0600);
   }
 
-  std::unique_ptr<HttpServer> Start(bool client_certs, const std::string& token_file) {
+  std::unique_ptr<HttpServer> Start(bool client_certs, const std::string& token_file,
+                                    const HttpLimits& limits = {}) {
     auto sec = HttpSecurityFromFlags({.listen = "127.0.0.1:0",
                                       .tls_dir = pki_,
                                       .stem = "controller",
@@ -185,11 +340,7 @@ class HttpsTest : public ::testing::Test {
                                       .revoked = nullptr});
     EXPECT_TRUE(sec.ok()) << sec.status();
     if (!sec.ok()) return nullptr;
-    std::map<std::string, HttpHandler> handlers;
-    handlers["/metrics"] = [](const HttpRequest&) {
-      return HttpResponse{200, kPrometheusContentType, "up 1\n"};
-    };
-    auto s = HttpServer::Start("127.0.0.1:0", std::move(handlers), 2, *sec);
+    auto s = HttpServer::Start("127.0.0.1:0", UpHandler(), 2, *sec, limits);
     EXPECT_TRUE(s.ok()) << s.status();
     return s.ok() ? std::move(*s) : nullptr;
   }
@@ -262,6 +413,31 @@ TEST_F(HttpsTest, BearerTokenIsRequiredAndCompared) {
   auto right = HttpGet(server->port(), "/metrics", HttpGetOptions(), auth);
   ASSERT_TRUE(right.ok()) << right.status();
   EXPECT_EQ(right->status, 200);
+}
+
+// The issue-32 attack as reported: peers trickling a ClientHello need no certificate.
+TEST_F(HttpsTest, ScrapesWithAClientCertificateStayFastWhileSlowPeersHoldHandshakes) {
+  auto server = Start(true, "", ShortDeadline());
+  ASSERT_NE(server, nullptr);
+  const int port = server->port();
+  const HttpClientAuth auth = Client(pki_, true);
+  ScrapeBesideSlowPeers(*server, PartialClientHello(), [&] {
+    return HttpGet(port, "/metrics", HttpGetOptions{.timeout = kShortDeadline}, auth);
+  });
+}
+
+TEST_F(HttpsTest, HandshakeStillTricklingAtTheDeadlineIsCut) {
+  constexpr absl::Duration kDeadline = absl::Seconds(1);
+  HttpLimits limits;
+  limits.request_deadline = kDeadline;
+  auto server = Start(true, "", limits);
+  ASSERT_NE(server, nullptr);
+  const absl::Duration took = TimeUntilClosed(server->port(), "127.0.0.2", PartialClientHello(),
+                                              absl::Milliseconds(100), kDeadline * 10);
+  std::cout << "cut after " << took << "\n";
+  EXPECT_GE(took, kDeadline * 0.9);
+  EXPECT_LT(took, kDeadline + absl::Seconds(2));
+  EXPECT_EQ(server->stats().deadline_exceeded, 1u);
 }
 
 TEST_F(HttpsTest, FlagsRefuseExposedPlainEndpointsAndLeakyTokenFiles) {

@@ -2,15 +2,19 @@
 #include "common/http/tls_socket.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <utility>
 
@@ -85,6 +89,38 @@ absl::Status LoadCa(SSL_CTX* ctx, const std::string& ca_file) {
         absl::StrCat("TLS: cannot use CA ", ca_file, ": ", OpenSslReason()));
   }
   return absl::OkStatus();
+}
+
+// What a non-blocking OpenSSL call that returned `rc` waits for.
+IoWait SslWait(SSL* ssl, int rc) {
+  const int err = SSL_get_error(ssl, rc);
+  ERR_clear_error();
+  switch (err) {
+    case SSL_ERROR_WANT_READ:
+      return IoWait::kReadable;
+    case SSL_ERROR_WANT_WRITE:
+      return IoWait::kWritable;
+    case SSL_ERROR_ZERO_RETURN:
+      return IoWait::kClosed;
+    default:
+      return IoWait::kFailed;
+  }
+}
+
+// Waits until `fd` is ready for `wait`, polling for the time left until `deadline`; false
+// when it passes or poll fails. POLLERR and POLLHUP count as ready: the next call on the
+// socket reports them.
+bool PollUntil(int fd, IoWait wait, absl::Time deadline) {
+  for (;;) {
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return false;
+    pollfd p{fd, static_cast<short>(wait == IoWait::kReadable ? POLLIN : POLLOUT), 0};
+    const int64_t ms = std::min<int64_t>(
+        absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), INT_MAX);
+    const int rc = poll(&p, 1, static_cast<int>(ms));
+    if (rc > 0) return true;
+    if (rc < 0 && errno != EINTR) return false;
+  }
 }
 
 }  // namespace
@@ -207,7 +243,72 @@ bool Socket::WriteAll(absl::string_view data) {
   return true;
 }
 
-void Socket::CloseGracefully(absl::Duration drain) {
+bool Socket::SetNonBlocking() {
+  const int flags = fcntl(fd_, F_GETFL);
+  return flags >= 0 && fcntl(fd_, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+IoWait Socket::AcceptTlsStep(SSL_CTX* ctx) {
+  if (ssl_ == nullptr) {
+    ssl_ = SSL_new(ctx);
+    if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) {
+      ERR_clear_error();
+      return IoWait::kFailed;
+    }
+  }
+  NoSigpipe guard;
+  const int rc = SSL_accept(ssl_);
+  if (rc == 1) return IoWait::kNone;
+  const IoWait wait = SslWait(ssl_, rc);
+  return wait == IoWait::kClosed ? IoWait::kFailed : wait;  // a close mid-handshake is a failure
+}
+
+Socket::ReadResult Socket::ReadSome(char* buf, size_t n) {
+  if (ssl_ == nullptr) {
+    for (;;) {
+      const ssize_t got = recv(fd_, buf, n, 0);
+      if (got > 0) return {IoWait::kNone, static_cast<size_t>(got)};
+      if (got == 0) return {IoWait::kClosed};
+      if (errno == EINTR) continue;
+      return {errno == EAGAIN || errno == EWOULDBLOCK ? IoWait::kReadable : IoWait::kFailed};
+    }
+  }
+  NoSigpipe guard;  // a read can write too (see Read)
+  size_t got = 0;
+  const int rc = SSL_read_ex(ssl_, buf, n, &got);
+  if (rc == 1) return {IoWait::kNone, got};
+  return {SslWait(ssl_, rc)};
+}
+
+bool Socket::WriteAllBy(absl::string_view data, absl::Time deadline) {
+  NoSigpipe guard;
+  for (size_t sent = 0; sent < data.size();) {
+    IoWait wait = IoWait::kWritable;
+    if (ssl_ == nullptr) {
+      const ssize_t n = send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return false;
+    } else {
+      // After a WANT_*, OpenSSL needs the same arguments again: `sent` has not moved.
+      size_t n = 0;
+      const int rc = SSL_write_ex(ssl_, data.data() + sent, data.size() - sent, &n);
+      if (rc == 1) {
+        sent += n;
+        continue;
+      }
+      wait = SslWait(ssl_, rc);
+      if (wait != IoWait::kReadable && wait != IoWait::kWritable) return false;
+    }
+    if (!PollUntil(fd_, wait, deadline)) return false;
+  }
+  return true;
+}
+
+void Socket::BeginClose() {
   if (fd_ < 0) return;
   if (ssl_ != nullptr) {
     NoSigpipe guard;
@@ -215,6 +316,24 @@ void Socket::CloseGracefully(absl::Duration drain) {
     ERR_clear_error();
   }
   shutdown(fd_, SHUT_WR);
+}
+
+bool Socket::DrainSome() {
+  char sink[4096];
+  // Bounded, so a peer that floods cannot keep the caller in here; it comes back on the
+  // next POLLIN (and its deadline still ends it).
+  for (int i = 0; i < 16; ++i) {
+    const ssize_t n = recv(fd_, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+  return true;
+}
+
+void Socket::CloseGracefully(absl::Duration drain) {
+  if (fd_ < 0) return;
+  BeginClose();
   SetTimeouts(drain);
   char sink[4096];
   const absl::Time deadline = absl::Now() + drain;

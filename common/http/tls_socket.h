@@ -1,5 +1,6 @@
 // A connected socket that is plain TCP or TLS (OpenSSL), with the blocking read, write and
-// graceful close the HTTP server and client both need, and the TLS contexts they use:
+// graceful close the HTTP client needs, the non-blocking steps the server's event loop
+// drives (common/http/request_reader.h), and the TLS contexts they use:
 // a server that may require client certificates from a CA, a client that verifies the
 // server against a CA and may present its own certificate.
 #ifndef BLKBENCH_COMMON_HTTP_TLS_SOCKET_H_
@@ -38,8 +39,19 @@ absl::StatusOr<SslContext> NewClientTlsContext(const std::string& ca_file,
                                                const std::string& cert_file,
                                                const std::string& key_file);
 
-// Owns a connected socket and, for TLS, its session. Reads and writes block, bounded by
-// the socket's SO_RCVTIMEO / SO_SNDTIMEO. Reads and writes never raise SIGPIPE. Move-only.
+// What a non-blocking step needs before it can go on.
+enum class IoWait {
+  kNone,      // it finished (or, for ReadSome, returned bytes)
+  kReadable,  // poll for POLLIN and call it again
+  kWritable,  // poll for POLLOUT and call it again (TLS may write while reading)
+  kClosed,    // the peer closed the connection cleanly
+  kFailed,    // an error: the connection is of no further use
+};
+
+// Owns a connected socket and, for TLS, its session. On a blocking socket, reads and
+// writes block, bounded by the socket's SO_RCVTIMEO / SO_SNDTIMEO; after
+// SetNonBlocking() only the non-blocking steps below are used. Reads and writes never
+// raise SIGPIPE. Move-only.
 class Socket {
  public:
   explicit Socket(int fd) : fd_(fd) {}
@@ -67,6 +79,30 @@ class Socket {
   // discard what the peer had not read yet), then close.
   void CloseGracefully(absl::Duration drain);
 
+  // --- Non-blocking steps, for a server that serves many slow peers from one thread.
+  // False if fcntl fails.
+  bool SetNonBlocking();
+  // Advances the server side of the TLS handshake as far as the peer's bytes allow:
+  // kNone when done, kReadable/kWritable to wait, kFailed for a refused handshake.
+  IoWait AcceptTlsStep(SSL_CTX* ctx);
+  // Reads what has arrived, up to `n` bytes, into `buf`: {kNone, bytes > 0}, or what to
+  // wait for, or kClosed / kFailed.
+  struct ReadResult {
+    IoWait wait;
+    size_t bytes = 0;
+  };
+  ReadResult ReadSome(char* buf, size_t n);
+  // All of `data`, polling for the time left until `deadline`; false if the peer went
+  // away or did not take it all in time.
+  bool WriteAllBy(absl::string_view data, absl::Time deadline);
+  // The first half of CloseGracefully: TLS close_notify (best effort: never waits) and
+  // shutdown(SHUT_WR). The caller then drops input with DrainSome until it returns
+  // false or its patience ends, and destroys the Socket.
+  void BeginClose();
+  // Reads and drops what has arrived; false once the peer closed or the socket failed.
+  bool DrainSome();
+
+  int fd() const { return fd_; }
   bool tls() const { return ssl_ != nullptr; }
   // The verified peer certificate as PEM ("" if none).
   std::string PeerCertificatePem() const;
