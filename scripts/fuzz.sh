@@ -26,10 +26,11 @@ declare -A seeds=(
   [machine_profile_fuzz]="engine/profiles"
   [agent_config_fuzz]="deploy/config"
   [submit_request_fuzz]=""
+  [http_request_fuzz]=""
 )
 targets=("$@")
 [ "${#targets[@]}" -gt 0 ] || targets=(yaml_fuzz matrix_fuzz fio_import_fuzz machine_profile_fuzz
-                                       agent_config_fuzz submit_request_fuzz)
+                                       agent_config_fuzz submit_request_fuzz http_request_fuzz)
 # submit_request_fuzz takes wire-format requests: the examples, each as one request.
 gen=build-fuzz/generated/submit_request_fuzz
 mkdir -p "$gen"

@@ -352,6 +352,18 @@ TEST(ControllerLimitsTest, OversizeRequestsAndMatricesAreRefusedWithAClearStatus
   grpc::Status too_many = submit(many);
   EXPECT_EQ(too_many.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(too_many.error_message(), HasSubstr("101000 runs"));
+  // The one-byte matrix that made yaml-cpp allocate until the OOM killer came: a
+  // positioned error, and the controller still answers.
+  grpc::Status comma = submit(",");
+  EXPECT_EQ(comma.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(comma.error_message(), HasSubstr("big.yaml:1:1: YAML syntax error"));
+  // A machine path is never opened by the controller: without the file the CLI attaches,
+  // it is refused, whatever it names.
+  grpc::Status shadow = submit(
+      "name: s\njob: {rw: randread}\ntarget: {device_class: 'sim:ssd', machine: /etc/shadow}\n");
+  EXPECT_EQ(shadow.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(shadow.error_message(),
+              HasSubstr("machine profile file '/etc/shadow' was not sent with the matrix"));
   EXPECT_TRUE((*server)->controller().ListExperiments(0)->empty());
 }
 

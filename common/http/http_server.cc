@@ -80,17 +80,6 @@ HttpResponse Plain(int status, std::string body) {
   return {status, "text/plain; charset=utf-8", std::move(body)};
 }
 
-// The value of header `name` (lower case) in `head`, "" if absent.
-std::string Header(const std::string& head, absl::string_view name) {
-  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
-    const size_t colon = line.find(':');
-    if (colon == absl::string_view::npos) continue;
-    if (absl::AsciiStrToLower(line.substr(0, colon)) != name) continue;
-    return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-  }
-  return "";
-}
-
 // Sends the whole response by `deadline`: the head and the body, gzip-encoded when the
 // client accepts it and the body is worth it. The caller closes the connection gracefully
 // after it, so the client reads every byte the Content-Length announced (an abortive
@@ -169,6 +158,29 @@ std::map<std::string, std::string> ParseQueryString(const std::string& query) {
     out[UrlDecode(kv[0])] = kv.size() > 1 ? UrlDecode(kv[1]) : "";
   }
   return out;
+}
+
+absl::StatusOr<RequestLine> ParseRequestLine(const std::string& head) {
+  const std::vector<std::string> parts = absl::StrSplit(head.substr(0, head.find("\r\n")), ' ');
+  if (parts.size() != 3 || parts[0].empty() || parts[1].empty() || parts[1][0] != '/') {
+    return absl::InvalidArgumentError("expected 'METHOD /target VERSION'");
+  }
+  RequestLine line;
+  line.method = parts[0];
+  const size_t q = parts[1].find('?');
+  line.request.path = parts[1].substr(0, q);
+  if (q != std::string::npos) line.request.params = ParseQueryString(parts[1].substr(q + 1));
+  return line;
+}
+
+std::string HeaderValue(const std::string& head, absl::string_view name) {
+  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos) continue;
+    if (absl::AsciiStrToLower(line.substr(0, colon)) != name) continue;
+    return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+  }
+  return "";
 }
 
 std::string JsonQuote(const std::string& s) {
@@ -324,19 +336,16 @@ void HttpServer::Serve(ReadyRequest request) {
   const HttpResponse resp = request.head_too_large
                                 ? Plain(431, "request header fields too large\n")
                                 : Respond(request.head, request.socket, &extra_headers);
-  Send(request.socket, request.head_too_large ? "" : Header(request.head, "accept-encoding"), resp,
-       extra_headers, absl::Now() + limits_.response_deadline);
+  Send(request.socket, request.head_too_large ? "" : HeaderValue(request.head, "accept-encoding"),
+       resp, extra_headers, absl::Now() + limits_.response_deadline);
   reader_->Finish(std::move(request));  // drained and closed off this thread
 }
 
 HttpResponse HttpServer::Respond(const std::string& head, const Socket& socket,
                                  std::string* extra_headers) {
-  const std::vector<std::string> request_line =
-      absl::StrSplit(head.substr(0, head.find("\r\n")), ' ');
-  if (request_line.size() != 3 || request_line[1].empty() || request_line[1][0] != '/') {
-    return Plain(400, "bad request line\n");
-  }
-  if (request_line[0] != "GET") return Plain(405, "only GET is served here\n");
+  absl::StatusOr<RequestLine> line = ParseRequestLine(head);
+  if (!line.ok()) return Plain(400, "bad request line\n");
+  if (line->method != "GET") return Plain(405, "only GET is served here\n");
   if (security_.revoked != nullptr && socket.tls()) {
     const std::string pem = socket.PeerCertificatePem();
     if (!pem.empty()) {
@@ -346,7 +355,7 @@ HttpResponse HttpServer::Respond(const std::string& head, const Socket& socket,
     }
   }
   if (!security_.bearer_token.empty()) {
-    const std::string auth = Header(head, "authorization");
+    const std::string auth = HeaderValue(head, "authorization");
     constexpr absl::string_view kScheme = "bearer ";
     const bool ok = auth.size() == kScheme.size() + security_.bearer_token.size() &&
                     absl::AsciiStrToLower(auth.substr(0, kScheme.size())) == kScheme &&
@@ -358,11 +367,7 @@ HttpResponse HttpServer::Respond(const std::string& head, const Socket& socket,
                                      : "the bearer token is not the one configured\n");
     }
   }
-  const std::string& target = request_line[1];
-  const size_t q = target.find('?');
-  HttpRequest req;
-  req.path = target.substr(0, q);
-  if (q != std::string::npos) req.params = ParseQueryString(target.substr(q + 1));
+  const HttpRequest& req = line->request;
   HttpHandler fn;
   {
     absl::MutexLock lock(&mu_);

@@ -138,6 +138,18 @@ class HttpServer {
 // Splits "a=1&b=x%20y" into {a: "1", b: "x y"} ('+' is a space).
 std::map<std::string, std::string> ParseQueryString(const std::string& query);
 
+// A request head's first line as the server reads it.
+struct RequestLine {
+  std::string method;   // as sent ("GET"; anything else is answered 405)
+  HttpRequest request;  // path and decoded query parameters
+};
+// Parses the request line of `head` (request line and headers, CRLF-separated, without
+// the blank line). InvalidArgument unless it is "METHOD /target VERSION". Never throws;
+// any bytes are safe (the HTTP request fuzzer holds it to that).
+absl::StatusOr<RequestLine> ParseRequestLine(const std::string& head);
+// The value of header `name` (lower case) in `head`, whitespace-trimmed; "" if absent.
+std::string HeaderValue(const std::string& head, absl::string_view name);
+
 // `s` as a JSON string literal, quotes included.
 std::string JsonQuote(const std::string& s);
 
