@@ -5,9 +5,11 @@
 #include <libfyaml.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +43,41 @@ std::string TokenText(struct fy_token* t) {
   return text == nullptr ? "" : std::string(text, len);
 }
 
+// The value of a single-quoted scalar whose source (between the quotes) is `raw`, as
+// YAML 1.2 section 7.3.2 reads it: `''` is one quote; a line break and the blanks around
+// it fold into one space, or into n-1 newlines when n breaks follow each other.
+// Why not fy_token_get_text: libfyaml 0.7.12 leaks its output buffer for such a scalar
+// with five `''` or more (512 bytes to 64 KiB a parse, found by yaml_fuzz under
+// LeakSanitizer), which a submitter could repeat until the controller runs out of memory.
+std::string SingleQuotedValue(std::string_view raw) {
+  std::string out;
+  size_t i = 0;
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  const auto line_break = [](char c) { return c == '\n' || c == '\r'; };
+  while (i < raw.size()) {
+    if (raw[i] == '\'' && i + 1 < raw.size() && raw[i + 1] == '\'') {
+      out += '\'';
+      i += 2;
+    } else if (line_break(raw[i])) {
+      while (!out.empty() && blank(out.back())) out.pop_back();
+      int breaks = 0;
+      while (i < raw.size() && line_break(raw[i])) {
+        i += raw[i] == '\r' && i + 1 < raw.size() && raw[i + 1] == '\n' ? 2 : 1;
+        ++breaks;
+        while (i < raw.size() && blank(raw[i])) ++i;
+      }
+      if (breaks == 1) {
+        out += ' ';
+      } else {
+        out.append(breaks - 1, '\n');
+      }
+    } else {
+      out += raw[i++];
+    }
+  }
+  return out;
+}
+
 // libfyaml reports errors as diagnostic text, "SOURCE:LINE:COL: error: MESSAGE\n"
 // followed by the source line and a caret; the first such line is kept.
 struct DiagSink {
@@ -71,6 +108,18 @@ ParseError ErrorFromDiag(const std::string& diag) {
     }
   }
   return ParseError{mark, absl::StrCat("YAML syntax error: ", message)};
+}
+
+// The first error libfyaml collected on `diag`, if any.
+std::optional<ParseError> FirstCollectedError(struct fy_diag* diag) {
+  if (diag == nullptr) return std::nullopt;
+  void* iter = nullptr;
+  while (struct fy_diag_error* err = fy_diag_errors_iterate(diag, &iter)) {
+    if (err->type != FYET_ERROR || err->msg == nullptr) continue;
+    const Mark mark = err->line > 0 && err->column > 0 ? Mark{err->line, err->column} : Mark{};
+    return ParseError{mark, absl::StrCat("YAML syntax error: ", err->msg)};
+  }
+  return std::nullopt;
 }
 
 bool IsNullText(const std::string& s) {
@@ -142,7 +191,8 @@ std::optional<bool> Node::AsBool() const {
 // subtree again: code that walks the tree walks it again) and depth.
 class TreeBuilder {
  public:
-  explicit TreeBuilder(const Limits& limits) : limits_(limits) {}
+  // `text` is the parser's input (scalars are cut from it), and must outlive this.
+  TreeBuilder(std::string_view text, const Limits& limits) : text_(text), limits_(limits) {}
 
   // Consumes one event; false (with error()) when the document must be rejected.
   bool Add(struct fy_event* e);
@@ -170,6 +220,18 @@ class TreeBuilder {
   // Attaches a finished node (with its subtree size) to the open parent, or makes it the root.
   bool Attach(Node node, size_t nodes, const std::string& anchor);
 
+  // The source bytes of token `t` (a quoted scalar's: between its quotes).
+  std::string_view SourceOf(struct fy_token* t) const {
+    const struct fy_mark* start = fy_token_start_mark(t);
+    const struct fy_mark* end = fy_token_end_mark(t);
+    if (start == nullptr || end == nullptr || start->input_pos > end->input_pos ||
+        end->input_pos > text_.size()) {
+      return {};
+    }
+    return text_.substr(start->input_pos, end->input_pos - start->input_pos);
+  }
+
+  const std::string_view text_;
   const Limits& limits_;
   std::vector<Frame> stack_;
   struct Anchored {
@@ -240,10 +302,11 @@ bool TreeBuilder::Add(struct fy_event* e) {
       if (!Count(1, mark)) return false;
       auto data = std::make_shared<Node::Data>();
       data->mark = mark;
-      data->scalar = TokenText(e->scalar.value);
       // libfyaml marks a quoted scalar at its first character; the place a reader
       // looks for is the opening quote.
       const enum fy_scalar_style style = fy_token_scalar_style(e->scalar.value);
+      data->scalar = style == FYSS_SINGLE_QUOTED ? SingleQuotedValue(SourceOf(e->scalar.value))
+                                                 : TokenText(e->scalar.value);
       if ((style == FYSS_SINGLE_QUOTED || style == FYSS_DOUBLE_QUOTED) && mark.column > 1 &&
           MarkOf(e).known()) {
         data->mark.column = mark.column - 1;
@@ -294,11 +357,64 @@ bool TreeBuilder::Add(struct fy_event* e) {
   }
 }
 
+namespace {
+
+// The position of the first byte of `text` that does not start a well-formed UTF-8
+// sequence (overlong forms, surrogates and code points past U+10FFFF included), or
+// nullopt. YAML text is Unicode; and libfyaml 0.7.12 does not end on some malformed
+// sequences (`%\xa1`, found by yaml_fuzz, loops forever inside fy_parser_parse, where no
+// deadline of ours can reach), so nothing malformed is handed to it.
+std::optional<Mark> FirstMalformedUtf8(std::string_view text) {
+  Mark mark{1, 1};
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = byte(i);
+    // Sequence length, smallest code point it may encode, and the lead byte's bits.
+    struct Lead {
+      unsigned char mask, value;
+      size_t len;
+      uint32_t min;
+    };
+    static constexpr Lead kLeads[] = {{0x80, 0x00, 1, 0},
+                                      {0xE0, 0xC0, 2, 0x80},
+                                      {0xF0, 0xE0, 3, 0x800},
+                                      {0xF8, 0xF0, 4, 0x10000}};
+    const Lead* lead = nullptr;
+    for (const Lead& l : kLeads) {
+      if ((c & l.mask) == l.value) lead = &l;
+    }
+    if (lead == nullptr) return mark;
+    const size_t len = lead->len;
+    uint32_t cp = c & static_cast<unsigned char>(~lead->mask);
+    if (i + len > text.size()) return mark;
+    for (size_t k = 1; k < len; ++k) {
+      if ((byte(i + k) & 0xC0) != 0x80) return mark;
+      cp = (cp << 6) | (byte(i + k) & 0x3F);
+    }
+    if (len > 1 && (cp < lead->min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))) return mark;
+    if (c == '\n') {
+      ++mark.line;
+      mark.column = 1;
+    } else {
+      ++mark.column;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 ParseResult Parse(std::string_view text, const Limits& limits) {
   ParseResult result;
   if (text.size() > limits.max_bytes) {
     result.error = ParseError{
         Mark{}, absl::StrCat("larger than ", limits.max_bytes, " bytes (", text.size(), ")")};
+    return result;
+  }
+  if (std::optional<Mark> bad = FirstMalformedUtf8(text)) {
+    result.error = ParseError{*bad, "not UTF-8 text (a malformed byte sequence starts here)"};
     return result;
   }
   DiagSink sink;
@@ -314,6 +430,10 @@ ParseResult Parse(std::string_view text, const Limits& limits) {
   diag_cfg.show_module = false;
   std::unique_ptr<struct fy_diag, void (*)(struct fy_diag*)> diag(fy_diag_create(&diag_cfg),
                                                                   &fy_diag_destroy);
+  // Errors are collected, never displayed: libfyaml 0.7.12's display of an error's source
+  // lines (fy_diag_error_atom_display) reads out of bounds and can crash on long lines
+  // around an unclosed flow scalar (found by machine_profile_fuzz).
+  if (diag != nullptr) fy_diag_set_collect_errors(diag.get(), true);
   struct fy_parse_cfg cfg = {};
   cfg.flags = static_cast<enum fy_parse_cfg_flags>(FYPCF_DEFAULT_VERSION_AUTO);
   cfg.diag = diag.get();
@@ -324,7 +444,7 @@ ParseResult Parse(std::string_view text, const Limits& limits) {
     result.error = ParseError{Mark{}, "cannot start the YAML parser (out of memory?)"};
     return result;
   }
-  TreeBuilder builder(limits);
+  TreeBuilder builder(text, limits);
   const absl::Time deadline = absl::Now() + limits.max_time;
   size_t events = 0;
   while (struct fy_event* e = fy_parser_parse(parser.get())) {
@@ -341,7 +461,8 @@ ParseResult Parse(std::string_view text, const Limits& limits) {
     }
   }
   if (fy_parser_get_stream_error(parser.get()) || !builder.done()) {
-    result.error = ErrorFromDiag(sink.first);
+    result.error = FirstCollectedError(diag.get());
+    if (!result.error) result.error = ErrorFromDiag(sink.first);
     return result;
   }
   result.root = builder.root();
