@@ -227,20 +227,24 @@ void ScrapeFor(absl::Duration duration, absl::Duration bound,
   std::cout << scrapes << " scrapes, the slowest took " << slowest << "\n";
 }
 
-// 38 peers (6 from the scraper's own address, 8 from each of four others), half trickling
+// 36 peers (4 from the scraper's own address, 8 from each of four others), half trickling
 // `bytes`, half silent, against a server with `port`; scrapes run for 2.5 deadlines, so
 // every peer is cut at least once and reconnects meanwhile.
 void ScrapeBesideSlowPeers(const HttpServer& server, const std::string& bytes,
                            const std::function<absl::StatusOr<HttpResult>()>& get) {
-  SlowPeers trickling(server.port(), Sources(3, 2, 2, 8), bytes);
-  SlowPeers silent(server.port(), Sources(3, 4, 2, 8), "");
-  ASSERT_TRUE(Eventually([&] { return server.stats().open >= 38; })) << server.stats().open;
+  constexpr int kOnScraper = 2;  // per group: 4 slow peers share the scraper's address
+  constexpr int kPeers = 2 * (kOnScraper + 2 * 8);
+  SlowPeers trickling(server.port(), Sources(kOnScraper, 2, 2, 8), bytes);
+  SlowPeers silent(server.port(), Sources(kOnScraper, 4, 2, 8), "");
+  ASSERT_TRUE(Eventually([&] { return server.stats().open >= kPeers; })) << server.stats().open;
   ScrapeFor(kShortDeadline * 5 / 2, kShortDeadline / 2, get);
   EXPECT_GT(trickling.closed_by_server(), 0);
   EXPECT_GT(silent.closed_by_server(), 0);
-  EXPECT_GE(server.stats().deadline_exceeded, 38u);
-  // The scraper shares 127.0.0.1 with six peers under the cap of eight, scraping back to
-  // back: its own answered connections must not count against it once it closed them.
+  EXPECT_GE(server.stats().deadline_exceeded, static_cast<uint64_t>(kPeers));
+  // The scraper shares 127.0.0.1 with four peers under the cap of eight, scraping back to
+  // back: its answered connections are released once the server has drained them, which
+  // a loaded host may do a few connections late; four free slots cover that, and a server
+  // that never released them would still be refused within the first few scrapes.
   EXPECT_EQ(server.stats().refused_peer_cap, 0u);
 }
 
@@ -288,6 +292,8 @@ TEST(HttpSlowPeersTest, ConnectionsBeyondThePeerAndTotalCapsAreClosedAtOnce) {
   auto other = HttpGet(server.port(), "/metrics");  // another address still gets in
   ASSERT_TRUE(other.ok()) << other.status();
   EXPECT_EQ(other->status, 200);
+  // That answered connection holds its slot until the server has drained it.
+  ASSERT_TRUE(Eventually([&] { return server.stats().open == 3; })) << server.stats().open;
 
   for (int i = 0; i < 2; ++i) held.push_back(ConnectFrom("127.0.0.3", server.port()));
   ASSERT_TRUE(Eventually([&] { return server.stats().open == 5; }));
