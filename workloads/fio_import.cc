@@ -239,15 +239,32 @@ class JobBuilder {
 
 }  // namespace
 
+// `v` as a YAML scalar that reads back as the same string: plain when it can be, else
+// double-quoted with escapes. Words a YAML reader takes for null (`null`, `~`, and the
+// empty string) are quoted, so `[null]` names a job "null" rather than none.
 std::string YamlScalar(std::string_view v) {
-  const bool plain = !v.empty() &&
+  const bool null_word = v.empty() || v == "~" || v == "null" || v == "Null" || v == "NULL";
+  bool printable = true;
+  for (char c : v) printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+  const bool plain = !null_word && printable &&
                      v.find_first_of(":#{}[],&*!|>'\"%@`\\") == std::string_view::npos &&
                      v.front() != ' ' && v.back() != ' ' && v.front() != '-' && v.front() != '?';
   if (plain) return std::string(v);
   std::string out = "\"";
   for (char c : v) {
-    if (c == '"' || c == '\\') out.push_back('\\');
-    out.push_back(c);
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      absl::StrAppend(&out, "\\x", absl::Hex(u, absl::kZeroPad2));
+    } else {
+      out.push_back(c);
+    }
   }
   return out + "\"";
 }

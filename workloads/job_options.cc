@@ -302,6 +302,7 @@ constexpr OptionDef kOptions[] = {
     {"offset_increment", "offset_increment", Scope::kJob, kSize,
      &JobSize<&JobSpec::set_offset_increment, 1, 0>},
     {"io_size", "io_size", Scope::kJob, kSize, &JobSize<&JobSpec::set_io_size, 1, 0>},
+    {"io_limit", "io_size", Scope::kJob, kSize, &JobSize<&JobSpec::set_io_size, 1, 0>},
     {"iodepth", "iodepth", Scope::kJob, "an integer from 1 to 65536",
      &JobUint<&JobSpec::set_iodepth, 1, kMaxIodepth>},
     {"numjobs", "numjobs", Scope::kJob, "an integer from 1 to 4096",
