@@ -269,9 +269,12 @@ std::string YamlScalar(std::string_view v) {
   return out + "\"";
 }
 
-// A device class from a device path: the kernel name without its instance number
-// (/dev/nullb0 → null_blk, /dev/nvme0n1 → nvme, /dev/sda → sd, /dev/loop3 → loop).
+// A device class from fio's filename: for a device, the kernel name without its instance
+// number (/dev/nullb0 → null_blk, /dev/nvme0n1 → nvme, /dev/sda → sd, /dev/loop3 → loop);
+// anything outside /dev is a regular file, class `file` (fio-rand-read, /tmp/testfile:
+// never a class made up from the file's name).
 std::string GuessClass(std::string_view filename) {
+  if (!absl::StartsWith(ToAbsl(filename), "/dev/")) return "file";
   std::string_view base = filename;
   if (size_t slash = base.rfind('/'); slash != std::string_view::npos)
     base = base.substr(slash + 1);

@@ -383,6 +383,19 @@ TEST(FioImportTest, ReservedWordsAreQuotedAndIoLimitIsIoSize) {
   EXPECT_EQ(m.cells[0].job().io_size(), 1u << 30);
 }
 
+// A file outside /dev is class `file`, whatever its name says.
+TEST(FioImportTest, RegularFilesAreClassFileNotTheirName) {
+  for (const char* name : {"fio-rand-read", "/tmp/testfile", "ssd.test.file"}) {
+    absl::StatusOr<FioJobs> jobs =
+        ParseFioJobFile(absl::StrCat("[j]\nfilename=", name, "\nrw=read\nsize=1m\n"), "f.fio");
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    FioImport imported = Import(*jobs);
+    Matrix m = MustParse(imported);
+    ASSERT_EQ(m.cells.size(), 1u) << name;
+    EXPECT_EQ(m.cells[0].target().device_class(), "file") << name;
+  }
+}
+
 TEST(FioImportTest, LooksLikeFioJobFile) {
   EXPECT_TRUE(LooksLikeFioJobFile(kSeed001));
   EXPECT_TRUE(LooksLikeFioJobFile("; comment\n\n[job1]\nrw=read\n"));
