@@ -126,9 +126,11 @@ bool ApplyCgroup(std::string_view s, CellSpec& cell) {
   return true;
 }
 
-// Real classes are free-form labels; a simulated one names its model after "sim:".
+// Real classes are free-form labels; a simulated one names its model after "sim:". The
+// importer's placeholder is not a class: a matrix keeping it would validate and then wait
+// for an agent that offers "CHANGE-ME".
 bool ApplyDeviceClass(std::string_view s, CellSpec& cell) {
-  if (s.empty() || s == "sim:" || !LabelProblem(s).empty()) return false;
+  if (s.empty() || s == "sim:" || s == "CHANGE-ME" || !LabelProblem(s).empty()) return false;
   cell.mutable_target()->set_device_class(std::string(s));
   return true;
 }
@@ -414,7 +416,8 @@ constexpr OptionDef kOptions[] = {
      }},
     // Where a cell may run.
     {"device_class", "device_class", Scope::kTarget,
-     "a device class of up to 128 printable characters (e.g. null_blk, nvme, sim:null_blk)",
+     "a device class of up to 128 printable characters (e.g. null_blk, nvme, sim:null_blk; "
+     "CHANGE-ME is the importer's placeholder for one)",
      &ApplyDeviceClass},
     {"kernel", "kernel", Scope::kTarget, "a kernel release glob (e.g. 6.*) or sim:<profile>",
      &ApplyKernel},
