@@ -196,7 +196,8 @@ FioImport FinishImport(std::string y, const std::string& device_class,
   absl::StrAppend(&y, "\n");
   if (!options.kernel.empty()) absl::StrAppend(&y, "  kernel: ", YamlScalar(options.kernel), "\n");
   AppendTrailer(jobs, concurrent, y, result);
-  if (absl::StatusOr<Matrix> check = ParseMatrix(y, options.source); !check.ok()) {
+  // Positions are in the YAML written, not in the fio input: label them so.
+  if (absl::StatusOr<Matrix> check = ParseMatrix(y, "the matrix above"); !check.ok()) {
     result.problems = std::string(check.status().message());
   }
   result.yaml = std::move(y);

@@ -348,6 +348,8 @@ TEST(FioImportTest, AMatrixThatDoesNotValidateSaysWhy) {
   ASSERT_TRUE(imported.ok());
   EXPECT_THAT(imported->yaml, HasSubstr("# runtime=1x"));
   EXPECT_THAT(imported->problems, HasSubstr("time_based=1 needs a runtime > 0"));
+  // Lines and columns are the YAML's, so the label is not the fio file's name.
+  EXPECT_THAT(imported->problems, HasSubstr("the matrix above:"));
 }
 
 TEST(FioImportTest, BadInputIsAPositionedError) {
