@@ -279,7 +279,7 @@ std::string HttpSecurity::Describe() const {
 }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads,
+    const std::string& listen, const std::map<std::string, HttpHandler>& handlers, int threads,
     const HttpSecurity& security, const HttpLimits& limits) {
   std::unique_ptr<HttpServer> s(new HttpServer(security, limits));
   if (security.tls()) {
@@ -295,7 +295,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   s->port_ = BoundPort(s->listen_fd_);
   const size_t colon = listen.rfind(':');
   s->address_ = absl::StrCat(listen.substr(0, colon), ":", s->port_);
-  for (auto& [path, fn] : handlers) s->Handle(path, std::move(fn));
+  for (const auto& [path, fn] : handlers) s->Handle(path, fn);
   HttpServer* raw = s.get();
   auto reader = RequestReader::Start(s->listen_fd_, s->tls_.get(), limits, [raw](ReadyRequest r) {
     absl::MutexLock lock(&raw->mu_);

@@ -100,8 +100,8 @@ class HttpServer {
   // only run handlers and write responses. Unavailable when the address cannot be bound;
   // FailedPrecondition naming the file when a certificate or key cannot be used.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
-      const std::string& listen, std::map<std::string, HttpHandler> handlers, int threads = 2,
-      const HttpSecurity& security = {}, const HttpLimits& limits = {});
+      const std::string& listen, const std::map<std::string, HttpHandler>& handlers,
+      int threads = 2, const HttpSecurity& security = {}, const HttpLimits& limits = {});
   ~HttpServer();  // stops accepting; requests whose head arrived are answered first
 
   // Adds a handler for `path` while serving (a path must be added only once).
