@@ -31,7 +31,7 @@ std::unique_ptr<ChildProcess> DaemonCluster::StartController(const std::vector<s
       "--listen=" + (tcp_port > 0 ? "127.0.0.1:" + std::to_string(tcp_port) : ""),
       "--metrics_listen=", "--socket=" + socket_, "--db=" + db()};
   // Agents behind the chaos proxy dial loopback TCP: plain text there needs --insecure.
-  if (tcp_port > 0) argv.push_back("--insecure");
+  if (tcp_port > 0) argv.emplace_back("--insecure");
   argv.insert(argv.end(), flags.begin(), flags.end());
   auto p =
       std::make_unique<ChildProcess>(argv, dir_.File("controller.log"), ChildProcess::Log::kStderr);

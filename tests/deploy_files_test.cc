@@ -145,7 +145,7 @@ TEST(GrafanaProvisioningTest, DashboardProviderPointsAtTheComposeMount) {
   yaml::Node grafana = LoadYamlFile(kSource + "/deploy/docker-compose.yml")["services"]["grafana"];
   bool mounted = false;
   for (const yaml::Node& v : grafana["volumes"].items()) {
-    const std::string s = v.Scalar();
+    const std::string& s = v.Scalar();
     if (s.rfind("../dashboards:" + path, 0) == 0) mounted = true;
   }
   EXPECT_TRUE(mounted) << "dashboards/ is not mounted at the provider path " << path;
@@ -163,7 +163,7 @@ TEST(DockerComposeTest, EveryMountedPathExistsAndServicesMatchTheDatasources) {
   std::map<std::string, std::string> mounts;  // container path -> host path (relative ones)
   for (const auto& svc : services.entries()) {
     for (const yaml::Node& v : svc.second["volumes"].items()) {
-      const std::string spec = v.Scalar();
+      const std::string& spec = v.Scalar();
       const size_t colon = spec.find(':');
       ASSERT_NE(colon, std::string::npos) << spec;
       const std::string src = spec.substr(0, colon);

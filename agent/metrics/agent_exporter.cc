@@ -142,7 +142,7 @@ absl::StatusOr<std::unique_ptr<AgentExporter>> AgentExporter::Start(
   handlers["/metrics"] = [raw](const HttpRequest&) {
     return HttpResponse{200, kPrometheusContentType, raw->Scrape()};
   };
-  auto http = HttpServer::Start(options.listen, std::move(handlers), 1, security);
+  auto http = HttpServer::Start(options.listen, handlers, 1, security);
   if (!http.ok()) {
     return absl::UnavailableError(absl::StrCat("agent metrics: ", http.status().message()));
   }

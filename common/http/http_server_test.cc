@@ -12,6 +12,7 @@
 #include <iostream>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "common/http/gzip.h"
 #include "common/http/http_get.h"
 #include "common/testing/lab_pki.h"
@@ -28,13 +29,13 @@ std::unique_ptr<HttpServer> StartEcho() {
   std::map<std::string, HttpHandler> handlers;
   handlers["/echo"] = [](const HttpRequest& req) {
     std::string body;
-    for (const auto& [k, v] : req.params) body += k + "=" + v + ";";
+    for (const auto& [k, v] : req.params) absl::StrAppend(&body, k, "=", v, ";");
     return HttpResponse{200, "application/json", body};
   };
   handlers["/fail"] = [](const HttpRequest&) {
     return HttpResponse{400, "text/plain", "bad experiment\n"};
   };
-  auto s = HttpServer::Start("127.0.0.1:0", std::move(handlers));
+  auto s = HttpServer::Start("127.0.0.1:0", handlers);
   EXPECT_TRUE(s.ok()) << s.status();
   return s.ok() ? std::move(*s) : nullptr;
 }
@@ -93,13 +94,14 @@ TEST(HttpServerTest, MultiMegabyteBodiesArriveWholeToManyClientsPlainAndGzip) {
   handlers["/big"] = [&big](const HttpRequest&) {
     return HttpResponse{200, kPrometheusContentType, big};
   };
-  auto server = HttpServer::Start("127.0.0.1:0", std::move(handlers));
+  auto server = HttpServer::Start("127.0.0.1:0", handlers);
   ASSERT_TRUE(server.ok()) << server.status();
   const int port = (*server)->port();
   constexpr int kClients = 4;
   constexpr int kFetchesPerClient = 6;
   std::vector<std::string> failures(kClients);
   std::vector<std::thread> clients;
+  clients.reserve(kClients);
   for (int c = 0; c < kClients; ++c) {
     clients.emplace_back([&, c] {
       for (int i = 0; i < kFetchesPerClient; ++i) {
@@ -280,6 +282,7 @@ TEST(HttpSlowPeersTest, ConnectionsBeyondThePeerAndTotalCapsAreClosedAtOnce) {
   ASSERT_TRUE(started.ok()) << started.status();
   HttpServer& server = **started;
   std::vector<int> held;
+  held.reserve(5);
   for (int i = 0; i < 3; ++i) held.push_back(ConnectFrom("127.0.0.2", server.port()));
   ASSERT_TRUE(Eventually([&] { return server.stats().open == 3; }));
 

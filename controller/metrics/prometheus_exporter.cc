@@ -143,7 +143,7 @@ absl::StatusOr<std::unique_ptr<PrometheusExporter>> PrometheusExporter::Start(
     return HttpResponse{200, "application/json", raw->AgentTargets()};
   };
   // Two threads: a scrape every few seconds, discovery and the results API beside it.
-  auto http = HttpServer::Start(options.listen, std::move(handlers), 2, options.security);
+  auto http = HttpServer::Start(options.listen, handlers, 2, options.security);
   if (!http.ok()) {
     return absl::UnavailableError(absl::StrCat("metrics: ", http.status().message()));
   }

@@ -77,7 +77,7 @@ absl::Status CheckOwnership(Db& db) {
   }
   std::vector<std::string> missing;
   for (const char* table : StoreTables()) {
-    if (std::find(names->begin(), names->end(), table) == names->end()) missing.push_back(table);
+    if (std::find(names->begin(), names->end(), table) == names->end()) missing.emplace_back(table);
   }
   // Every table of blkbench's first schema: a store written before application_id was
   // set. ApplyMigrations sets the id.
