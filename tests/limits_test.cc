@@ -35,8 +35,12 @@ class LimitsTest : public testing::ClusterTest {
  protected:
   LimitsTest() : ClusterTest("limits_test") {}
   void SetUp() override {}  // each test starts the controller it needs
+  // The server's ticker reads the clock it was started on: stop it while that clock
+  // (fake_, a member of this class, not of the base) still exists.
+  void TearDown() override { server_.reset(); }
 
-  // Starts server_ with `limits` on `clock` (the fixture's SystemClock by default).
+  // Starts server_ with `limits` on `clock` (the fixture's SystemClock by default); a
+  // clock passed here must outlive the test body (use fake_).
   void Start(const ServiceLimits& limits, Clock* clock = nullptr,
              std::function<std::unique_ptr<Store>(std::unique_ptr<Store>)> wrap = nullptr) {
     ServerOptions opts = ServerDefaults();
@@ -65,6 +69,7 @@ class LimitsTest : public testing::ClusterTest {
     w.admitted = w.reader->Read(&ev);
     return w;
   }
+  FakeClock fake_;  // moves only when a test says
 };
 
 TEST_F(LimitsTest, StreamsBeyondTheCapsAreRefusedUntilOneCloses) {
@@ -256,7 +261,6 @@ class DeadlineTest : public LimitsTest {
     caller.join();
     return status;
   }
-  FakeClock fake_;
   BlockingStore* store_ = nullptr;
 };
 
@@ -303,11 +307,11 @@ TEST_F(DeadlineTest, TheCallersShorterDeadlineIsTheServers) {
 }
 
 TEST_F(LimitsTest, AnAgentOutrunningItsMessageRateIsCutOff) {
-  FakeClock fake;  // no time passes: the bucket never refills
+  // fake_ never moves here: the bucket never refills.
   ServiceLimits limits;
   limits.agent_messages_per_s = 10;
   limits.agent_message_burst = 5;
-  ASSERT_NO_FATAL_FAILURE(Start(limits, &fake));
+  ASSERT_NO_FATAL_FAILURE(Start(limits, &fake_));
   RawAgent agent(ControllerAddress(), 0);
   ASSERT_TRUE(agent.Register("fast").ok());  // message 1
   for (uint64_t seq = 1; seq <= 10; ++seq) {
