@@ -22,6 +22,7 @@ namespace {
 // dead, which the read deadline then reports.
 constexpr absl::Duration kWriteTimeout = absl::Seconds(10);
 constexpr size_t kQemuLogTail = 2048;
+constexpr absl::Duration kExitGrace = absl::Seconds(2);
 
 absl::StatusOr<int> Listen(const std::string& path) {
   sockaddr_un addr{};
@@ -145,7 +146,10 @@ absl::Status Guest::Start(absl::Duration boot_timeout) {
 absl::Status Guest::Die(const absl::Status& cause, absl::string_view what) {
   std::string how = "killed";
   if (qemu_ != nullptr) {
-    if (absl::StatusOr<int> st = qemu_->Wait(MonotonicNow()); st.ok()) {
+    // A closed channel usually means qemu is exiting: give it a moment to be reaped so
+    // the error says how it ended.
+    const absl::Duration grace = absl::IsUnavailable(cause) ? kExitGrace : absl::ZeroDuration();
+    if (absl::StatusOr<int> st = qemu_->Wait(MonotonicNow() + grace); st.ok()) {
       how = absl::StrCat("qemu had exited: ", DescribeWaitStatus(*st));
     } else {
       qemu_->Kill();

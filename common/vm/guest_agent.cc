@@ -63,25 +63,13 @@ int OpenUeventSocket() {
   return fd;
 }
 
-// Loads the disks' drivers and waits until `want` disks exist. "" or what went wrong.
-std::string PrepareDisks(const GuestBootArgs& args) {
-  int uevents = OpenUeventSocket();
-  std::string error;
-  if (!args.load.empty()) {
-    std::vector<std::string> argv = {"modprobe", "-a"};
-    argv.insert(argv.end(), args.load.begin(), args.load.end());
-    absl::StatusOr<std::string> out = RunChecked(argv);
-    if (!out.ok()) error = std::string(out.status().message());
-  }
-  const absl::Time deadline = MonotonicNow() + args.disk_wait;
-  while (error.empty() && static_cast<int>(DiskBlockDevices().size()) < args.disks) {
+// Waits until `ready` returns true, re-checking after each uevent on `uevents`, until
+// `deadline`. Returns whether it became true.
+template <typename Ready>
+bool WaitForUevents(int uevents, absl::Time deadline, Ready ready) {
+  while (!ready()) {
     int ms = PollTimeoutMs(deadline);
-    if (ms == 0) {
-      error = absl::StrCat("only ", DiskBlockDevices().size(), " of ", args.disks,
-                           " disks appeared within ", absl::FormatDuration(args.disk_wait),
-                           " (/sys/block: ", absl::StrJoin(ListDir("/sys/block"), " "), ")");
-      break;
-    }
+    if (ms == 0) return false;
     pollfd pfd{uevents, POLLIN, 0};
     // Without a uevent socket, re-check every 100 ms: a bounded fallback, not the rule.
     poll(&pfd, uevents >= 0 ? 1 : 0, uevents >= 0 ? ms : std::min(ms, 100));
@@ -89,8 +77,24 @@ std::string PrepareDisks(const GuestBootArgs& args) {
     while (uevents >= 0 && recv(uevents, buf, sizeof(buf), 0) > 0) {
     }
   }
-  if (uevents >= 0) close(uevents);
-  return error;
+  return true;
+}
+
+// Loads the disks' drivers and waits until the disks exist. "" or what went wrong.
+std::string PrepareDisks(const GuestBootArgs& args, int uevents, absl::Time deadline) {
+  if (!args.load.empty()) {
+    std::vector<std::string> argv = {"modprobe", "-a"};
+    argv.insert(argv.end(), args.load.begin(), args.load.end());
+    absl::StatusOr<std::string> out = RunChecked(argv);
+    if (!out.ok()) return std::string(out.status().message());
+  }
+  if (!WaitForUevents(uevents, deadline,
+                      [&] { return static_cast<int>(DiskBlockDevices().size()) >= args.disks; })) {
+    return absl::StrCat("only ", DiskBlockDevices().size(), " of ", args.disks,
+                        " disks appeared within ", absl::FormatDuration(args.disk_wait),
+                        " (/sys/block: ", absl::StrJoin(ListDir("/sys/block"), " "), ")");
+  }
+  return "";
 }
 
 absl::Status Send(int port, const v1::VmEvent& event) {
@@ -191,10 +195,12 @@ absl::StatusOr<std::string> FindVirtioPort(absl::string_view name) {
   const std::string base = "/sys/class/virtio-ports";
   std::vector<std::string> seen;
   for (const std::string& port : ListDir(base)) {
+    // sysfs attributes report a size of one page whatever they hold.
     absl::StatusOr<std::string> n =
-        ReadBoundedRegularFile(absl::StrCat(base, "/", port, "/name"), 256, "virtio port name");
+        ReadBoundedRegularFile(absl::StrCat(base, "/", port, "/name"), 4096, "virtio port name");
     absl::string_view got = n.ok() ? absl::StripTrailingAsciiWhitespace(*n) : "";
     if (got == name) return "/dev/" + port;
+    if (!n.ok()) got = n.status().message();
     seen.push_back(absl::StrCat(port, "=", got));
   }
   return absl::NotFoundError(
@@ -217,7 +223,15 @@ int RunGuestAgent() {
   absl::StatusOr<std::string> cmdline =
       ReadBoundedRegularFile("/proc/cmdline", 64 << 10, "kernel command line");
   GuestBootArgs args = ParseGuestCmdline(cmdline.ok() ? *cmdline : "");
+  // virtio_console names a port from a control message after the port appears, and
+  // announces the name with a "change" uevent.
+  int uevents = OpenUeventSocket();
+  const absl::Time deadline = MonotonicNow() + args.disk_wait;
   absl::StatusOr<std::string> port_path = FindVirtioPort(kChannelPort);
+  WaitForUevents(uevents, deadline, [&] {
+    port_path = FindVirtioPort(kChannelPort);
+    return port_path.ok();
+  });
   if (!port_path.ok()) {
     std::fprintf(stderr, "blkbench-vm-guest: %s\n", port_path.status().ToString().c_str());
     return 1;
@@ -231,7 +245,8 @@ int RunGuestAgent() {
   utsname u{};
   uname(&u);
   hello.mutable_hello()->set_release(u.release);
-  hello.mutable_hello()->set_error(PrepareDisks(args));
+  hello.mutable_hello()->set_error(PrepareDisks(args, uevents, deadline));
+  if (uevents >= 0) close(uevents);
   for (const std::string& d : DiskBlockDevices()) hello.mutable_hello()->add_block_devices(d);
   if (absl::Status s = Send(port, hello); !s.ok()) {
     std::fprintf(stderr, "blkbench-vm-guest: hello: %s\n", s.ToString().c_str());

@@ -17,6 +17,7 @@ namespace blkbench::vm {
 struct GuestBootArgs {
   std::vector<std::string> load;  // modules to modprobe before hello
   int disks = 0;                  // block devices (with a device behind them) to wait for
+  // How long to wait for the channel port and the disks, together.
   absl::Duration disk_wait = absl::Seconds(60);
 };
 // Parses /proc/cmdline's text. Unknown words are ignored.

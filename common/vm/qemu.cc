@@ -198,7 +198,12 @@ std::vector<std::string> QemuArgv(const VmConfig& c, Accel resolved, const VmFil
       absl::StrCat("socket,id=chan0,path=", OptValue(files.socket)),
       "-device",
       absl::StrCat("virtserialport,bus=vser0.0,chardev=chan0,name=", kChannelPort)};
-  bool have_scsi = false;
+  // One virtio-scsi controller carries every HDD.
+  if (std::any_of(c.disks.begin(), c.disks.end(),
+                  [](const VmDisk& d) { return d.kind == VmDisk::Kind::kHdd; })) {
+    argv.push_back("-device");
+    argv.push_back("virtio-scsi-pci,id=scsi0");
+  }
   for (size_t i = 0; i < c.disks.size(); ++i) {
     const VmDisk& d = c.disks[i];
     const std::string id = absl::StrCat("disk", i);
@@ -211,11 +216,6 @@ std::vector<std::string> QemuArgv(const VmConfig& c, Accel resolved, const VmFil
                                     d.queues > 0 ? absl::StrCat(",max_ioqpairs=", d.queues) : ""));
         break;
       case VmDisk::Kind::kHdd:
-        if (!have_scsi) {
-          argv.back() = "virtio-scsi-pci,id=scsi0";
-          argv.push_back("-device");
-          have_scsi = true;
-        }
         argv.push_back(absl::StrCat("scsi-hd,drive=", id,
                                     ",bus=scsi0.0,rotation_rate=7200,serial=", SerialOf(d, i)));
         break;

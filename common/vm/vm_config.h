@@ -44,7 +44,8 @@ struct VmConfig {
   std::string work_parent = "/tmp";
   // Appended to the kernel command line (space-separated words, no quotes).
   std::vector<std::string> extra_cmdline;
-  // How long the guest program waits for the disks to appear before it says hello.
+  // How long the guest program waits for its devices (the channel port, then the disks)
+  // before it gives up (and says so on the console or in its hello).
   absl::Duration disk_wait = absl::Seconds(60);
   // How much longer than a command's timeout the host waits for the guest to report the
   // kill before it declares the guest dead and kills qemu.

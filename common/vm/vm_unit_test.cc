@@ -171,6 +171,13 @@ TEST(QemuTest, CommandLine) {
               HasSubstr("scsi-hd,drive=disk1,bus=scsi0.0,rotation_rate=7200,serial=blkbench1"));
   EXPECT_THAT(all, HasSubstr("virtio-blk-pci,drive=disk2,num-queues=2"));
   EXPECT_EQ(std::count(argv.begin(), argv.end(), "virtio-scsi-pci,id=scsi0"), 1);
+  // Every option word is followed by its value: no value stands alone.
+  for (size_t i = 1; i < argv.size(); ++i) {
+    EXPECT_EQ(argv[i][0] == '-', argv[i - 1][0] != '-' || argv[i - 1] == "-nodefaults" ||
+                                     argv[i - 1] == "-no-user-config" ||
+                                     argv[i - 1] == "-no-reboot")
+        << i << ": " << argv[i];
+  }
   EXPECT_THAT(all, HasSubstr("blkbench.load=nvme,virtio_scsi,sd_mod,virtio_blk"));
   EXPECT_THAT(all, HasSubstr("blkbench.disks=4"));
   EXPECT_THAT(all, HasSubstr("blkbench.modules_dir=/cache/lib/modules/6.12.0"));
