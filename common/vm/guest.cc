@@ -127,11 +127,14 @@ absl::Status Guest::Start(absl::Duration boot_timeout) {
   reader_ = std::make_unique<FrameReader>(conn_fd_);
   v1::VmEvent event;
   if (absl::Status s = reader_->Read(event, deadline, qemu_->pidfd()); !s.ok()) {
-    return Die(absl::IsDeadlineExceeded(s)
-                   ? absl::DeadlineExceededError(absl::StrCat("the guest did not say hello within ",
-                                                              absl::FormatDuration(boot_timeout)))
-                   : s,
-               "boot");
+    if (absl::IsDeadlineExceeded(s)) {
+      s = absl::DeadlineExceededError(
+          absl::StrCat("the guest did not say hello within ", absl::FormatDuration(boot_timeout)));
+    } else if (absl::IsUnavailable(s)) {
+      s = absl::UnavailableError(
+          absl::StrCat("the guest stopped before its hello (", s.message(), ")"));
+    }
+    return Die(s, "boot");
   }
   if (!event.has_hello()) return Die(absl::DataLossError("first message is not a hello"), "boot");
   if (!event.hello().error().empty()) {

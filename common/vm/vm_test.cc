@@ -192,12 +192,31 @@ TEST_F(VmTest, BadGuestProgramFailsBootQuicklyWithConsoleTail) {
   absl::StatusOr<std::unique_ptr<Guest>> g = Guest::Boot(c, kBootTimeout);
   const absl::Duration took = MonotonicNow() - start;
   ASSERT_FALSE(g.ok());
-  std::cout << "[vm] failed boot reported after " << absl::FormatDuration(took) << "\n";
+  std::cout << "[vm] failed boot reported after " << absl::FormatDuration(took) << ":\n"
+            << g.status().message() << "\n";
   EXPECT_TRUE(absl::IsUnavailable(g.status())) << g.status();
   EXPECT_LT(took, kBootTimeout / 2);  // qemu exits when init fails: no waiting for a timeout
   EXPECT_THAT(g.status().message(), HasSubstr("console tail"));
   EXPECT_THAT(g.status().message(), HasSubstr("blkbench-init: FAILED: guest program"));
   EXPECT_THAT(g.status().message(), HasSubstr("/nonexistent/blkbench-vm-guest"));
+}
+
+TEST_F(VmTest, GuestThatNeverSaysHelloFailsAtTheBootTimeout) {
+  VmConfig c = ConfigFor("linux-image-6.12*");
+  ASSERT_FALSE(c.initramfs.empty());
+  // The guest program waits for disks that never come (the last blkbench.disks= wins).
+  c.extra_cmdline = {"blkbench.disks=9"};
+  c.disk_wait = absl::Hours(1);
+  const absl::Duration boot_timeout = absl::Seconds(20);
+  const absl::Time start = MonotonicNow();
+  absl::StatusOr<std::unique_ptr<Guest>> g = Guest::Boot(c, boot_timeout);
+  const absl::Duration took = MonotonicNow() - start;
+  ASSERT_FALSE(g.ok());
+  EXPECT_TRUE(absl::IsDeadlineExceeded(g.status())) << g.status();
+  EXPECT_GE(took, boot_timeout);
+  EXPECT_LT(took, boot_timeout + absl::Seconds(5));
+  EXPECT_THAT(g.status().message(), HasSubstr("did not say hello within 20s"));
+  EXPECT_THAT(g.status().message(), HasSubstr("blkbench-init: starting"));  // the console tail
 }
 
 TEST_F(VmTest, Debian61BootsAndASilentGuestIsKilled) {
