@@ -66,9 +66,10 @@ class Guest {
 
   // Runs a command in the guest and returns how it ended (a non-zero exit is a result,
   // not an error). Errors: DeadlineExceeded when the command outlived its timeout (the
-  // guest killed it; the VM stays usable); when the guest says nothing for timeout +
-  // VmConfig::run_grace, or qemu exits, the guest is dead: qemu is killed and the error
-  // (DeadlineExceeded / Unavailable) carries the console tail; later calls fail with
+  // guest killed it; the VM stays usable); FailedPrecondition naming argv[0] when the
+  // guest could not start it; InvalidArgument for an empty argv or timeout; when the guest says
+  // nothing for timeout + VmConfig::run_grace, or qemu exits, the guest is dead: qemu is killed and
+  // the error (DeadlineExceeded / Unavailable) carries the console tail; later calls fail with
   // FailedPrecondition.
   absl::StatusOr<GuestRunResult> Run(const GuestRunRequest& request);
   absl::StatusOr<GuestRunResult> Run(const std::vector<std::string>& argv, absl::Duration timeout);

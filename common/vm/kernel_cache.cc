@@ -73,7 +73,7 @@ absl::Status Unpack(const std::string& cache_dir, const std::string& package,
                     const std::string& release, const std::string& dest) {
   absl::StatusOr<std::string> tmp = MakeTempDir(cache_dir, ".unpack-");
   if (!tmp.ok()) return tmp.status();
-  auto cleanup = [&](absl::Status s) {
+  auto cleanup = [&](const absl::Status& s) {
     absl::Status removed = RemoveTree(*tmp);
     return s.ok() ? removed : s;
   };

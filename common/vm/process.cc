@@ -4,13 +4,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <ctime>
 
@@ -43,6 +43,7 @@ std::vector<std::string> MergedEnv(const std::vector<std::string>& extra) {
 
 std::vector<char*> CStrings(std::vector<std::string>& v) {
   std::vector<char*> out;
+  out.reserve(v.size() + 1);
   for (std::string& s : v) out.push_back(s.data());
   out.push_back(nullptr);
   return out;

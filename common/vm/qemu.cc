@@ -115,7 +115,7 @@ absl::Status ValidateVmConfig(const VmConfig& c) {
 std::vector<std::string> DiskModules(const VmConfig& config) {
   std::vector<std::string> out;
   auto add = [&](const char* m) {
-    if (std::find(out.begin(), out.end(), m) == out.end()) out.push_back(m);
+    if (std::find(out.begin(), out.end(), m) == out.end()) out.emplace_back(m);
   };
   for (const VmDisk& d : config.disks) {
     switch (d.kind) {
@@ -201,15 +201,15 @@ std::vector<std::string> QemuArgv(const VmConfig& c, Accel resolved, const VmFil
   // One virtio-scsi controller carries every HDD.
   if (std::any_of(c.disks.begin(), c.disks.end(),
                   [](const VmDisk& d) { return d.kind == VmDisk::Kind::kHdd; })) {
-    argv.push_back("-device");
-    argv.push_back("virtio-scsi-pci,id=scsi0");
+    argv.emplace_back("-device");
+    argv.emplace_back("virtio-scsi-pci,id=scsi0");
   }
   for (size_t i = 0; i < c.disks.size(); ++i) {
     const VmDisk& d = c.disks[i];
     const std::string id = absl::StrCat("disk", i);
-    argv.push_back("-drive");
+    argv.emplace_back("-drive");
     argv.push_back(absl::StrCat("file=", OptValue(files.disks[i]), ",if=none,format=raw,id=", id));
-    argv.push_back("-device");
+    argv.emplace_back("-device");
     switch (d.kind) {
       case VmDisk::Kind::kNvme:
         argv.push_back(absl::StrCat("nvme,drive=", id, ",serial=", SerialOf(d, i),

@@ -3,11 +3,11 @@
 // null_blk through configfs, fio, timeouts, a guest that fails at boot and one that goes
 // silent. Needs root, qemu and the Debian mirrors (or a warm cache); skipped only when
 // qemu is absent. ctest label: vm.
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -135,7 +135,7 @@ TEST_F(VmTest, Debian612WithNvmeHddVirtioNullBlkFioAndTimeouts) {
                                                         {"size", "1024"},
                                                         {"power", "1"}}) {
     GuestRunRequest w;
-    w.argv = {"sh", "-c", "echo \"$1\" > \"$2\"", "sh", value, nullb + "/" + attr};
+    w.argv = {"sh", "-c", "echo \"$1\" > \"$2\"", "sh", value, absl::StrCat(nullb, "/", attr)};
     absl::StatusOr<GuestRunResult> r = g.Run(w);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->exit_code, 0) << attr << ": " << r->output;

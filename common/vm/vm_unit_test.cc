@@ -1,6 +1,8 @@
 // Unit tests of common/vm that need no qemu, network or root: spec parsing, package
 // choice, module order, cpio bytes, qemu's command line, processes and the channel.
+#include <poll.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -250,6 +252,41 @@ TEST(ChannelTest, FramesRoundTripAndFailClearly) {
   FrameReader eof(sv[1]);
   EXPECT_TRUE(absl::IsUnavailable(eof.Read(none, deadline)));
   close(sv[1]);
+}
+
+TEST(FilesTest, FileLockExcludesAnotherProcess) {
+  char dir_tmpl[] = "/tmp/vm_unit_XXXXXX";
+  ASSERT_NE(mkdtemp(dir_tmpl), nullptr);
+  const std::string lock_path = std::string(dir_tmpl) + "/.lock";
+  int go[2], got[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(got), 0);
+  // Forked before this process opens the lock file, so the child inherits no lock fd.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(2);
+    absl::StatusOr<FileLock> lock = FileLock::Acquire(lock_path);  // blocks until released
+    _exit(lock.ok() && write(got[1], "x", 1) == 1 ? 0 : 1);
+  }
+  close(go[0]);
+  close(got[1]);
+  {
+    absl::StatusOr<FileLock> lock = FileLock::Acquire(lock_path);
+    ASSERT_TRUE(lock.ok()) << lock.status();
+    ASSERT_EQ(write(go[1], "g", 1), 1);
+    pollfd pfd{got[0], POLLIN, 0};
+    EXPECT_EQ(poll(&pfd, 1, 300), 0) << "the child took a lock this process holds";
+  }
+  pollfd pfd{got[0], POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 10000), 1) << "the child never got the released lock";
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  close(go[1]);
+  close(got[0]);
+  EXPECT_TRUE(RemoveTree(dir_tmpl).ok());
 }
 
 }  // namespace
