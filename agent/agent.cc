@@ -623,6 +623,15 @@ void Agent::Stop() {
   if (ctx_ != nullptr) ctx_->TryCancel();
 }
 
+Agent::DebugSizes Agent::Sizes() {
+  absl::MutexLock lock(&mu_);
+  return DebugSizes{.runs = runs_.size(),
+                    .retired = retired_.size(),
+                    .unanswered_heartbeats = heartbeat_sent_ms_.size(),
+                    .outbox = outbox_.size(),
+                    .device_writers = device_writer_.size()};
+}
+
 size_t Agent::ActiveRuns() {
   absl::MutexLock lock(&mu_);
   return runs_.size();
