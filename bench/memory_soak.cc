@@ -101,19 +101,20 @@ int main(int argc, char** argv) {
   const int batch = absl::GetFlag(FLAGS_batch);
   const int every = absl::GetFlag(FLAGS_every);
   if (absl::GetFlag(FLAGS_controller).empty() || batch <= 0 || every <= 0 || every % batch != 0) {
-    std::fprintf(stderr, "usage: memory_soak --controller ADDR --controller_pid P --agent_pid P "
-                         "[--runs N] [--every K] [--batch B] (K a multiple of B)\n");
+    std::fprintf(stderr,
+                 "usage: memory_soak --controller ADDR --controller_pid P --agent_pid P "
+                 "[--runs N] [--every K] [--batch B] (K a multiple of B)\n");
     return 2;
   }
-  auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_controller),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel(absl::GetFlag(FLAGS_controller), grpc::InsecureChannelCredentials());
   auto stub = ControllerService::NewStub(channel);
   std::ostringstream table;
   const int cpid = absl::GetFlag(FLAGS_controller_pid);
   const int apid = absl::GetFlag(FLAGS_agent_pid);
   auto row = [&](int runs, double seconds) {
-    const std::string line = absl::StrFormat("| %d | %.0f | %ld | %ld |\n", runs, seconds,
-                                             RssKib(cpid), RssKib(apid));
+    const std::string line =
+        absl::StrFormat("| %d | %.0f | %ld | %ld |\n", runs, seconds, RssKib(cpid), RssKib(apid));
     std::fputs(line.c_str(), stderr);  // progress as it comes
     table << line;
   };
