@@ -8,6 +8,7 @@
 #include "agent/cell/sim_device.h"
 #include "agent/device/host_facts.h"
 #include "common/log/log.h"
+#include "common/metrics/free_memory.h"
 #include "common/tls/credentials.h"
 #include "common/tls/transport.h"
 
@@ -543,6 +544,8 @@ void Agent::Heartbeats(uint64_t session) {
     if (!SendHeartbeat()) return;
     ResendDue();
     ReapRetired();
+    // Finished runs' state freed since the last beat goes back to the kernel.
+    ReturnFreeMemoryToSystem();
   }
 }
 
