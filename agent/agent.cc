@@ -8,6 +8,7 @@
 #include "agent/cell/sim_device.h"
 #include "agent/device/host_facts.h"
 #include "common/log/log.h"
+#include "common/metrics/free_memory.h"
 #include "common/tls/credentials.h"
 #include "common/tls/transport.h"
 
@@ -543,6 +544,8 @@ void Agent::Heartbeats(uint64_t session) {
     if (!SendHeartbeat()) return;
     ResendDue();
     ReapRetired();
+    // Finished runs' state freed since the last beat goes back to the kernel.
+    ReturnFreeMemoryToSystem();
   }
 }
 
@@ -621,6 +624,15 @@ void Agent::Stop() {
   }
   absl::MutexLock lock(&mu_);
   if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+Agent::DebugSizes Agent::Sizes() {
+  absl::MutexLock lock(&mu_);
+  return DebugSizes{.runs = runs_.size(),
+                    .retired = retired_.size(),
+                    .unanswered_heartbeats = heartbeat_sent_ms_.size(),
+                    .outbox = outbox_.size(),
+                    .device_writers = device_writer_.size()};
 }
 
 size_t Agent::ActiveRuns() {

@@ -66,6 +66,18 @@ class Agent {
   bool Connected();
   // For tests: blocks until Connected() == want or the timeout passes.
   bool WaitConnected(bool want, absl::Duration timeout);
+  // What the agent holds in memory, entry counts per structure: once every run's result
+  // is acknowledged and its thread joined, each is back to zero but `device_writers`
+  // (one per device ever run on, bounded by the allowlist). For tests and the memory soak.
+  struct DebugSizes {
+    size_t runs = 0;
+    size_t retired = 0;
+    size_t unanswered_heartbeats = 0;
+    size_t outbox = 0;
+    size_t device_writers = 0;
+    bool operator==(const DebugSizes&) const = default;
+  };
+  DebugSizes Sizes() ABSL_LOCKS_EXCLUDED(mu_);
   // Streams opened to the controller so far (a reconnect opens one more).
   uint64_t Sessions() ABSL_LOCKS_EXCLUDED(mu_);
   // The fraction of the lease TTL the agent keeps as margin: it stops writing a run at

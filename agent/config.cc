@@ -127,6 +127,14 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
         continue;
       }
       cfg.metrics_grace_ms = ms;
+    } else if (key == "metrics_max_finished_runs") {
+      uint64_t n = 0;
+      if (!v.IsScalar() || !absl::SimpleAtoi(v.Scalar(), &n)) {
+        errors.push_back(absl::StrCat(Where(file_name, v),
+                                      ": 'metrics_max_finished_runs': expected a count >= 0"));
+        continue;
+      }
+      cfg.metrics_max_finished_runs = n;
     } else if (key == "metrics_tls") {
       boolean(v, key, &cfg.metrics_tls);
     } else if (key == "metrics_client_certs") {
@@ -219,7 +227,8 @@ absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
       errors.push_back(absl::StrCat(
           Where(file_name, key_node), ": unknown key '", key,
           "' (expected controller, agent_id, tls_dir, insecure, state_dir, cgroup_parent, "
-          "devices, sim_devices, null_blk, metrics_listen, metrics_grace_ms, metrics_tls, "
+          "devices, sim_devices, null_blk, metrics_listen, metrics_grace_ms, "
+          "metrics_max_finished_runs, metrics_tls, "
           "metrics_client_certs, metrics_token_file, metrics_insecure)"));
     }
   }

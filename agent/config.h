@@ -68,6 +68,8 @@ struct AgentConfig {
   bool metrics_insecure = false;
   // A finished run's series stay on /metrics this long, then are dropped.
   int64_t metrics_grace_ms = 5 * 60'000;
+  // ... and at most this many finished runs keep theirs (the oldest go first).
+  uint64_t metrics_max_finished_runs = 256;
   // Problems that do not stop the agent, found by ParseAgentConfig ("agent.yaml:5:5:
   // devices[0]: ..."); the daemon logs each at start (event allowlist_kernel_name).
   std::vector<std::string> warnings;

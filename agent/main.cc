@@ -90,8 +90,10 @@ int main(int argc, char** argv) {
   blkbench::SystemClock clock;
   // Metrics are secondary to running benchmarks: a taken port is a loud warning, not a
   // refusal to serve (the agent then reports no metrics address and is not discovered).
-  blkbench::AgentExporterOptions metrics{.listen = config->metrics_listen,
-                                         .finished_grace_ms = config->metrics_grace_ms};
+  blkbench::AgentExporterOptions metrics{
+      .listen = config->metrics_listen,
+      .finished_grace_ms = config->metrics_grace_ms,
+      .max_finished_runs = static_cast<size_t>(config->metrics_max_finished_runs)};
   auto security = blkbench::HttpSecurityFromFlags({
       .listen = config->metrics_listen,
       .tls_dir = config->tls_dir,

@@ -371,4 +371,19 @@ void Controller::Flush(Outbox& out) {
   out.clear();
 }
 
+Controller::DebugSizes Controller::Sizes() {
+  absl::MutexLock lock(&mu_);
+  DebugSizes d;
+  d.agents = agents_.size();
+  d.leases = leases_.size();
+  d.stored_samples = stored_.size();
+  d.cells = cells_.size();
+  d.canceled = canceled_.size();
+  d.fenced_losses = fenced_losses_.size();
+  d.unsynced_experiments = unsynced_experiments_.size();
+  d.unqueued_experiments = unqueued_experiments_.size();
+  d.queued_runs = queue_.size();
+  return d;
+}
+
 }  // namespace blkbench

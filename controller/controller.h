@@ -138,6 +138,24 @@ class Controller {
   // The agent's stream ended. Its leases stay until they expire.
   void OnDisconnect(const std::string& agent_id, const AgentLink* link);
 
+  // What the controller holds in memory, entry counts per structure. After every run
+  // ended and its experiment is stored as ended, each per-run and per-experiment count is
+  // back to zero; `agents` counts agents ever registered in this process (bounded by the
+  // fleet, not by runs). For tests and the memory soak (bench/memory_soak.sh).
+  struct DebugSizes {
+    size_t agents = 0;
+    size_t leases = 0;          // active runs
+    size_t stored_samples = 0;  // runs with sample bookkeeping
+    size_t cells = 0;           // experiments with cached cells
+    size_t canceled = 0;
+    size_t fenced_losses = 0;
+    size_t unsynced_experiments = 0;
+    size_t unqueued_experiments = 0;
+    size_t queued_runs = 0;
+    bool operator==(const DebugSizes&) const = default;
+  };
+  DebugSizes Sizes();
+
   // Expires leases whose agent has been silent for the TTL, re-queues their runs, re-sends
   // assignments not confirmed within two heartbeat intervals, retries state writes that
   // failed, and places queued runs. Called periodically by the server (and by tests).

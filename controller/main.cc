@@ -77,6 +77,9 @@ ABSL_FLAG(std::string, metrics_token_file, "",
           "this file (mode 0600)");
 ABSL_FLAG(int64_t, metrics_grace_ms, 300000,
           "keep a finished run's counters this long before dropping its series");
+ABSL_FLAG(uint64_t, metrics_max_finished_runs, 1000,
+          "keep the series of at most this many finished runs; past it the oldest go before "
+          "their grace period ends");
 
 namespace {
 
@@ -159,6 +162,7 @@ int main(int argc, char** argv) {
   opts.limits.agent_message_burst = absl::GetFlag(FLAGS_agent_msg_burst);
   opts.metrics.listen = absl::GetFlag(FLAGS_metrics_listen);
   opts.metrics.finished_grace_ms = absl::GetFlag(FLAGS_metrics_grace_ms);
+  opts.metrics.max_finished_runs = absl::GetFlag(FLAGS_metrics_max_finished_runs);
   // One deny list for gRPC and HTTPS: a revoked agent is refused by both at once.
   if (!opts.tls_dir.empty()) {
     auto revoked = blkbench::tls::RevocationList::Load(

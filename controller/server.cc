@@ -3,6 +3,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/metrics/free_memory.h"
 #include "common/tls/credentials.h"
 #include "controller/metrics/grpc_metrics.h"
 #include "controller/metrics/instrumented_store.h"
@@ -151,6 +152,8 @@ void ControllerServer::RefreshMetrics() {
   auto agents = controller_->ListAgents();
   if (agents.ok()) metrics_->OnAgentsChanged(*agents);
   metrics_->Sweep();
+  // What the sweep and the scrapes since the last refresh freed goes back to the kernel.
+  ReturnFreeMemoryToSystem();
 }
 
 std::shared_ptr<grpc::Channel> ControllerServer::InProcessChannel() {

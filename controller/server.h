@@ -67,6 +67,8 @@ class ControllerServer {
   // The /metrics port actually bound (0 if none).
   int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   Controller& controller() { return *controller_; }
+  // The exporter behind /metrics; null when options.metrics.listen was "".
+  PrometheusExporter* metrics() { return metrics_.get(); }
   const AgentServiceImpl& agent_service() const { return *agent_service_; }
   std::shared_ptr<grpc::Channel> InProcessChannel();
   void Shutdown();

@@ -64,7 +64,11 @@ ServerOptions ClusterTest::ServerDefaults() const {
 }
 
 void ClusterTest::StartController(const ServerOptions& options) {
-  auto server = ControllerServer::Start(options, clock_);
+  StartController(options, clock_);
+}
+
+void ClusterTest::StartController(const ServerOptions& options, Clock& clock) {
+  auto server = ControllerServer::Start(options, clock);
   ASSERT_TRUE(server.ok()) << server.status();
   server_ = std::move(*server);
 }

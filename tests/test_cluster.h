@@ -62,6 +62,8 @@ class ClusterTest : public ::testing::Test {
   ServerOptions ServerDefaults() const;
   // Starts server_ with `options`; a fatal test failure when it cannot start.
   void StartController(const ServerOptions& options);
+  // The same on `clock` (e.g. a FakeClock the test advances), which must outlive server_.
+  void StartController(const ServerOptions& options, Clock& clock);
 
   Controller& controller() { return server_->controller(); }
   // "127.0.0.1:<port>" of the controller's gRPC listener.

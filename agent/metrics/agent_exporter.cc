@@ -236,8 +236,7 @@ AgentExporter::RunSeries& AgentExporter::SeriesFor(const v1::RunAssignment& run)
   auto it = runs_by_id_.find(run.run_id());
   if (it != runs_by_id_.end()) {
     if (it->second.attempt == run.attempt()) return it->second;
-    RemoveAll(it->second);  // a new attempt of the run: counters start from zero
-    runs_by_id_.erase(it);
+    Forget(it);  // a new attempt of the run: counters start from zero
   }
   RunSeries& s = runs_by_id_[run.run_id()];
   s.attempt = run.attempt();
@@ -266,8 +265,15 @@ void AgentExporter::RemoveAll(RunSeries& s) {
   s.latency = nullptr;
 }
 
+void AgentExporter::Forget(std::map<uint64_t, RunSeries>::iterator it) {
+  RemoveAll(it->second);
+  if (it->second.ended_ms >= 0) ended_.erase({it->second.ended_ms, it->first});
+  runs_by_id_.erase(it);
+}
+
 void AgentExporter::OnRunStarted(const v1::RunAssignment& run) {
   absl::MutexLock lock(&mu_);
+  SweepLocked();
   SeriesFor(run);
   SetDeviceBusy(run.device_path(), true);
   runs_active_.Increment();
@@ -303,19 +309,26 @@ void AgentExporter::OnRunEnded(const v1::RunAssignment& run, const v1::RunFinish
   runs_active_.Decrement();
   SetDeviceBusy(run.device_path(), false);
   auto it = runs_by_id_.find(run.run_id());
-  if (it == runs_by_id_.end() || it->second.attempt != run.attempt()) return;
+  if (it == runs_by_id_.end() || it->second.attempt != run.attempt() || it->second.ended_ms >= 0) {
+    return;
+  }
   it->second.ended_ms = clock_.MonotonicMs();
+  ended_.emplace(it->second.ended_ms, it->first);
   RemoveGauges(it->second);
+  SweepLocked();
 }
 
 void AgentExporter::Sweep() {
   absl::MutexLock lock(&mu_);
+  SweepLocked();
+}
+
+void AgentExporter::SweepLocked() {
   const int64_t now = clock_.MonotonicMs();
-  EraseRunsIf(runs_by_id_, [&](RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (s.ended_ms < 0 || now - s.ended_ms < options_.finished_grace_ms) return false;
-    RemoveAll(s);
-    return true;
-  });
+  while (!ended_.empty() && (ended_.size() > options_.max_finished_runs ||
+                             now - ended_.begin()->first >= options_.finished_grace_ms)) {
+    Forget(runs_by_id_.find(ended_.begin()->second));
+  }
 }
 
 size_t AgentExporter::TrackedRuns() const {

@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -32,6 +34,9 @@ struct AgentExporterOptions {
   // scrape has its totals and rate() windows over the end stay right); then all of the
   // run's series are removed, keeping label cardinality bounded.
   int64_t finished_grace_ms = 5 * 60'000;
+  // At most this many finished runs keep their series: past it the run that ended first
+  // loses them at once, grace period or not (~6 KB of heap each).
+  size_t max_finished_runs = 256;
 };
 
 // Upper bounds (seconds) of the coarse latency histogram buckets: 10 us .. 10 s, the
@@ -54,9 +59,12 @@ class AgentExporter final : public AgentObserver {
   int port() const { return http_ ? http_->port() : 0; }
   // Everything /metrics serves, in the Prometheus text format (sweeps first).
   std::string Scrape();
-  // Removes the series of runs whose grace period is over. Scrape() calls it.
+  // Removes the series of runs whose grace period is over. Scrape() and every run's
+  // start and end call it, so series go without a scraper too (an agent whose /metrics
+  // nobody reads, or with no metrics_listen at all).
   void Sweep();
-  // Runs that still have series.
+  // Runs that still have series: running, or ended within the grace period (at most
+  // max_finished_runs of those).
   size_t TrackedRuns() const;
 
   void OnRegister(const v1::Register& reg) override;
@@ -83,6 +91,10 @@ class AgentExporter final : public AgentObserver {
   void RemoveGauges(RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RemoveAll(RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void SetDeviceBusy(const std::string& device, bool busy) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes every series of the run and forgets it (runs_by_id_, ended_).
+  void Forget(std::map<uint64_t, RunSeries>::iterator it) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets the ended runs past the grace period, then the oldest beyond the cap.
+  void SweepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const AgentExporterOptions options_;
   Clock& clock_;
@@ -109,6 +121,8 @@ class AgentExporter final : public AgentObserver {
 
   mutable absl::Mutex mu_;
   std::map<uint64_t, RunSeries> runs_by_id_ ABSL_GUARDED_BY(mu_);
+  // The ended runs of runs_by_id_ as (ended_ms, run id), oldest first.
+  std::set<std::pair<int64_t, uint64_t>> ended_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, prometheus::Gauge*> device_info_by_path_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, prometheus::Gauge*> busy_by_path_ ABSL_GUARDED_BY(mu_);
   prometheus::Gauge* info_series_ ABSL_GUARDED_BY(mu_) = nullptr;

@@ -289,6 +289,34 @@ TEST_F(AgentExporterTest, FinishedRunSeriesGoAfterTheGracePeriodAndNotBefore) {
   EXPECT_EQ(exporter_->TrackedRuns(), 0u);
 }
 
+TEST_F(AgentExporterTest, EndedRunsGoWithoutAScrapeAndBeyondTheCapOldestFirst) {
+  auto capped = AgentExporter::Start(
+      {.listen = "", .finished_grace_ms = kGraceMs, .max_finished_runs = 5}, clock_);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  v1::RunFinished fin;
+  fin.set_outcome(v1::RUN_OUTCOME_SUCCEEDED);
+  for (uint64_t id = 1; id <= 20; ++id) {
+    const v1::RunAssignment a = Assignment(id, "sim:null_blk", "sim:6.16");
+    (*capped)->OnRunStarted(a);
+    (*capped)->OnRunSample(a, MakeSample(1, 100));
+    (*capped)->OnRunEnded(a, fin);
+    clock_.AdvanceMs(1);
+  }
+  // No scrape, no Sweep(): the cap holds as runs end.
+  EXPECT_EQ((*capped)->TrackedRuns(), 5u);
+  // The grace passes while the agent is idle; the next run's start sweeps the rest.
+  clock_.AdvanceMs(kGraceMs);
+  (*capped)->OnRunStarted(Assignment(21, "sim:null_blk", "sim:6.16"));
+  EXPECT_EQ((*capped)->TrackedRuns(), 1u);
+  Scraped s = Parse((*capped)->Scrape());
+  for (const Line& l : s.lines) {
+    auto it = l.labels.find("run");
+    if (it != l.labels.end()) {
+      EXPECT_EQ(it->second, "21") << l.name;
+    }
+  }
+}
+
 TEST_F(AgentExporterTest, ConnectionAndSampleBufferCounters) {
   exporter_->OnSampleSent(false);
   exporter_->OnSampleSent(false);

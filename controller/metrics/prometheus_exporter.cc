@@ -182,8 +182,7 @@ PrometheusExporter::RunSeries& PrometheusExporter::SeriesFor(const v1::Run& run,
   if (it != runs_by_id_.end()) {
     if (it->second.attempt == run.attempt() && it->second.labels == labels) return it->second;
     // A new attempt (maybe elsewhere): its counters start again from zero.
-    RemoveAll(it->second);
-    runs_by_id_.erase(it);
+    Forget(it);
   }
   RunSeries& s = runs_by_id_[run.id()];
   s.labels = labels;
@@ -205,6 +204,12 @@ void PrometheusExporter::RemoveAll(RunSeries& s) {
   s.results.clear();
   for (auto& [family, counter] : s.result_counters) family->Remove(counter);
   s.result_counters.clear();
+}
+
+void PrometheusExporter::Forget(std::map<uint64_t, RunSeries>::iterator it) {
+  RemoveAll(it->second);
+  if (it->second.finished_ms >= 0) finished_.erase({it->second.finished_ms, it->first});
+  runs_by_id_.erase(it);
 }
 
 void PrometheusExporter::OnRunSample(const v1::Run& run, const v1::CellSpec& cell,
@@ -311,17 +316,23 @@ void PrometheusExporter::OnRunFinished(const v1::Run& run) {
   auto it = runs_by_id_.find(run.id());
   if (it == runs_by_id_.end() || it->second.finished_ms >= 0) return;
   it->second.finished_ms = clock_.MonotonicMs();
+  finished_.emplace(it->second.finished_ms, it->first);
   RemoveGauges(it->second);
+  while (finished_.size() > options_.max_finished_runs) {
+    Forget(runs_by_id_.find(finished_.begin()->second));
+  }
 }
 
 void PrometheusExporter::Sweep() {
   absl::MutexLock lock(&mu_);
   const int64_t now = clock_.MonotonicMs();
+  while (!finished_.empty() && now - finished_.begin()->first >= options_.finished_grace_ms) {
+    Forget(runs_by_id_.find(finished_.begin()->second));
+  }
   EraseRunsIf(runs_by_id_, [&](RunSeries& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const bool expired = s.finished_ms >= 0 ? now - s.finished_ms >= options_.finished_grace_ms
-                                            : now - s.last_sample_ms >= options_.idle_timeout_ms;
-    if (expired) RemoveAll(s);
-    return expired;
+    const bool idle = s.finished_ms < 0 && now - s.last_sample_ms >= options_.idle_timeout_ms;
+    if (idle) RemoveAll(s);
+    return idle;
   });
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <random>
 #include <regex>
+#include <set>
 
 #include "common/histogram.h"
 #include "common/http/http_get.h"
@@ -340,6 +341,39 @@ TEST_F(ExporterTest, FinishedRunSeriesGoAfterGracePeriodAndNotBefore) {
   EXPECT_EQ(exporter_->TrackedRuns(), 0u);
   // The store-derived gauges are not per run and stay.
   EXPECT_EQ(exp.Value("blkbench_runs", {{"state", "running"}}), 1.0);
+}
+
+TEST_F(ExporterTest, FinishedRunsBeyondTheCapLoseTheirSeriesOldestFirstWithinTheGrace) {
+  ExporterOptions options = ExporterListening("");
+  options.finished_grace_ms = kGraceMs;
+  options.max_finished_runs = 3;
+  auto capped = PrometheusExporter::Start(options, clock_);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  v1::RunResult result;
+  result.set_iops(5000);
+  (*result.mutable_internals())["tags.waits"] = 17;
+  for (uint64_t id = 1; id <= 10; ++id) {
+    (*capped)->OnRunSample(RunAt(id), Cell(), MakeSample(1, 1000, 500, SomeLatencies(100, 1)));
+    (*capped)->OnRunResult(RunAt(id), Cell(), result);
+    (*capped)->OnRunFinished(RunAt(id));
+    clock_.AdvanceMs(1);
+  }
+  // No sweep: the cap holds as runs finish, and the newest three keep everything.
+  EXPECT_EQ((*capped)->TrackedRuns(), 3u);
+  auto exp = ParseExposition((*capped)->Scrape());
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  std::set<std::string> runs;
+  for (const auto& s : exp->samples) {
+    if (s.labels.count("run")) runs.insert(s.labels.at("run"));
+  }
+  EXPECT_EQ(runs, (std::set<std::string>{"8", "9", "10"}));
+  EXPECT_EQ(exp->Find("blkbench_engine_tag_waits_total").size(), 3u);
+  clock_.AdvanceMs(kGraceMs);
+  (*capped)->Sweep();
+  EXPECT_EQ((*capped)->TrackedRuns(), 0u);
+  exp = ParseExposition((*capped)->Scrape());
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  for (const auto& s : exp->samples) EXPECT_EQ(s.labels.count("run"), 0u) << s.name;
 }
 
 TEST_F(ExporterTest, RunThatFallsSilentIsDroppedAfterIdleTimeout) {
