@@ -168,3 +168,26 @@ NoiseModel FitNoiseModel(const std::vector<std::vector<double>>& cells) {
 }
 
 }  // namespace blkbench::gate
+
+namespace blkbench::gate {
+
+// Fitted with FitNoiseModel from 8 cells x 30 repeats of 500 ms runs (randread/randwrite
+// x 4k/64k x iodepth 1/16, io_uring, direct) on a loop device over a /dev/shm file, on
+// this project's shared 2-core build machine:
+//   truncate -s 256M /dev/shm/gatefit.img && losetup -f --show /dev/shm/gatefit.img
+//   blkbench run bench/gate-proof/noise-fit.yaml --device /dev/loopN --db fit.db
+//   blkbench results 1 --db fit.db --format csv  (-> cell,repeat,run,iops:
+//                                                 bench/gate-proof/loop-shm-iops.csv)
+//   blkbench gate-proof --fit bench/gate-proof/loop-shm-iops.csv
+//       (-> controller/gate/fitted_loop_shm.inc)
+// The shape is kept (residuals standardized per cell, outlier share and factor by the
+// MAD rule of outliers.h); the scale is the table's CV, since the machine's CV (tens of
+// percent, a loaded host) says nothing about a quiet test machine.
+NoiseModel FittedLoopShmModel() {
+  NoiseModel m;
+#include "controller/gate/fitted_loop_shm.inc"
+  m.name = "fitted: loop over /dev/shm";
+  return m;
+}
+
+}  // namespace blkbench::gate
