@@ -598,7 +598,10 @@ const std::vector<CommandSpec>& Commands() {
         {"cv", "CV", "model report: typical CV (default 0.02)"},
         {"change", "C", "model report: true change for power (default -0.05)"},
         {"auto-repeat", "N", "model report: also --auto-repeat N (extra repeats per side)"},
-        {"method", "METHOD", "model report: the test", {"robust-welch", "moderated-t", "rank-sum"}}},
+        {"method",
+         "METHOD",
+         "model report: the test",
+         {"robust-welch", "moderated-t", "rank-sum"}}},
        false,
        nullptr,
        [](const Args& a, Client*, std::ostream& out, std::ostream& err) {

@@ -2,8 +2,6 @@
 // SimulateSynthetic, engine tables from pools of seeded sim:ssd runs.
 #include "cli/gate_proof_cmd.h"
 
-#include "cli/gate_proof_models.h"
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/cell/sim_device.h"
+#include "cli/gate_proof_models.h"
 #include "controller/gate/gate_proof.h"
 #include "controller/gate/rng.h"
 #include "controller/gate/robust.h"

@@ -144,10 +144,10 @@ int RunModelReport(const Args& a, const gate::NoiseModel& model, std::ostream& o
   const int extra = static_cast<int>(auto_repeat);
   const Row r = Measure(model, opts, n, cv, change, t, extra, t, kModelSeed);
   out << "noise: " << model.Describe() << "; " << n << " repeats per side, CV " << Pct(cv)
-      << ", change " << Pct(change) << ", method " << gate::MethodName(opts.method) << ", "
-      << t << " experiments of 20 cells\n";
-  out << "  false alarms per cell (regression | improvement): " << Pct2(r.null.regression)
-      << " | " << Pct2(r.null.improvement) << "\n";
+      << ", change " << Pct(change) << ", method " << gate::MethodName(opts.method) << ", " << t
+      << " experiments of 20 cells\n";
+  out << "  false alarms per cell (regression | improvement): " << Pct2(r.null.regression) << " | "
+      << Pct2(r.null.improvement) << "\n";
   out << "  power per cell (own p): " << Pct(r.power.regression)
       << "; through blkbench gate (BH over 20 changed cells): " << Pct(r.bh.regression) << "\n";
   out << "  outliers flagged: " << Pct(r.null.outlier_share) << " of repeats\n";
@@ -157,10 +157,10 @@ int RunModelReport(const Args& a, const gate::NoiseModel& model, std::ostream& o
       << Pct2(r.null.mmtests_regression) << "\n";
   if (extra > 0) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%.1f mean / %d max repeats per side",
-                  r.auto_power.mean_repeats, r.auto_power.max_repeats);
-    out << "  --auto-repeat " << extra << ": power " << Pct(r.auto_power.regression) << " ("
-        << buf << "), false alarms " << Pct2(r.auto_null.regression);
+    std::snprintf(buf, sizeof buf, "%.1f mean / %d max repeats per side", r.auto_power.mean_repeats,
+                  r.auto_power.max_repeats);
+    out << "  --auto-repeat " << extra << ": power " << Pct(r.auto_power.regression) << " (" << buf
+        << "), false alarms " << Pct2(r.auto_null.regression);
     std::snprintf(buf, sizeof buf, " (%.1f mean repeats per side)", r.auto_null.mean_repeats);
     out << buf << "\n";
   }
@@ -182,9 +182,8 @@ std::string NoiseModelTables(int trials) {
   std::string out = absl::StrCat(
       "#### Noise models at 5 repeats, 2 % CV, -5 % (robust-welch, the default)\n\n"
       "Per entry ",
-      trials, " experiments of 20 cells (", trials * 20,
-      " cells); the --auto-repeat columns ", auto_trials, " experiments (", auto_trials * 20,
-      " cells), up to ", kProofAutoRepeat,
+      trials, " experiments of 20 cells (", trials * 20, " cells); the --auto-repeat columns ",
+      auto_trials, " experiments (", auto_trials * 20, " cells), up to ", kProofAutoRepeat,
       " extra repeats per side. \"False alarms\" are cells called a regression when nothing "
       "changed, each cell on its own p; \"BH\" is `blkbench gate` itself with all 20 cells "
       "changed. LKP and mmtests: their rules (controller/gate/anchors.h) on the same "

@@ -26,7 +26,8 @@ double Location(const std::vector<double>& x, bool harmonic) {
 // Half-width of mmtests' interval of one side's location.
 double HalfWidth(const std::vector<double>& x, bool harmonic) {
   const size_t n = x.size();
-  const size_t k = std::max<size_t>(1, static_cast<size_t>(std::ceil(0.8 * static_cast<double>(n))));
+  const size_t k =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(0.8 * static_cast<double>(n))));
   std::vector<double> locs;
   // Every k-subset when C(n, k) <= 1000 (n <= 10 at 80 %): the limit of many draws.
   double combos = 1.0;
@@ -49,7 +50,8 @@ double HalfWidth(const std::vector<double>& x, bool harmonic) {
     std::vector<double> p = x;
     for (int d = 0; d < 1000; ++d) {
       for (size_t i = 0; i < k; ++i) std::swap(p[i], p[i + rng.Uniform(n - i)]);
-      locs.push_back(Location(std::vector<double>(p.begin(), p.begin() + static_cast<long>(k)), harmonic));
+      locs.push_back(
+          Location(std::vector<double>(p.begin(), p.begin() + static_cast<long>(k)), harmonic));
     }
   }
   return 0.5 * (Quantile(locs, 0.975) - Quantile(locs, 0.025));

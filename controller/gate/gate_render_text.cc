@@ -103,7 +103,18 @@ std::string RenderText(const GateReport& r) {
       }
     }
   }
+  std::string outliers;
+  for (const CellComparison& c : r.cells) {
+    for (const MetricComparison& m : c.metrics) {
+      for (const std::string& line : m.outlier_lines) {
+        absl::StrAppend(&outliers, "  '", c.label, "' ", line, "\n");
+      }
+    }
+  }
   if (!changes.empty()) absl::StrAppend(&out, "\nchanges:\n", changes);
+  if (!outliers.empty()) {
+    absl::StrAppend(&out, "\noutliers (set aside by the MAD rule, docs/gating.md):\n", outliers);
+  }
   if (!inconclusive.empty()) absl::StrAppend(&out, "\ninconclusive:\n", inconclusive);
   if (!r.unmatched.empty()) {
     absl::StrAppend(&out, "\nunmatched cells (not compared):\n");
@@ -149,6 +160,18 @@ std::string RenderMarkdown(const GateReport& r) {
                       verdict, " | ", Interval(v), " | ", PValue(v.p_value), " | ",
                       PValue(v.q_value), " | ", Repeats(v), " |\n");
     }
+  }
+  std::string outliers;
+  for (const CellComparison& c : r.cells) {
+    for (const MetricComparison& m : c.metrics) {
+      for (const std::string& line : m.outlier_lines) {
+        absl::StrAppend(&outliers, "- '", MarkdownEscape(c.label), "' ", MarkdownEscape(line),
+                        "\n");
+      }
+    }
+  }
+  if (!outliers.empty()) {
+    absl::StrAppend(&out, "\n**Outliers set aside** (MAD rule, docs/gating.md):\n\n", outliers);
   }
   if (!r.unmatched.empty()) {
     absl::StrAppend(&out, "\n<details><summary>", r.unmatched.size(),

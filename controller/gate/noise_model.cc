@@ -36,7 +36,8 @@ double StudentT(double df, Rng& rng) {
     } while (v <= 0.0);
     v = v * v * v;
     const double u = rng.NextDouble();
-    if (u < 1.0 - 0.0331 * z * z * z * z || std::log(u) < 0.5 * z * z + d * (1.0 - v + std::log(v))) {
+    if (u < 1.0 - 0.0331 * z * z * z * z ||
+        std::log(u) < 0.5 * z * z + d * (1.0 - v + std::log(v))) {
       g = d * v * boost;
       break;
     }
@@ -57,7 +58,8 @@ double Unit(const NoiseModel& m, Rng& rng) {
   if (!m.residuals.empty()) return m.residuals[rng.Uniform(m.residuals.size())];
   if (m.t_df > 0.0) {
     const double t = StudentT(m.t_df, rng);
-    return m.t_df > 2.0 ? t * std::sqrt((m.t_df - 2.0) / m.t_df) : t * kNormalQ3 / StudentTQ3(m.t_df);
+    return m.t_df > 2.0 ? t * std::sqrt((m.t_df - 2.0) / m.t_df)
+                        : t * kNormalQ3 / StudentTQ3(m.t_df);
   }
   return rng.Gaussian();
 }
@@ -72,7 +74,8 @@ std::string Num(double x) {
 
 std::string NoiseModel::Describe() const {
   std::vector<std::string> parts;
-  if (!residuals.empty()) parts.push_back(absl::StrCat("fitted residuals (", residuals.size(), ")"));
+  if (!residuals.empty())
+    parts.push_back(absl::StrCat("fitted residuals (", residuals.size(), ")"));
   if (t_df > 0.0) parts.push_back(absl::StrCat("Student t", Num(t_df)));
   if (outlier_share > 0.0) {
     parts.push_back(absl::StrCat(Num(100 * outlier_share), " % of repeats x", Num(outlier_factor)));
@@ -93,10 +96,10 @@ absl::StatusOr<NoiseModel> WithOutliers(NoiseModel m, std::string_view spec_view
   if (x == std::string::npos || !absl::SimpleAtod(spec.substr(0, x), &share) ||
       !absl::SimpleAtod(spec.substr(x + 1), &factor) || !(share >= 0.0 && share < 0.5) ||
       !(factor > 0.0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--outliers: expected SHARExFACTOR with 0 <= SHARE < 0.5 and FACTOR > 0 (e.g. "
-        "0.1x0.7: 10 % of repeats 30 % slow), got '",
-        spec, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--outliers: expected SHARExFACTOR with 0 <= SHARE < 0.5 and FACTOR > 0 (e.g. "
+                     "0.1x0.7: 10 % of repeats 30 % slow), got '",
+                     spec, "'"));
   }
   m.outlier_share = share;
   m.outlier_factor = factor;

@@ -35,8 +35,9 @@ double OutlierScale(const std::vector<const std::vector<double>*>& sides) {
   return s.empty() ? 0.0 : Median(s);
 }
 
-std::vector<OutlierFlag> FlagOutliers(const std::vector<double>& x, const std::vector<double>& other,
-                                      bool candidate, double group_scale) {
+std::vector<OutlierFlag> FlagOutliers(const std::vector<double>& x,
+                                      const std::vector<double>& other, bool candidate,
+                                      double group_scale) {
   std::vector<OutlierFlag> flags;
   std::vector<double> l, lo;
   if (static_cast<int>(x.size()) < kOutlierMinRepeats || !LogValues(x, l)) return flags;

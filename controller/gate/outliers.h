@@ -35,12 +35,12 @@ inline constexpr double kOutlierK = 6.0;
 inline constexpr int kOutlierMinRepeats = 4;
 
 struct OutlierFlag {
-  bool candidate = false;   // which side
-  int index = 0;            // position in that side's samples
-  double value = 0.0;       // the repeat's value
-  double deviation = 0.0;   // x / side median - 1
-  double threshold = 0.0;   // |log deviation| allowed, kOutlierK * scale
-  std::string reason;       // "31.2% below the side median 1.02e+05; > 6 x 1.9% robust sd"
+  bool candidate = false;  // which side
+  int index = 0;           // position in that side's samples
+  double value = 0.0;      // the repeat's value
+  double deviation = 0.0;  // x / side median - 1
+  double threshold = 0.0;  // |log deviation| allowed, kOutlierK * scale
+  std::string reason;      // "31.2% below the side median 1.02e+05; > 6 x 1.9% robust sd"
 };
 
 // 1.4826 * MAD of log values (0 when fewer than kOutlierMinRepeats or a value <= 0).
@@ -52,8 +52,9 @@ double OutlierScale(const std::vector<const std::vector<double>*>& sides);
 // The flagged repeats of side `x` (sorted by index), under the rule above with `other`
 // the other side's repeats (empty: the own side's median only) and `group_scale` as
 // sigma_group.
-std::vector<OutlierFlag> FlagOutliers(const std::vector<double>& x, const std::vector<double>& other,
-                                      bool candidate, double group_scale);
+std::vector<OutlierFlag> FlagOutliers(const std::vector<double>& x,
+                                      const std::vector<double>& other, bool candidate,
+                                      double group_scale);
 
 // `x` without the flagged indices.
 std::vector<double> WithoutFlagged(const std::vector<double>& x,

@@ -11,8 +11,8 @@ NoisePrior PriorForSide(const NoisePrior& prior, double s2, double df) {
   if (!(prior.df > 0.0) || !(prior.variance > 0.0) || !(df >= 1.0)) return prior;
   // P(F > f) for F(df, d0) = I_x(d0 / 2, df / 2) with x = d0 / (d0 + df f).
   const double f = s2 / prior.variance;
-  const double upper = RegularizedIncompleteBeta(prior.df / (prior.df + df * f), prior.df / 2,
-                                                 df / 2);
+  const double upper =
+      RegularizedIncompleteBeta(prior.df / (prior.df + df * f), prior.df / 2, df / 2);
   return upper < kPriorMisfitP ? NoisePrior() : prior;
 }
 

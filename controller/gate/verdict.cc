@@ -263,8 +263,10 @@ double CellPValue(const std::vector<double>& base, const std::vector<double>& ca
 double CellPValueInGroup(const std::vector<double>& base, const std::vector<double>& cand,
                          const GateOptions& opts, const GroupNoise& noise) {
   if (opts.method == Method::kRobustWelch) {
-    const std::vector<double> b = WithoutFlagged(base, FlagOutliers(base, cand, false, noise.base_scale));
-    const std::vector<double> c = WithoutFlagged(cand, FlagOutliers(cand, base, true, noise.cand_scale));
+    const std::vector<double> b =
+        WithoutFlagged(base, FlagOutliers(base, cand, false, noise.base_scale));
+    const std::vector<double> c =
+        WithoutFlagged(cand, FlagOutliers(cand, base, true, noise.cand_scale));
     if (const auto w = RobustWelch(b, c, opts.alpha, noise.base, noise.cand)) return w->p_value;
     return RankP(b, c, opts);
   }
@@ -323,9 +325,12 @@ CellVerdict DecideInGroup(const std::vector<double>& all_base, const std::vector
   if (opts.method == Method::kModeratedT) t = ModeratedT(base, cand, opts, prior);
   if (opts.method == Method::kRobustWelch) {
     if (const auto w = RobustWelch(base, cand, opts.alpha, noise.base, noise.cand)) {
-      t = TEvidence{w->diff, std::sqrt(0.5 * (w->base_cv * w->base_cv + w->cand_cv * w->cand_cv)),
-                    w->df,      w->p_value,
-                    w->relative_change, w->ci_low,
+      t = TEvidence{w->diff,
+                    std::sqrt(0.5 * (w->base_cv * w->base_cv + w->cand_cv * w->cand_cv)),
+                    w->df,
+                    w->p_value,
+                    w->relative_change,
+                    w->ci_low,
                     w->ci_high};
     }
   }

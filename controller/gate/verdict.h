@@ -54,13 +54,13 @@ struct GateOptions {
   // rounds (Bonferroni over looks): 3/4 of it at the first look, then 1/8, 1/16, ...,
   // which sums to at most alpha however many rounds run.
   int look = -1;
-  // kModeratedT and kRobustWelch: a regression or improvement also needs the two-sided rank-sum p-value
-  // at most this, in the same direction. Why: if the variance model is wrong (a noisy
-  // cell shrunk towards quiet ones, a heavy tail), the claim's false-alarm rate is still
-  // bounded by rank_check_alpha / 2 without any assumption beyond exchangeability. At
-  // 0.2 it passes 3 vs 3 repeats with at most 1 of 9 pairs out of order and 5 vs 5 with
-  // at most 6 of 25; at 0.1 (3 vs 3: ranges must not overlap, LKP's rule) it costs ~0.6
-  // points of power at 5 repeats (docs/gating.md).
+  // kModeratedT and kRobustWelch: a regression or improvement also needs the two-sided rank-sum
+  // p-value at most this, in the same direction. Why: if the variance model is wrong (a noisy cell
+  // shrunk towards quiet ones, a heavy tail), the claim's false-alarm rate is still bounded by
+  // rank_check_alpha / 2 without any assumption beyond exchangeability. At 0.2 it passes 3 vs 3
+  // repeats with at most 1 of 9 pairs out of order and 5 vs 5 with at most 6 of 25; at 0.1 (3 vs 3:
+  // ranges must not overlap, LKP's rule) it costs ~0.6 points of power at 5 repeats
+  // (docs/gating.md).
   double rank_check_alpha = 0.2;
 
   // The level a claim's q must reach at this look (see `look`).
@@ -85,8 +85,8 @@ struct CellVerdict {
                                      // when a value is <= 0 or there is no variance)
   double rank_p_value = 1.0;         // two-sided Mann-Whitney (exact or mid-p per options)
   double t_df = 0.0;                 // kModeratedT: degrees of freedom (d0 + n1 + n2 - 2)
-  double noise = 0.0;  // sd of log values used (moderated), ~ the CV; kRobustWelch:
-                       // sqrt of the mean of the two sides' moderated cv^2
+  double noise = 0.0;                // sd of log values used (moderated), ~ the CV; kRobustWelch:
+                                     // sqrt of the mean of the two sides' moderated cv^2
   // kRobustWelch: repeats set aside by the outlier rule, baseline then candidate; indices
   // are into the samples given to Decide. base_repeats / cand_repeats count the rest.
   std::vector<OutlierFlag> outliers;
