@@ -166,11 +166,18 @@ std::string SyntheticTables(int trials) {
   rank05.alpha = 0.05;
   gate::GateOptions strict_check = defaults;
   strict_check.rank_check_alpha = 0.1;
+  gate::GateOptions moderated = defaults;
+  moderated.method = gate::Method::kModeratedT;
   const std::vector<Variant> variants = {
-      {"normal, moderated t (default)", NoiseShape::kNormal, defaults, 20},
-      {"heavy-tailed (t3), moderated t", NoiseShape::kHeavyTailed, defaults, 20},
-      {"10 % slow outliers, moderated t", NoiseShape::kOutliers, defaults, 20},
-      {"heteroscedastic, moderated t", NoiseShape::kHeteroscedastic, defaults, 20},
+      {"normal, robust Welch (default)", NoiseShape::kNormal, defaults, 20},
+      {"heavy-tailed (t3), robust Welch", NoiseShape::kHeavyTailed, defaults, 20},
+      {"10 % slow outliers (5 cv), robust Welch", NoiseShape::kOutliers, defaults, 20},
+      {"heteroscedastic (9x, candidate 1.5x), robust Welch", NoiseShape::kHeteroscedastic, defaults,
+       20},
+      {"normal, moderated t (before)", NoiseShape::kNormal, moderated, 20},
+      {"10 % slow outliers (5 cv), moderated t", NoiseShape::kOutliers, moderated, 20},
+      {"heteroscedastic (9x, candidate 1.5x), moderated t", NoiseShape::kHeteroscedastic, moderated,
+       20},
       {"normal, rank check at 0.1", NoiseShape::kNormal, strict_check, 20},
       {"normal, t-test without pooling (1 cell)", NoiseShape::kNormal, defaults, 1},
       {"normal, rank-sum only, alpha 0.02", NoiseShape::kNormal, rank, 20},
