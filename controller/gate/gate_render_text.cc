@@ -37,12 +37,15 @@ std::string StatusWord(const GateReport& r) {
 
 std::string OptionsLine(const GateReport& r, size_t comparisons) {
   char buf[300];
-  const bool t = r.options.method == Method::kModeratedT;
+  const bool t = r.options.method != Method::kRankSum;
+  const char* test = r.options.method == Method::kRobustWelch
+                         ? "robust Welch (MAD outliers set aside, noise pooled per metric and side)"
+                     : t ? "moderated t (noise pooled per metric)"
+                         : "Hodges-Lehmann";
   std::snprintf(buf, sizeof buf,
                 "min effect %.1f%%, alpha %.3g, Benjamini-Hochberg across %zu comparisons, "
                 "%s interval of the change at >= %.0f%% confidence%s",
-                100.0 * r.options.min_effect, r.options.alpha, comparisons,
-                t ? "moderated t (noise pooled per metric)" : "Hodges-Lehmann",
+                100.0 * r.options.min_effect, r.options.alpha, comparisons, test,
                 100.0 * (1.0 - 2.0 * r.options.alpha), t ? ", rank-sum check" : "");
   return buf;
 }
