@@ -192,7 +192,8 @@ bool GateArgsOk(const Args& a, std::ostream& err) {
            "       blkbench gate --experiment EXP --axis KEY --baseline VALUE --candidate VALUE\n"
            "       blkbench gate --submit FILE --axis KEY --baseline VALUE --candidate VALUE\n"
            "options: --metrics iops,bw,p99,p99.9  --min-effect 2%  --alpha 0.02\n"
-           "         --method moderated-t|rank-sum  --auto-repeat N  --wait  --timeout 2h\n"
+           "         --method robust-welch|moderated-t|rank-sum  --auto-repeat N  --wait\n"
+           "         --timeout 2h\n"
            "         --format text|markdown|json  --junit FILE  --markdown FILE  --json FILE\n"
            "         --html FILE\n";
     return false;
@@ -208,9 +209,9 @@ bool GateArgsOk(const Args& a, std::ostream& err) {
     err << "blkbench gate: --auto-repeat: expected a number of extra repeats, 0 to 100\n";
     return false;
   }
-  if (a.flags.count("method") && a.flags.at("method") != "moderated-t" &&
-      a.flags.at("method") != "rank-sum") {
-    err << "blkbench gate: --method: expected moderated-t or rank-sum\n";
+  if (a.flags.count("method") && a.flags.at("method") != "robust-welch" &&
+      a.flags.at("method") != "moderated-t" && a.flags.at("method") != "rank-sum") {
+    err << "blkbench gate: --method: expected robust-welch, moderated-t or rank-sum\n";
     return false;
   }
   const std::string format = a.flags.count("format") ? a.flags.at("format") : "text";
@@ -239,6 +240,8 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
 
   if (a.flags.count("method") && a.flags.at("method") == "rank-sum") {
     req.options.method = gate::Method::kRankSum;
+  } else if (a.flags.count("method") && a.flags.at("method") == "moderated-t") {
+    req.options.method = gate::Method::kModeratedT;
   }
   int auto_repeat = 0;
   // GateArgsOk checked it.
@@ -283,6 +286,9 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     if (int rc = Fetch(c, cand_id, &cand); rc) return rc;
   }
 
+  // --auto-repeat looks at the data more than once: alpha is spent across rounds
+  // (GateOptions::look), each cell pair judged at the round that last added to it.
+  if (auto_repeat > 0) req.options.look = 0;
   auto report = gate::CompareResults(base, cand, req);
   if (!report.ok()) {
     err << "blkbench gate: " << report.status().message() << "\n";
@@ -291,8 +297,13 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
   // --auto-repeat: more runs of the inconclusive cells only, then decide again.
   std::map<std::pair<uint32_t, uint32_t>, int> added;
   for (int round = 1; auto_repeat > 0; ++round) {
+    const std::map<std::pair<uint32_t, uint32_t>, int> before = added;
     const std::vector<RepeatAsk> asks = PlanRepeats(*report, auto_repeat, added);
     if (asks.empty()) break;
+    for (const auto& [pair, n] : added) {
+      auto it = before.find(pair);
+      if (it == before.end() || it->second != n) req.looks[pair] = round;
+    }
     std::set<uint64_t> touched;
     for (const RepeatAsk& ask : asks) {
       grpc::ClientContext ctx;
@@ -323,6 +334,17 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
       err << "blkbench gate: " << report.status().message() << "\n";
       return kGateError;
     }
+  }
+  if (auto_repeat > 0) {
+    int spent = 0, pairs = 0, most = 0;
+    for (const auto& [pair, n] : added) {
+      spent += n;
+      pairs += n > 0 ? 1 : 0;
+      most = std::max(most, n);
+    }
+    err << "blkbench gate: auto-repeat spent " << spent << " extra repeat(s) per side over "
+        << pairs << " cell pair(s) (at most " << most << " of " << auto_repeat
+        << " for one pair)\n";
   }
   const std::string format = a.flags.count("format") ? a.flags.at("format") : "text";
   if (format == "markdown") {

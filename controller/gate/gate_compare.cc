@@ -138,11 +138,14 @@ SideFacts Facts(const SideIndex& side, const v1::CellSpec& cell) {
 // Samples of one metric for one side, plus the side's merged histogram. Runs whose
 // histogram cannot be used are skipped for latency metrics and reported once each.
 void Sample(const MetricDef& def, const std::vector<const v1::Run*>& runs,
-            std::vector<double>& samples, std::set<uint64_t>& warned, GateReport& report) {
+            std::vector<double>& samples, std::vector<uint64_t>& ids,
+            std::vector<uint32_t>& repeats, std::set<uint64_t>& warned, GateReport& report) {
   for (const v1::Run* r : runs) {
     absl::StatusOr<double> v = RunSample(def, r->result());
     if (v.ok()) {
       samples.push_back(*v);
+      ids.push_back(r->id());
+      repeats.push_back(r->repeat());
     } else if (warned.insert(r->id()).second) {
       report.warnings.push_back(absl::StrCat("run ", r->id(), " (cell ", r->cell_index(),
                                              ", repeat ", r->repeat(), "): ", v.status().message(),
@@ -280,12 +283,18 @@ absl::StatusOr<GateReport> CompareResults(const v1::GetResultsResponse& baseline
     for (const MetricDef& def : metrics) {
       MetricComparison m;
       m.metric = def;
-      Sample(def, bruns, m.base, bwarned, report);
-      Sample(def, cruns, m.cand, cwarned, report);
+      Sample(def, bruns, m.base, m.base_runs, m.base_repeat_numbers, bwarned, report);
+      Sample(def, cruns, m.cand, m.cand_runs, m.cand_repeat_numbers, cwarned, report);
       m.base_merged = MergedValue(def, bmerged);
       m.cand_merged = MergedValue(def, cmerged);
       // One noise prior per metric: its cells share a scale of noise.
-      inputs.push_back({m.base, m.cand, def.direction, static_cast<int>(&def - metrics.data())});
+      int look = -1;
+      if (req.options.look >= 0) {
+        const auto it = req.looks.find({b->index(), c->index()});
+        look = it == req.looks.end() ? 0 : it->second;
+      }
+      inputs.push_back(
+          {m.base, m.cand, def.direction, static_cast<int>(&def - metrics.data()), look});
       cell.metrics.push_back(std::move(m));
     }
     report.cells.push_back(std::move(cell));
@@ -297,6 +306,16 @@ absl::StatusOr<GateReport> CompareResults(const v1::GetResultsResponse& baseline
     cell.recipe = ReproductionRecipe(report, cell);
     for (MetricComparison& m : cell.metrics) {
       m.verdict = verdicts[next++];
+      for (const OutlierFlag& f : m.verdict.outliers) {
+        const auto& ids = f.candidate ? m.cand_runs : m.base_runs;
+        const auto& reps = f.candidate ? m.cand_repeat_numbers : m.base_repeat_numbers;
+        const size_t i = static_cast<size_t>(f.index);
+        m.outlier_lines.push_back(absl::StrCat(
+            "run ", i < ids.size() ? ids[i] : 0, " (", f.candidate ? "candidate" : "baseline",
+            " cell ", f.candidate ? cell.cand.cell_index : cell.base.cell_index, ", repeat ",
+            i < reps.size() ? reps[i] : 0, ") ", m.metric.name, " ",
+            FormatMetricValue(m.metric, f.value), ": ", f.reason, "; set aside"));
+      }
       switch (m.verdict.verdict) {
         case Verdict::kRegression:
           ++report.counts.regressions;

@@ -1,9 +1,11 @@
 // Seeded simulations of the gate's verdicts (see gate_proof.h).
 #include "controller/gate/gate_proof.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "controller/gate/anchors.h"
 #include "controller/gate/rng.h"
 
 namespace blkbench::gate {
@@ -68,20 +70,46 @@ void Normalize(VerdictRates& r) {
 }
 
 // Decides one experiment's cells: DecideAll with BH, or each cell on its own p with the
-// prior DecideAll would use.
+// noise DecideAll would use.
 std::vector<CellVerdict> DecideExperiment(const std::vector<CellInput>& cells,
                                           const GateOptions& opts, bool fdr) {
-  if (fdr) return DecideAll(cells, opts);
-  std::vector<CellNoise> noise;
-  for (const CellInput& c : cells) noise.push_back(CellNoiseOf(c.base, c.cand));
-  const NoisePrior prior =
-      opts.method == Method::kModeratedT ? EstimateNoisePrior(noise) : NoisePrior();
-  std::vector<CellVerdict> out;
-  for (const CellInput& c : cells) {
-    out.push_back(
-        Decide(c.base, c.cand, c.direction, opts, std::numeric_limits<double>::quiet_NaN(), prior));
+  return DecideCells(cells, opts, fdr);
+}
+
+std::vector<double> Prefix(const std::vector<double>& x, int n) {
+  return std::vector<double>(x.begin(), x.begin() + n);
+}
+
+// One experiment under --auto-repeat: `full` holds every repeat a cell could get; the
+// gate sees the first `have` of each side and asks for more as PlanRepeats does.
+std::vector<CellVerdict> DecideWithRepeats(const std::vector<CellInput>& full, int repeats,
+                                           int max_extra, GateOptions opts, bool fdr,
+                                           std::vector<int>& have) {
+  have.assign(full.size(), repeats);
+  std::vector<int> looks(full.size(), 0);
+  if (max_extra > 0) opts.look = 0;
+  for (int round = 1;; ++round) {
+    std::vector<CellInput> cells;
+    for (size_t i = 0; i < full.size(); ++i) {
+      CellInput c = full[i];
+      c.base = Prefix(c.base, have[i]);
+      c.cand = Prefix(c.cand, have[i]);
+      c.look = max_extra > 0 ? looks[i] : -1;
+      cells.push_back(std::move(c));
+    }
+    std::vector<CellVerdict> out = DecideExperiment(cells, opts, fdr);
+    bool asked = false;
+    for (size_t i = 0; i < out.size() && max_extra > 0; ++i) {
+      if (out[i].verdict != Verdict::kInconclusive) continue;
+      const int used = have[i] - repeats;
+      if (used >= max_extra) continue;
+      const int want = std::clamp(out[i].repeats_needed - have[i], 1, max_extra - used);
+      have[i] += want;
+      looks[i] = round;
+      asked = true;
+    }
+    if (!asked) return out;
   }
-  return out;
 }
 
 }  // namespace
@@ -104,6 +132,8 @@ VerdictRates SimulateSynthetic(const SyntheticScenario& s, const GateOptions& op
                                uint64_t seed) {
   VerdictRates r;
   double unchanged = 0, unchanged_regressions = 0;
+  double repeats_sum = 0, flagged = 0, seen = 0;
+  const int drawn = s.repeats + s.max_extra;
   for (int e = 0; e < experiments; ++e) {
     Rng rng = Rng(seed).Fork(static_cast<uint64_t>(e));
     std::vector<CellInput> cells;
@@ -112,27 +142,56 @@ VerdictRates SimulateSynthetic(const SyntheticScenario& s, const GateOptions& op
       const bool changed = s.changed_cells < 0 || c < s.changed_cells;
       double base_cv = s.cv;
       double cand_cv = s.cv;
+      double drift_sign = 1.0;
       if (s.shape == NoiseShape::kHeteroscedastic) {
         base_cv = s.cv * std::pow(3.0, 2.0 * rng.NextDouble() - 1.0);
         cand_cv = 1.5 * base_cv;
+      } else if (s.shape == NoiseShape::kNormal) {
+        const SideCvs cvs = DrawCellCvs(s.model, s.cv, rng);
+        base_cv = cvs.base;
+        cand_cv = cvs.cand;
+        drift_sign = cvs.drift_sign;
       }
       const double cand_centre = 100.0 * (1.0 + (changed ? s.change : 0.0));
       CellInput in;
-      in.base = Side(rng, s.repeats, 100.0, base_cv, s.shape);
-      in.cand = Side(rng, s.repeats, cand_centre, cand_cv, s.shape);
+      if (s.shape == NoiseShape::kNormal) {
+        in.base = DrawSide(s.model, 100.0, base_cv, drawn, rng, drift_sign);
+        in.cand = DrawSide(s.model, cand_centre, cand_cv, drawn, rng, drift_sign);
+      } else {
+        in.base = Side(rng, drawn, 100.0, base_cv, s.shape);
+        in.cand = Side(rng, drawn, cand_centre, cand_cv, s.shape);
+      }
       in.direction = Direction::kHigherIsBetter;
       cells.push_back(std::move(in));
       counted.push_back(s.change == 0.0 || changed);
     }
-    const std::vector<CellVerdict> out = DecideExperiment(cells, opts, s.fdr);
+    std::vector<int> have;
+    const std::vector<CellVerdict> out =
+        DecideWithRepeats(cells, s.repeats, s.max_extra, opts, s.fdr, have);
     for (size_t i = 0; i < out.size(); ++i) {
       if (counted[i]) {
         Count(out[i], r);
+        repeats_sum += have[i];
+        r.max_repeats = std::max(r.max_repeats, have[i]);
+        flagged += static_cast<double>(out[i].outliers.size());
+        seen += 2.0 * have[i];
+        if (s.anchors) {
+          const std::vector<double> b = Prefix(cells[i].base, s.repeats);
+          const std::vector<double> c = Prefix(cells[i].cand, s.repeats);
+          r.lkp_regression += LkpRule(b, c, cells[i].direction) == Verdict::kRegression;
+          r.mmtests_regression += MmtestsRule(b, c, cells[i].direction) == Verdict::kRegression;
+        }
       } else {
         ++unchanged;
         unchanged_regressions += out[i].verdict == Verdict::kRegression ? 1 : 0;
       }
     }
+  }
+  if (r.decisions > 0) {
+    r.mean_repeats = repeats_sum / r.decisions;
+    r.lkp_regression /= r.decisions;
+    r.mmtests_regression /= r.decisions;
+    r.outlier_share = seen > 0 ? flagged / seen : 0.0;
   }
   Normalize(r);
   if (unchanged > 0) r.unchanged_regression = unchanged_regressions / unchanged;

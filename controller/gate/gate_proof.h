@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/gate/noise_model.h"
 #include "controller/gate/verdict.h"
 
 namespace blkbench::gate {
@@ -34,6 +35,15 @@ struct SyntheticScenario {
   bool fdr = false;
   // With fdr: only this many cells carry `change`, the rest none (-1: all of them).
   int changed_cells = -1;
+  // With shape kNormal: the noise model (noise_model.h); its default is plain normal
+  // noise, drawn exactly as kNormal always was.
+  NoiseModel model;
+  // --auto-repeat as `blkbench gate` runs it: up to this many extra repeats per side of
+  // each inconclusive cell, in rounds that ask for the verdict's repeats_needed at once,
+  // each cell judged at its own look (GateOptions::look). 0: one decision.
+  int max_extra = 0;
+  // Also apply LKP's and mmtests' rules (anchors.h) to the first `repeats`.
+  bool anchors = false;
 };
 
 struct VerdictRates {
@@ -45,6 +55,14 @@ struct VerdictRates {
   // With changed_cells >= 0 and a change: share of the other (unchanged) cells of the
   // same experiments called a regression.
   double unchanged_regression = 0.0;
+  // With anchors: share of the same cells LKP's / mmtests' rule calls a regression.
+  double lkp_regression = 0.0;
+  double mmtests_regression = 0.0;
+  // Repeats per side the counted cells ended with (mean, max): `repeats` without
+  // max_extra.
+  double mean_repeats = 0.0;
+  int max_repeats = 0;
+  double outlier_share = 0.0;  // flagged repeats / repeats of the counted cells
 };
 
 // Verdicts of `experiments` simulated experiments (throughput metric, higher is better),

@@ -93,6 +93,7 @@ Value MetricJson(const MetricComparison& mc) {
   m["cand_samples"] = List(mc.cand, Num);
   m["base_merged"] = Num(mc.base_merged);
   m["cand_merged"] = Num(mc.cand_merged);
+  m["outliers"] = List(mc.outlier_lines, Str);
   m["detail"] = Str(v.headline);
   m["headline"] = Str(mc.headline);
   return Obj(std::move(s));

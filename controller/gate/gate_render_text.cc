@@ -37,12 +37,15 @@ std::string StatusWord(const GateReport& r) {
 
 std::string OptionsLine(const GateReport& r, size_t comparisons) {
   char buf[300];
-  const bool t = r.options.method == Method::kModeratedT;
+  const bool t = r.options.method != Method::kRankSum;
+  const char* test = r.options.method == Method::kRobustWelch
+                         ? "robust Welch (MAD outliers set aside, noise pooled per metric and side)"
+                     : t ? "moderated t (noise pooled per metric)"
+                         : "Hodges-Lehmann";
   std::snprintf(buf, sizeof buf,
                 "min effect %.1f%%, alpha %.3g, Benjamini-Hochberg across %zu comparisons, "
                 "%s interval of the change at >= %.0f%% confidence%s",
-                100.0 * r.options.min_effect, r.options.alpha, comparisons,
-                t ? "moderated t (noise pooled per metric)" : "Hodges-Lehmann",
+                100.0 * r.options.min_effect, r.options.alpha, comparisons, test,
                 100.0 * (1.0 - 2.0 * r.options.alpha), t ? ", rank-sum check" : "");
   return buf;
 }
@@ -103,7 +106,18 @@ std::string RenderText(const GateReport& r) {
       }
     }
   }
+  std::string outliers;
+  for (const CellComparison& c : r.cells) {
+    for (const MetricComparison& m : c.metrics) {
+      for (const std::string& line : m.outlier_lines) {
+        absl::StrAppend(&outliers, "  '", c.label, "' ", line, "\n");
+      }
+    }
+  }
   if (!changes.empty()) absl::StrAppend(&out, "\nchanges:\n", changes);
+  if (!outliers.empty()) {
+    absl::StrAppend(&out, "\noutliers (set aside by the MAD rule, docs/gating.md):\n", outliers);
+  }
   if (!inconclusive.empty()) absl::StrAppend(&out, "\ninconclusive:\n", inconclusive);
   if (!r.unmatched.empty()) {
     absl::StrAppend(&out, "\nunmatched cells (not compared):\n");
@@ -149,6 +163,18 @@ std::string RenderMarkdown(const GateReport& r) {
                       verdict, " | ", Interval(v), " | ", PValue(v.p_value), " | ",
                       PValue(v.q_value), " | ", Repeats(v), " |\n");
     }
+  }
+  std::string outliers;
+  for (const CellComparison& c : r.cells) {
+    for (const MetricComparison& m : c.metrics) {
+      for (const std::string& line : m.outlier_lines) {
+        absl::StrAppend(&outliers, "- '", MarkdownEscape(c.label), "' ", MarkdownEscape(line),
+                        "\n");
+      }
+    }
+  }
+  if (!outliers.empty()) {
+    absl::StrAppend(&out, "\n**Outliers set aside** (MAD rule, docs/gating.md):\n\n", outliers);
   }
   if (!r.unmatched.empty()) {
     absl::StrAppend(&out, "\n<details><summary>", r.unmatched.size(),

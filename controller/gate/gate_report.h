@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -18,6 +20,9 @@
 namespace blkbench::gate {
 
 struct GateRequest {
+  // --auto-repeat: each cell pair's look, the number of rounds that added repeats to it
+  // (GateOptions::look; a pair not listed is at look 0). Used when options.look >= 0.
+  std::map<std::pair<uint32_t, uint32_t>, int> looks;
   // Either two experiments (axis empty: cells matched on all their axes), or one
   // experiment and an axis with two values (cells matched on every other axis).
   std::string axis;  // e.g. "kernel"
@@ -35,7 +40,14 @@ struct MetricComparison {
   // verdict uses the per-run samples). NaN for throughput.
   double base_merged = std::numeric_limits<double>::quiet_NaN();
   double cand_merged = std::numeric_limits<double>::quiet_NaN();
-  CellVerdict verdict;   // from DecideAll, q over every cell x metric of the report
+  // The run id and repeat of each sample, in the same order as base / cand.
+  std::vector<uint64_t> base_runs, cand_runs;
+  std::vector<uint32_t> base_repeat_numbers, cand_repeat_numbers;
+  CellVerdict verdict;  // from DecideAll, q over every cell x metric of the report
+  // One line per repeat the outlier rule set aside (verdict.outliers), naming the run:
+  // "run 17 (candidate, repeat 3): 7.1e+04, 31.2% below the side median ...". Every
+  // renderer prints them: an outlier is reported, never silently dropped.
+  std::vector<std::string> outlier_lines;
   std::string headline;  // LKP-style line for a regression or improvement, else ""
 };
 

@@ -14,6 +14,13 @@
 namespace blkbench::gate {
 namespace {
 
+// These tests are about kModeratedT, no longer the default (kRobustWelch is): pinned.
+GateOptions Moderated() {
+  GateOptions o;
+  o.method = Method::kModeratedT;
+  return o;
+}
+
 TEST(StudentT, KnownValues) {
   EXPECT_NEAR(RegularizedIncompleteBeta(0.5, 2, 3), 11.0 / 16, 1e-14);
   EXPECT_NEAR(RegularizedIncompleteBeta(0.2, 1, 1), 0.2, 1e-14);
@@ -85,12 +92,12 @@ TEST(NoisePrior, EqualNoisePoolsEverythingAndFewCellsPoolNothing) {
 TEST(ModeratedT, PriorNarrowsTheIntervalAndKeepsTheEstimate) {
   const std::vector<double> base = {100, 102, 98, 101, 99};
   const std::vector<double> cand = {95, 97, 93, 96, 94};
-  const CellVerdict alone = Decide(base, cand, Direction::kHigherIsBetter, {});
+  const CellVerdict alone = Decide(base, cand, Direction::kHigherIsBetter, Moderated());
   NoisePrior prior;
   prior.df = 100;
   prior.variance = 0.0002;  // 1.4 % noise in every other cell
   const CellVerdict pooled =
-      Decide(base, cand, Direction::kHigherIsBetter, {}, std::nan(""), prior);
+      Decide(base, cand, Direction::kHigherIsBetter, Moderated(), std::nan(""), prior);
   EXPECT_EQ(alone.method, Method::kModeratedT);
   EXPECT_DOUBLE_EQ(pooled.t_df, 108);
   EXPECT_DOUBLE_EQ(alone.relative_change, pooled.relative_change);
@@ -105,7 +112,8 @@ TEST(ModeratedT, RankCheckVetoesAClaimTheRanksDoNotSupport) {
   const std::vector<double> base = {100, 100.5, 99.5, 100.2, 99.8};
   const std::vector<double> cand = {100.6, 100.7, 100.8, 60, 99.9};
   NoisePrior prior{1000, 1e-6, 100};  // a (wrongly) tiny pooled noise
-  const CellVerdict v = Decide(base, cand, Direction::kHigherIsBetter, {}, std::nan(""), prior);
+  const CellVerdict v =
+      Decide(base, cand, Direction::kHigherIsBetter, Moderated(), std::nan(""), prior);
   EXPECT_LT(v.p_value, 0.02);
   EXPECT_GT(v.rank_p_value, 0.2);
   EXPECT_NE(v.verdict, Verdict::kRegression) << v.headline;
@@ -113,16 +121,16 @@ TEST(ModeratedT, RankCheckVetoesAClaimTheRanksDoNotSupport) {
 
 TEST(ModeratedT, NoiseFreeSamplesAreExact) {
   // A deterministic simulation: every repeat identical.
-  const CellVerdict same = Decide({5, 5, 5}, {5, 5, 5}, Direction::kHigherIsBetter, {});
+  const CellVerdict same = Decide({5, 5, 5}, {5, 5, 5}, Direction::kHigherIsBetter, Moderated());
   EXPECT_EQ(same.verdict, Verdict::kNoChange) << same.headline;
-  const CellVerdict slower = Decide({5, 5, 5}, {4, 4, 4}, Direction::kHigherIsBetter, {});
+  const CellVerdict slower = Decide({5, 5, 5}, {4, 4, 4}, Direction::kHigherIsBetter, Moderated());
   EXPECT_EQ(slower.verdict, Verdict::kRegression) << slower.headline;
   EXPECT_DOUBLE_EQ(slower.p_value, 0.0);
   EXPECT_NEAR(slower.relative_change, -0.2, 1e-12);
 }
 
 TEST(ModeratedT, OneRepeatPerSideIsInconclusive) {
-  const CellVerdict v = Decide({100}, {50}, Direction::kHigherIsBetter, {});
+  const CellVerdict v = Decide({100}, {50}, Direction::kHigherIsBetter, Moderated());
   EXPECT_EQ(v.verdict, Verdict::kInconclusive);
   EXPECT_GE(v.repeats_needed, 3);
 }
@@ -143,7 +151,7 @@ TEST(ModeratedT, DecideAllPoolsPerGroup) {
       cells.push_back({side(100, cv), side(i == 0 ? 95 : 100, cv), Direction::kHigherIsBetter, g});
     }
   }
-  const std::vector<CellVerdict> v = DecideAll(cells, {});
+  const std::vector<CellVerdict> v = DecideAll(cells, Moderated());
   EXPECT_EQ(v[0].verdict, Verdict::kRegression) << v[0].headline;
   EXPECT_GT(v[0].t_df, 100);
   EXPECT_NE(v[20].verdict, Verdict::kRegression) << v[20].headline;
@@ -156,19 +164,20 @@ TEST(ModeratedT, DecideAllPoolsPerGroup) {
 
 // The goal of issue 5 at defaults, 5 repeats per side, 20 cells sharing one prior,
 // each cell on its own p (no help from BH): measured with 20,000 cells each.
+// Pinned to kModeratedT (the default at the time); robust_test.cc measures kRobustWelch.
 TEST(GateProof, FalseAlarmsAndPowerAtDefaults) {
   SyntheticScenario s;
-  const VerdictRates null = SimulateSynthetic(s, {}, 1000, 11);
+  const VerdictRates null = SimulateSynthetic(s, Moderated(), 1000, 11);
   EXPECT_LE(null.regression, 0.011);
   EXPECT_LE(null.improvement, 0.011);
   s.change = -0.05;
-  const VerdictRates five = SimulateSynthetic(s, {}, 1000, 12);
+  const VerdictRates five = SimulateSynthetic(s, Moderated(), 1000, 12);
   EXPECT_GE(five.regression, 0.94);
   EXPECT_EQ(five.improvement, 0.0);
   // Heavy tails make the t-test conservative, not trigger-happy.
   s.change = 0;
   s.shape = NoiseShape::kHeavyTailed;
-  EXPECT_LE(SimulateSynthetic(s, {}, 500, 13).regression, 0.01);
+  EXPECT_LE(SimulateSynthetic(s, Moderated(), 500, 13).regression, 0.01);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "controller/gate/hodges_lehmann.h"
 #include "controller/gate/rank_sum.h"
 #include "controller/gate/robust.h"
+#include "controller/gate/robust_welch.h"
 
 namespace blkbench::gate {
 namespace {
@@ -77,7 +78,14 @@ int RepeatsNeeded(double change, double noise, double inflation, int useful_n,
   double d = towards_change ? (opts.strict ? mag - m : mag) : m - mag;
   d = std::max(d, m / 4.0);  // an estimate sitting on a boundary would ask for infinity
   const double power = towards_change ? kPlanningPower : 0.5 + kPlanningPower / 2.0;
-  const double z = NormalQuantile(1.0 - opts.alpha) + NormalQuantile(power);
+  // Sequential (--auto-repeat): plan for the level of the next look, one-sided.
+  double level = opts.alpha;
+  if (opts.look >= 0 && towards_change) {
+    GateOptions next = opts;
+    ++next.look;
+    level = next.ClaimAlpha() / 2.0;
+  }
+  const double z = NormalQuantile(1.0 - level) + NormalQuantile(power);
   const double n = 2.0 * z * z * (noise / d) * (noise / d) * inflation;
   const int floor = std::max(opts.min_repeats, useful_n);
   if (!(n < opts.max_repeats)) return opts.max_repeats;
@@ -124,7 +132,14 @@ std::string Headline(const CellVerdict& v, Direction dir, const GateOptions& opt
       }
       break;
   }
-  return buf;
+  std::string line = buf;
+  if (!v.outliers.empty()) {
+    int b = 0;
+    for (const OutlierFlag& f : v.outliers) b += f.candidate ? 0 : 1;
+    line += "; outliers set aside: " + std::to_string(b) + " baseline, " +
+            std::to_string(static_cast<int>(v.outliers.size()) - b) + " candidate";
+  }
+  return line;
 }
 
 double RankP(const std::vector<double>& base, const std::vector<double>& cand,
@@ -207,7 +222,21 @@ std::optional<TEvidence> ModeratedT(const std::vector<double>& base,
 }  // namespace
 
 std::string_view MethodName(Method m) {
-  return m == Method::kModeratedT ? "moderated-t" : "rank-sum";
+  switch (m) {
+    case Method::kRobustWelch:
+      return "robust-welch";
+    case Method::kModeratedT:
+      return "moderated-t";
+    case Method::kRankSum:
+      break;
+  }
+  return "rank-sum";
+}
+
+double GateOptions::ClaimAlpha() const {
+  if (look < 0) return alpha;
+  if (look == 0) return 0.75 * alpha;
+  return 0.25 * alpha * std::ldexp(1.0, -look);
 }
 
 std::string_view VerdictName(Verdict v) {
@@ -226,8 +255,25 @@ std::string_view VerdictName(Verdict v) {
 
 double CellPValue(const std::vector<double>& base, const std::vector<double>& cand,
                   const GateOptions& opts, const NoisePrior& prior) {
+  GroupNoise noise;
+  noise.pooled = prior;
+  return CellPValueInGroup(base, cand, opts, noise);
+}
+
+double CellPValueInGroup(const std::vector<double>& base, const std::vector<double>& cand,
+                         const GateOptions& opts, const GroupNoise& noise) {
+  if (opts.method == Method::kRobustWelch) {
+    const std::vector<double> b =
+        WithoutFlagged(base, FlagOutliers(base, cand, false, noise.base_scale));
+    const std::vector<double> c =
+        WithoutFlagged(cand, FlagOutliers(cand, base, true, noise.cand_scale));
+    if (const auto w = RobustWelch(b, c, opts.alpha, noise.base, noise.cand)) return w->p_value;
+    return RankP(b, c, opts);
+  }
   if (opts.method == Method::kModeratedT) {
-    if (const std::optional<TEvidence> t = ModeratedT(base, cand, opts, prior)) return t->p_value;
+    if (const std::optional<TEvidence> t = ModeratedT(base, cand, opts, noise.pooled)) {
+      return t->p_value;
+    }
   }
   return RankP(base, cand, opts);
 }
@@ -240,7 +286,27 @@ CellNoise CellNoiseOf(const std::vector<double>& base, const std::vector<double>
 
 CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& cand, Direction dir,
                    const GateOptions& opts, double q_value, const NoisePrior& prior) {
+  GroupNoise noise;
+  noise.pooled = prior;
+  return DecideInGroup(base, cand, dir, opts, q_value, noise);
+}
+
+CellVerdict DecideInGroup(const std::vector<double>& all_base, const std::vector<double>& all_cand,
+                          Direction dir, const GateOptions& opts, double q_value,
+                          const GroupNoise& noise) {
   CellVerdict v;
+  // kRobustWelch: outliers are set aside, and named, before anything else.
+  std::vector<double> kept_base, kept_cand;
+  if (opts.method == Method::kRobustWelch) {
+    v.outliers = FlagOutliers(all_base, all_cand, false, noise.base_scale);
+    kept_base = WithoutFlagged(all_base, v.outliers);
+    const std::vector<OutlierFlag> fc = FlagOutliers(all_cand, all_base, true, noise.cand_scale);
+    kept_cand = WithoutFlagged(all_cand, fc);
+    v.outliers.insert(v.outliers.end(), fc.begin(), fc.end());
+  }
+  const std::vector<double>& base = v.outliers.empty() ? all_base : kept_base;
+  const std::vector<double>& cand = v.outliers.empty() ? all_cand : kept_cand;
+  const NoisePrior& prior = noise.pooled;
   v.base_repeats = static_cast<int>(base.size());
   v.cand_repeats = static_cast<int>(cand.size());
   v.base_centre = Median(base);
@@ -257,8 +323,19 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
   int useful_n = SmallestUsefulN(opts.alpha);
   std::optional<TEvidence> t;
   if (opts.method == Method::kModeratedT) t = ModeratedT(base, cand, opts, prior);
+  if (opts.method == Method::kRobustWelch) {
+    if (const auto w = RobustWelch(base, cand, opts.alpha, noise.base, noise.cand)) {
+      t = TEvidence{w->diff,
+                    std::sqrt(0.5 * (w->base_cv * w->base_cv + w->cand_cv * w->cand_cv)),
+                    w->df,
+                    w->p_value,
+                    w->relative_change,
+                    w->ci_low,
+                    w->ci_high};
+    }
+  }
   if (t) {
-    v.method = Method::kModeratedT;
+    v.method = opts.method;
     v.p_value = t->p_value;
     v.relative_change = t->relative_change;
     v.ci_low = t->ci_low;
@@ -292,7 +369,7 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
       have_change = true;
     }
     v.noise = PooledNoise(base, cand);
-    if (opts.method == Method::kModeratedT && LogMomentsOf(base, cand)) {
+    if (opts.method != Method::kRankSum && LogMomentsOf(base, cand)) {
       // Too few repeats for a variance yet: plan for the t-test more repeats will allow.
       inflation = 1.0;
       useful_n = SmallestUsefulN(opts.rank_check_alpha);
@@ -311,7 +388,7 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
     const double worse = sign * v.relative_change;
     const double worse_lo = std::min(sign * v.ci_low, sign * v.ci_high);
     const double worse_hi = std::max(sign * v.ci_low, sign * v.ci_high);
-    const bool guard = v.q_value <= opts.alpha && claim_ok;
+    const bool guard = v.q_value <= opts.ClaimAlpha() && claim_ok;
     if (guard && worse_lo > (opts.strict ? m : 0.0) && worse >= m) {
       v.verdict = Verdict::kRegression;
     } else if (guard && worse_hi < (opts.strict ? -m : 0.0) && worse <= -m) {
@@ -333,25 +410,86 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
   return v;
 }
 
-std::vector<CellVerdict> DecideAll(const std::vector<CellInput>& cells, const GateOptions& opts) {
-  // One noise prior per group, from every cell of that group.
-  std::map<int, std::vector<CellNoise>> noise;
-  for (const CellInput& c : cells) noise[c.group].push_back(CellNoiseOf(c.base, c.cand));
-  std::map<int, NoisePrior> priors;
-  if (opts.method == Method::kModeratedT) {
-    for (const auto& [group, list] : noise) priors[group] = EstimateNoisePrior(list);
+std::map<int, GroupNoise> EstimateGroupNoise(const std::vector<CellInput>& cells,
+                                             const GateOptions& opts) {
+  std::map<int, GroupNoise> out;
+  if (opts.method == Method::kRankSum) {
+    for (const CellInput& c : cells) out[c.group];
+    return out;
   }
-  std::vector<double> p;
-  p.reserve(cells.size());
-  for (const CellInput& c : cells) p.push_back(CellPValue(c.base, c.cand, opts, priors[c.group]));
-  const std::vector<double> q = BenjaminiHochberg(p);
+  if (opts.method == Method::kModeratedT) {
+    std::map<int, std::vector<CellNoise>> noise;
+    for (const CellInput& c : cells) noise[c.group].push_back(CellNoiseOf(c.base, c.cand));
+    for (const auto& [group, list] : noise) out[group].pooled = EstimateNoisePrior(list);
+    return out;
+  }
+  // kRobustWelch: outlier scales per side kind first, then each side's noise without its
+  // outliers, then one prior per side kind.
+  std::map<int, std::vector<const std::vector<double>*>> bases, cands;
+  for (const CellInput& c : cells) {
+    bases[c.group].push_back(&c.base);
+    cands[c.group].push_back(&c.cand);
+  }
+  for (const auto& [group, list] : bases) {
+    out[group].base_scale = OutlierScale(list);
+    out[group].cand_scale = OutlierScale(cands[group]);
+  }
+  std::map<int, std::vector<CellNoise>> bn, cn;
+  for (const CellInput& c : cells) {
+    const GroupNoise& g = out[c.group];
+    const std::vector<double> b =
+        WithoutFlagged(c.base, FlagOutliers(c.base, c.cand, false, g.base_scale));
+    const std::vector<double> k =
+        WithoutFlagged(c.cand, FlagOutliers(c.cand, c.base, true, g.cand_scale));
+    const double ref = CellReference(b, k);
+    bn[c.group].push_back(SideNoiseOf(b, ref));
+    cn[c.group].push_back(SideNoiseOf(k, ref));
+  }
+  // Wild sides (kWildVariance x the median of their kind) stay out of the fit.
+  auto fit = [](std::vector<CellNoise> sides) {
+    std::vector<double> v;
+    for (const CellNoise& n : sides) {
+      if (n.df >= 1.0 && n.variance > 0.0) v.push_back(n.variance);
+    }
+    if (v.empty()) return NoisePrior();
+    const double limit = kWildVariance * Median(v);
+    std::erase_if(sides, [limit](const CellNoise& n) { return n.variance > limit; });
+    return EstimateNoisePrior(sides);
+  };
+  for (auto& [group, g] : out) {
+    g.base = fit(bn[group]);
+    g.cand = fit(cn[group]);
+    g.base.df *= kPriorStrength;
+    g.cand.df *= kPriorStrength;
+  }
+  return out;
+}
+
+std::vector<CellVerdict> DecideCells(const std::vector<CellInput>& cells, const GateOptions& opts,
+                                     bool fdr) {
+  const std::map<int, GroupNoise> noise = EstimateGroupNoise(cells, opts);
+  std::vector<double> q(cells.size(), std::numeric_limits<double>::quiet_NaN());
+  if (fdr) {
+    std::vector<double> p;
+    p.reserve(cells.size());
+    for (const CellInput& c : cells) {
+      p.push_back(CellPValueInGroup(c.base, c.cand, opts, noise.at(c.group)));
+    }
+    q = BenjaminiHochberg(p);
+  }
   std::vector<CellVerdict> out;
   out.reserve(cells.size());
   for (size_t i = 0; i < cells.size(); ++i) {
-    out.push_back(Decide(cells[i].base, cells[i].cand, cells[i].direction, opts, q[i],
-                         priors[cells[i].group]));
+    GateOptions o = opts;
+    if (cells[i].look >= 0) o.look = cells[i].look;
+    out.push_back(DecideInGroup(cells[i].base, cells[i].cand, cells[i].direction, o, q[i],
+                                noise.at(cells[i].group)));
   }
   return out;
+}
+
+std::vector<CellVerdict> DecideAll(const std::vector<CellInput>& cells, const GateOptions& opts) {
+  return DecideCells(cells, opts, true);
 }
 
 }  // namespace blkbench::gate

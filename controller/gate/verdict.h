@@ -4,11 +4,13 @@
 #define BLKBENCH_CONTROLLER_GATE_VERDICT_H_
 
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "controller/gate/noise_prior.h"
+#include "controller/gate/outliers.h"
 
 namespace blkbench::gate {
 
@@ -16,13 +18,17 @@ enum class Direction { kHigherIsBetter, kLowerIsBetter };  // IOPS/bandwidth vs 
 enum class Verdict { kRegression, kImprovement, kNoChange, kInconclusive };
 
 // How a cell's evidence is computed.
-//  kModeratedT (default): a t-test on log values whose variance is shrunk towards the
+//  kRobustWelch (default): repeats beyond the MAD rule of outliers.h are set aside (and
+//    named), then a Welch test on the ratio of the sides' means with each side's
+//    variance shrunk towards that side's noise in every cell of the metric
+//    (robust_welch.h), and the same rank-sum check as kModeratedT.
+//  kModeratedT: a t-test on log values whose variance is shrunk towards the
 //    noise of all cells of the same metric (noise_prior.h), its t interval, and the
 //    rank-sum test as a distribution-free check of every regression / improvement claim.
 //  kRankSum: the Mann-Whitney p-value and the Hodges-Lehmann interval alone (the gate's
 //    first method; exact, assumption-free, but coarse at 5 repeats).
-enum class Method { kModeratedT, kRankSum };
-std::string_view MethodName(Method m);  // "moderated-t", "rank-sum"
+enum class Method { kRobustWelch, kModeratedT, kRankSum };
+std::string_view MethodName(Method m);  // "robust-welch", "moderated-t", "rank-sum"
 
 std::string_view VerdictName(Verdict v);  // "regression", "improvement", ...
 
@@ -41,15 +47,24 @@ struct GateOptions {
   // conservative at 4-7 repeats (5 vs 5: only U <= 2 of 25 reaches p <= 0.05). Mid-p
   // trades that guarantee for power; see the measured table in verdict_test.cc.
   bool mid_p = false;
-  Method method = Method::kModeratedT;
-  // kModeratedT: a regression or improvement also needs the two-sided rank-sum p-value
-  // at most this, in the same direction. Why: if the variance model is wrong (a noisy
-  // cell shrunk towards quiet ones, a heavy tail), the claim's false-alarm rate is still
-  // bounded by rank_check_alpha / 2 without any assumption beyond exchangeability. At
-  // 0.2 it passes 3 vs 3 repeats with at most 1 of 9 pairs out of order and 5 vs 5 with
-  // at most 6 of 25; at 0.1 (3 vs 3: ranges must not overlap, LKP's rule) it costs ~0.6
-  // points of power at 5 repeats (docs/gating.md).
+  Method method = Method::kRobustWelch;
+  // Sequential looks (--auto-repeat): -1 for a single decision, which claims at q <=
+  // alpha; otherwise the 0-based round, which claims at q <= ClaimAlpha(). Why: every
+  // round of more repeats is another chance for a false alarm, so alpha is spent across
+  // rounds (Bonferroni over looks): 3/4 of it at the first look, then 1/8, 1/16, ...,
+  // which sums to at most alpha however many rounds run.
+  int look = -1;
+  // kModeratedT and kRobustWelch: a regression or improvement also needs the two-sided rank-sum
+  // p-value at most this, in the same direction. Why: if the variance model is wrong (a noisy cell
+  // shrunk towards quiet ones, a heavy tail), the claim's false-alarm rate is still bounded by
+  // rank_check_alpha / 2 without any assumption beyond exchangeability. At 0.2 it passes 3 vs 3
+  // repeats with at most 1 of 9 pairs out of order and 5 vs 5 with at most 6 of 25; at 0.1 (3 vs 3:
+  // ranges must not overlap, LKP's rule) it costs ~0.6 points of power at 5 repeats
+  // (docs/gating.md).
   double rank_check_alpha = 0.2;
+
+  // The level a claim's q must reach at this look (see `look`).
+  double ClaimAlpha() const;
 };
 
 struct CellVerdict {
@@ -70,7 +85,11 @@ struct CellVerdict {
                                      // when a value is <= 0 or there is no variance)
   double rank_p_value = 1.0;         // two-sided Mann-Whitney (exact or mid-p per options)
   double t_df = 0.0;                 // kModeratedT: degrees of freedom (d0 + n1 + n2 - 2)
-  double noise = 0.0;                // sd of log values used (moderated), ~ the CV
+  double noise = 0.0;                // sd of log values used (moderated), ~ the CV; kRobustWelch:
+                                     // sqrt of the mean of the two sides' moderated cv^2
+  // kRobustWelch: repeats set aside by the outlier rule, baseline then candidate; indices
+  // are into the samples given to Decide. base_repeats / cand_repeats count the rest.
+  std::vector<OutlierFlag> outliers;
   // For an inconclusive cell: repeats per side estimated to settle it at the observed
   // noise (80 % power), capped at max_repeats. 0 for a settled cell.
   int repeats_needed = 0;
@@ -125,11 +144,28 @@ CellVerdict Decide(const std::vector<double>& base, const std::vector<double>& c
                    double q_value = std::numeric_limits<double>::quiet_NaN(),
                    const NoisePrior& prior = NoisePrior());
 
+// What the cells of one group (metric) say about noise, for every method: the pooled
+// prior of kModeratedT, and for kRobustWelch one prior per side (from each side's cv^2
+// after outliers are set aside) and each side's outlier scale (OutlierScale).
+struct GroupNoise {
+  NoisePrior pooled;
+  NoisePrior base, cand;
+  double base_scale = 0.0, cand_scale = 0.0;
+};
+
+// Decide() with the group's noise (kRobustWelch uses base, cand and the scales;
+// kModeratedT the pooled prior).
+CellVerdict DecideInGroup(const std::vector<double>& base, const std::vector<double>& cand,
+                          Direction dir, const GateOptions& opts, double q_value,
+                          const GroupNoise& noise);
+
 // The p-value Decide() uses for a cell (moderated t, or two-sided rank-sum exact or mid-p
 // per opts); collect these across all cells x metrics, adjust with BenjaminiHochberg(),
 // pass q back.
 double CellPValue(const std::vector<double>& base, const std::vector<double>& cand,
                   const GateOptions& opts, const NoisePrior& prior = NoisePrior());
+double CellPValueInGroup(const std::vector<double>& base, const std::vector<double>& cand,
+                         const GateOptions& opts, const GroupNoise& noise);
 
 // The cell's pooled within-side variance of log values and its degrees of freedom, for
 // EstimateNoisePrior; df 0 when a value is <= 0 or there are fewer than 3 repeats.
@@ -142,11 +178,23 @@ struct CellInput {
   // Cells with the same group share one noise prior (the gate uses one group per
   // metric: IOPS noise says nothing about p99.9 noise).
   int group = 0;
+  // This cell's look when it differs from GateOptions::look (>= 0: the number of
+  // --auto-repeat rounds that added repeats to it; a cell settled earlier keeps look 0).
+  int look = -1;
 };
 
 // Noise prior per group (kModeratedT), p-value per cell, Benjamini-Hochberg q-values
 // across all cells, then Decide() for each; results in input order.
 std::vector<CellVerdict> DecideAll(const std::vector<CellInput>& cells, const GateOptions& opts);
+
+// The noise of each group of `cells` (GroupNoise), by group id.
+std::map<int, GroupNoise> EstimateGroupNoise(const std::vector<CellInput>& cells,
+                                             const GateOptions& opts);
+
+// DecideAll with `fdr` true; with `fdr` false every cell is judged on its own p (q = p),
+// with the same group noise (the per-cell rate gate-proof measures).
+std::vector<CellVerdict> DecideCells(const std::vector<CellInput>& cells, const GateOptions& opts,
+                                     bool fdr);
 
 }  // namespace blkbench::gate
 

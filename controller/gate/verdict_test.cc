@@ -25,8 +25,8 @@ TEST(Decide, ClearRegressionOfThroughput) {
   EXPECT_NEAR(v.relative_change, -0.10, 0.005);
   EXPECT_LT(v.ci_high, 0.0);
   EXPECT_LE(v.ci_low, v.relative_change);
-  // Moderated t without a prior: an ordinary t-test on logs with 8 degrees of freedom.
-  EXPECT_EQ(v.method, Method::kModeratedT);
+  // The default robust Welch without a prior and with equal spreads: Welch's df is 8.
+  EXPECT_EQ(v.method, Method::kRobustWelch);
   EXPECT_DOUBLE_EQ(v.t_df, 8.0);
   EXPECT_LT(v.p_value, 1e-6);
   EXPECT_NEAR(v.rank_p_value, 2.0 / 252, 1e-12);
