@@ -20,6 +20,7 @@
 #include "common/vm/kernel.h"
 #include "common/vm/process.h"
 #include "common/vm/qemu.h"
+#include "common/vm/vm_host.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -32,11 +33,6 @@ using ::testing::HasSubstr;
 // TCG on a shared 2-core CI machine: a boot takes 10–25 s; these bound a hang, not speed.
 constexpr absl::Duration kBootTimeout = absl::Minutes(3);
 constexpr absl::Duration kCommandTimeout = absl::Seconds(60);
-
-std::string CacheDir() {
-  const char* home = std::getenv("HOME");
-  return absl::StrCat(home != nullptr ? home : "/root", "/.cache/blkbench-kernels");
-}
 
 class VmTest : public ::testing::Test {
  protected:
@@ -56,21 +52,12 @@ class VmTest : public ::testing::Test {
 
   // A config for the newest kernel matching `pattern` with its initramfs.
   VmConfig ConfigFor(const std::string& pattern) {
-    VmConfig c;
-    absl::StatusOr<KernelSpec> spec = ParseKernelSpec("deb:" + pattern);
-    EXPECT_TRUE(spec.ok()) << spec.status();
-    absl::StatusOr<Kernel> kernel = GetKernel(*spec, CacheDir());
-    EXPECT_TRUE(kernel.ok()) << kernel.status();
-    if (!kernel.ok()) return c;
-    c.kernel = *kernel;
-    absl::StatusOr<std::string> initramfs = BuildInitramfs(c.kernel, CacheDir());
-    EXPECT_TRUE(initramfs.ok()) << initramfs.status();
-    c.initramfs = initramfs.value_or("");
-    c.guest_program = BLKBENCH_VM_GUEST;
-    c.work_parent = work_parent_;
-    c.vcpus = 2;
-    c.memory_mb = 2048;
-    return c;
+    VmHostSpec spec;
+    spec.kernel = "deb:" + pattern;
+    spec.work_parent = work_parent_;
+    absl::StatusOr<VmConfig> c = PrepareVm(spec);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.value_or(VmConfig{});
   }
 
   static std::string Out(const absl::StatusOr<GuestRunResult>& r) {
