@@ -35,6 +35,30 @@ struct NullBlkAgentConfig {
 // each run is made for it).
 inline constexpr char kNullBlkDevicePath[] = "null_blk:per-run";
 
+// One disk of a VM test host (common/vm/vm_config.h VmDisk), as the config names it.
+struct VmDiskConfig {
+  std::string kind = "nvme";  // nvme, hdd (SCSI disk, rotational), virtio (virtio-blk)
+  uint64_t size_bytes = uint64_t{1} << 30;
+  int queues = 0;             // nvme I/O queue pairs, virtio num-queues; 0: qemu's default
+  std::string serial;         // "": blkbench<index>
+  // The class the device is offered as; "": detected in the guest (nvme, hdd, ssd), except
+  // virtio, which is offered as "virtio".
+  std::string device_class;
+};
+
+// A VM test host (docs/vm-hosts.md): a guest booting `kernel`, whose disks (and, with
+// null_blk, per-run null_blk devices made inside it) the agent offers as its own, each
+// with the guest's kernel release. Runs on them execute in the guest (blkbench-vm-cell).
+struct VmHostConfig {
+  std::string name;    // [A-Za-z0-9_-]{1,32}; device paths are vm:<name>/<kernel name>
+  std::string kernel;  // a kernel spec: deb:PATTERN or PATH/bzImage[:MODULES_DIR]
+  int vcpus = 2;
+  int memory_mb = 2048;
+  std::string accel = "auto";  // auto, kvm, tcg
+  std::vector<VmDiskConfig> disks;
+  bool null_blk = false;  // offer vm:<name>/null_blk: one null_blk device per run
+};
+
 struct AgentConfig {
   // host:port or unix:/path; default: the local controller's Unix socket.
   std::string controller = tls::kDefaultControllerAddress;
@@ -70,6 +94,14 @@ struct AgentConfig {
   int64_t metrics_grace_ms = 5 * 60'000;
   // ... and at most this many finished runs keep theirs (the oldest go first).
   uint64_t metrics_max_finished_runs = 256;
+  // VM test hosts the agent boots and offers devices in (empty: none).
+  std::vector<VmHostConfig> vm_hosts;
+  std::string kernel_cache;  // kernels and initramfs; "": vm::DefaultKernelCacheDir()
+  // Bounds of a VM test host's waits: its boot (qemu start to the guest's hello), and the
+  // silence of a run in it (no sample or heartbeat from the guest) before the guest is
+  // declared hung, killed and the run failed with its console tail.
+  int64_t vm_boot_timeout_ms = 300'000;
+  int64_t vm_silence_timeout_ms = 30'000;
   // Problems that do not stop the agent, found by ParseAgentConfig ("agent.yaml:5:5:
   // devices[0]: ..."); the daemon logs each at start (event allowlist_kernel_name).
   std::vector<std::string> warnings;
