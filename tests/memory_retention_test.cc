@@ -99,6 +99,10 @@ TEST_F(MemoryRetentionTest, PerRunStateOfBothDaemonsIsBackToBaselineAfterTheGrac
   EXPECT_EQ(controller().Sizes(), controller_baseline);
   Agent::DebugSizes agent_after = agent_->agent().Sizes();
   agent_after.device_writers = agent_baseline.device_writers = 0;  // one per device, bounded
+  // A heartbeat may be in flight at either moment: bounded by the heartbeat window, not
+  // by the runs (seen failing under load when compared exactly).
+  EXPECT_LE(agent_after.unanswered_heartbeats, 2u);
+  agent_after.unanswered_heartbeats = agent_baseline.unanswered_heartbeats = 0;
   EXPECT_EQ(agent_after, agent_baseline);
   // The metrics stay for the grace period ...
   EXPECT_EQ(metrics.TrackedRuns(), static_cast<size_t>(kRuns));
