@@ -41,7 +41,10 @@ RunExecutor::RunExecutor(const AgentConfig& config, QueueSettingsJournal& journa
       own_configfs_(configfs == nullptr ? RealConfigfs() : nullptr),
       configfs_(configfs == nullptr ? *own_configfs_ : *configfs),
       cgroups_(std::make_unique<CgroupManager>(journal.settings_journal(),
-                                               CgroupOptions{.parent = config.cgroup_parent})) {}
+                                               CgroupOptions{.parent = config.cgroup_parent})),
+      vm_hosts_(std::make_unique<VmHosts>(config)) {}
+
+RunExecutor::~RunExecutor() = default;
 
 DeviceOffer RunExecutor::OfferDevices() {
   DeviceOffer offer;
@@ -73,6 +76,7 @@ DeviceOffer RunExecutor::OfferDevices() {
       offer.offered.push_back(std::move(facts));
     }
   }
+  vm_hosts_->Offer(offer.offered, offer.not_offered);
   return offer;
 }
 
@@ -85,6 +89,8 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
     return Failed(a, v1::RUN_OUTCOME_FAILED,
                   absl::StrCat("refused the assignment: ", bounds.message()));
   }
+  // A VM test host's device: the run happens in its guest, through this same code there.
+  if (IsVmDevicePath(a.device_path())) return vm_hosts_->Execute(a, cancel, on_sample);
   // Simulated devices touch no hardware: no allowlist, safety checks or sysfs.
   SimulatedDevicePreparation simulated;
   std::unique_ptr<RealDevicePreparation> real;

@@ -19,6 +19,7 @@
 #include "agent/device/identity.h"
 #include "agent/device/null_blk.h"
 #include "agent/device/queue_settings.h"
+#include "agent/vm/vm_hosts.h"
 #include "blkbench/v1/agent.pb.h"
 #include "common/runner.h"
 
@@ -45,6 +46,7 @@ class RunExecutor {
   // configfs calls when not null (tests); it outlives the executor.
   RunExecutor(const AgentConfig& config, QueueSettingsJournal& journal, RunnerFactory factory,
               ConfigfsOps* configfs = nullptr);
+  ~RunExecutor();  // powers off the VM test hosts' guests
 
   // Runs the assignment to its end and returns the message to send to the controller:
   // outcome SUCCEEDED with the result (host, device facts and the exact queue settings
@@ -78,6 +80,8 @@ class RunExecutor {
   // listed as not offered with the reason otherwise.
   DeviceOffer OfferDevices();
 
+  VmHosts& vm_hosts() { return *vm_hosts_; }
+
  private:
   const AgentConfig& config_;
   QueueSettingsJournal& journal_;
@@ -86,6 +90,7 @@ class RunExecutor {
   ConfigfsOps& configfs_;
   std::unique_ptr<CgroupManager> cgroups_;
   DeviceIdentityRegistry identities_;
+  std::unique_ptr<VmHosts> vm_hosts_;  // config.vm_hosts (none: inert)
 };
 
 }  // namespace blkbench

@@ -4,7 +4,7 @@
 include(GNUInstallDirs)
 set(BLKBENCH_SHARE ${CMAKE_INSTALL_DATADIR}/blkbench)
 
-install(TARGETS blkbench blkbench-controller blkbench-agent blkbench-vm-guest
+install(TARGETS blkbench blkbench-controller blkbench-agent blkbench-vm-guest blkbench-vm-cell
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY engine/profiles/ DESTINATION ${BLKBENCH_SHARE}/profiles
         FILES_MATCHING PATTERN "*.yaml" PATTERN "*.md")

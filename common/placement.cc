@@ -11,10 +11,14 @@
 
 namespace blkbench {
 
+const std::string& DeviceKernelRelease(const v1::AgentInfo& agent, const v1::DeviceFacts& device) {
+  return device.has_vm() ? device.vm().release() : agent.host().kernel_release();
+}
+
 bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
                    const v1::DeviceFacts& device) {
   if (device.device_class() != cell.target().device_class()) return false;
-  return KernelMatches(cell.target().kernel(), agent.host().kernel_release());
+  return KernelMatches(cell.target().kernel(), DeviceKernelRelease(agent, device));
 }
 
 bool KernelMatches(const std::string& pattern, const std::string& kernel_release) {
@@ -29,7 +33,7 @@ std::string UnplaceableReason(const v1::CellSpec& cell, const std::vector<v1::Ag
     if (!agent.connected()) continue;
     for (const v1::DeviceFacts& d : agent.devices()) {
       if (DeviceMatches(cell, agent, d)) return "";
-      if (d.device_class() == cls) kernels.insert(agent.host().kernel_release());
+      if (d.device_class() == cls) kernels.insert(DeviceKernelRelease(agent, d));
     }
   }
   if (kernels.empty()) return absl::StrCat("no connected agent offers device class '", cls, "'");

@@ -10,11 +10,15 @@
 
 namespace blkbench {
 
-// A cell may run on a device of its class on a host whose kernel release matches the
-// cell's kernel glob (fnmatch). Simulated kernels ("sim:6.10+patch") are chosen by the
+// A cell may run on a device of its class whose kernel release matches the cell's kernel
+// glob (fnmatch): the agent host's, or for a device in a VM test host the guest's
+// (DeviceFacts.vm.release). Simulated kernels ("sim:6.10+patch") are chosen by the
 // engine, so they match any host.
 bool DeviceMatches(const v1::CellSpec& cell, const v1::AgentInfo& agent,
                    const v1::DeviceFacts& device);
+
+// The kernel that serves `device`: its VM's release, else the agent host's.
+const std::string& DeviceKernelRelease(const v1::AgentInfo& agent, const v1::DeviceFacts& device);
 
 // The kernel half of DeviceMatches: whether a host running `kernel_release` may take a
 // cell whose target kernel is `pattern` ("" and simulated kernels match every host).

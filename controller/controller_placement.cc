@@ -11,6 +11,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "common/placement.h"
 #include "controller/controller.h"
 
 namespace blkbench {
@@ -117,7 +118,7 @@ std::vector<uint64_t> Controller::PlaceQueuedRuns(Outbox& out) {
     for (const v1::DeviceFacts& dev : agent.info.devices()) {
       if (busy.count({agent_id, dev.path()})) continue;
       free.push_back({&agent_id, &agent, &dev});
-      offered.push_back({&dev.device_class(), &agent.info.host().kernel_release()});
+      offered.push_back({&dev.device_class(), &DeviceKernelRelease(agent.info, dev)});
     }
   }
   // No free device (every agent busy, or none connected): nothing to match.

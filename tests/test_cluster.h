@@ -39,6 +39,7 @@ class AgentProcess {
   bool ok() const { return agent_ != nullptr; }
   // REQUIRES: ok().
   Agent& agent() { return *agent_; }
+  RunExecutor& executor() { return *executor_; }
 
  private:
   AgentConfig config_;

@@ -192,13 +192,24 @@ absl::StatusOr<NullBlkDevice> NullBlkProvisioner::Create(
         absl::StrCat("null_blk: ", dev.item, "/index unreadable after power-on")));
   }
   dev.index = index;
-  dev.dev_path = absl::StrCat(paths_.dev, "/nullb", index);
   // The kernel has added the disk; its node comes from devtmpfs or udev, asynchronously.
+  // Its name: the configfs item's on newer kernels (6.12 here), nullb<index> on older
+  // ones — whichever node appears is this device's.
+  const std::string by_item = absl::StrCat(paths_.dev, "/", name);
+  const std::string by_index = absl::StrCat(paths_.dev, "/nullb", index);
   const absl::Time deadline = absl::Now() + node_timeout_;
-  while (!ops_.IsBlockDevice(dev.dev_path)) {
+  for (;;) {
+    if (ops_.IsBlockDevice(by_item)) {
+      dev.dev_path = by_item;
+      break;
+    }
+    if (ops_.IsBlockDevice(by_index)) {
+      dev.dev_path = by_index;
+      break;
+    }
     if (absl::Now() > deadline) {
       return fail(absl::DeadlineExceededError(
-          absl::StrCat("null_blk: ", dev.dev_path, " did not appear within ",
+          absl::StrCat("null_blk: neither ", by_item, " nor ", by_index, " appeared within ",
                        absl::FormatDuration(node_timeout_), " of power-on")));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -61,7 +61,7 @@ const std::vector<std::string>& NullBlkAttributes();
 struct NullBlkDevice {
   std::string name;      // the configfs item's name
   std::string item;      // <configfs>/nullb/<name>
-  std::string dev_path;  // <dev>/nullb<index>
+  std::string dev_path;  // <dev>/<item name> (newer kernels) or <dev>/nullb<index>
   uint32_t index = 0;
   std::string journal_entry;  // the SettingsJournal entry that removes it
 };

@@ -12,23 +12,27 @@
 
 namespace blkbench::vm {
 
+absl::StatusOr<bool> FrameSplitter::Next(google::protobuf::MessageLite& msg) {
+  if (buffer_.size() < 4) return false;
+  const auto* b = reinterpret_cast<const unsigned char*>(buffer_.data());
+  uint32_t len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
+  if (len > kMaxFrameBytes) {
+    return absl::DataLossError(
+        absl::StrCat("channel frame of ", len, " bytes (limit ", kMaxFrameBytes, ")"));
+  }
+  if (buffer_.size() < 4 + len) return false;
+  bool ok = msg.ParseFromArray(buffer_.data() + 4, static_cast<int>(len));
+  buffer_.erase(0, 4 + len);
+  if (!ok) return absl::DataLossError("channel frame does not parse");
+  return true;
+}
+
 absl::Status FrameReader::Read(google::protobuf::MessageLite& msg, absl::Time deadline,
                                int watch_fd) {
   for (;;) {
-    if (buffer_.size() >= 4) {
-      const auto* b = reinterpret_cast<const unsigned char*>(buffer_.data());
-      uint32_t len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
-      if (len > kMaxFrameBytes) {
-        return absl::DataLossError(
-            absl::StrCat("channel frame of ", len, " bytes (limit ", kMaxFrameBytes, ")"));
-      }
-      if (buffer_.size() >= 4 + len) {
-        bool ok = msg.ParseFromArray(buffer_.data() + 4, static_cast<int>(len));
-        buffer_.erase(0, 4 + len);
-        if (!ok) return absl::DataLossError("channel frame does not parse");
-        return absl::OkStatus();
-      }
-    }
+    absl::StatusOr<bool> whole = frames_.Next(msg);
+    if (!whole.ok()) return whole.status();
+    if (*whole) return absl::OkStatus();
     pollfd fds[2] = {{fd_, POLLIN, 0}, {watch_fd, POLLIN, 0}};
     int ms = PollTimeoutMs(deadline);
     int n = poll(fds, watch_fd >= 0 ? 2 : 1, ms);
@@ -40,7 +44,7 @@ absl::Status FrameReader::Read(google::protobuf::MessageLite& msg, absl::Time de
       if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (r < 0) return absl::UnavailableError(absl::StrCat("channel read: ", strerror(errno)));
       if (r == 0) return absl::UnavailableError("channel closed by the peer");
-      buffer_.append(buf, static_cast<size_t>(r));
+      frames_.Append(absl::string_view(buf, static_cast<size_t>(r)));
       continue;
     }
     if (watch_fd >= 0 && fds[1].revents != 0) {
@@ -52,7 +56,7 @@ absl::Status FrameReader::Read(google::protobuf::MessageLite& msg, absl::Time de
   }
 }
 
-absl::Status WriteFrame(int fd, const google::protobuf::MessageLite& msg, absl::Time deadline) {
+absl::StatusOr<std::string> EncodeFrame(const google::protobuf::MessageLite& msg) {
   std::string body;
   if (!msg.SerializeToString(&body)) return absl::InternalError("serialize a channel frame");
   if (body.size() > kMaxFrameBytes) {
@@ -63,6 +67,13 @@ absl::Status WriteFrame(int fd, const google::protobuf::MessageLite& msg, absl::
   std::string frame = {static_cast<char>(len & 0xff), static_cast<char>((len >> 8) & 0xff),
                        static_cast<char>((len >> 16) & 0xff), static_cast<char>(len >> 24)};
   frame += body;
+  return frame;
+}
+
+absl::Status WriteFrame(int fd, const google::protobuf::MessageLite& msg, absl::Time deadline) {
+  absl::StatusOr<std::string> encoded = EncodeFrame(msg);
+  if (!encoded.ok()) return encoded.status();
+  const std::string& frame = *encoded;
   size_t done = 0;
   while (done < frame.size()) {
     pollfd pfd{fd, POLLOUT, 0};

@@ -4,10 +4,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <csignal>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -22,6 +25,7 @@ namespace {
 // dead, which the read deadline then reports.
 constexpr absl::Duration kWriteTimeout = absl::Seconds(10);
 constexpr size_t kQemuLogTail = 2048;
+constexpr size_t kMaxStdinBytes = 1 << 20;  // under the channel's frame limit
 constexpr absl::Duration kExitGrace = absl::Seconds(2);
 
 absl::StatusOr<int> Listen(const std::string& path) {
@@ -189,6 +193,11 @@ absl::StatusOr<GuestRunResult> Guest::Run(const GuestRunRequest& request) {
   for (const std::string& e : request.env) run->add_env(e);
   run->set_cwd(request.cwd);
   run->set_timeout_ms(absl::ToInt64Milliseconds(request.timeout));
+  if (request.stdin_data.size() > kMaxStdinBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "stdin of `", cmd, "` is ", request.stdin_data.size(), " bytes; at most ", kMaxStdinBytes));
+  }
+  run->set_stdin(request.stdin_data);
   if (absl::Status s = WriteFrame(conn_fd_, req, MonotonicNow() + kWriteTimeout); !s.ok()) {
     return Die(s, "sending `" + cmd + "`");
   }
@@ -197,16 +206,23 @@ absl::StatusOr<GuestRunResult> Guest::Run(const GuestRunRequest& request) {
   const size_t max = config_.max_output_bytes;
   for (;;) {
     v1::VmEvent event;
-    if (absl::Status s = reader_->Read(event, deadline, qemu_->pidfd()); !s.ok()) {
+    const absl::Time silent_at = MonotonicNow() + request.silence_timeout;
+    if (absl::Status s = reader_->Read(event, std::min(deadline, silent_at), qemu_->pidfd());
+        !s.ok()) {
+      const absl::Duration silent =
+          silent_at < deadline ? request.silence_timeout : request.timeout + config_.run_grace;
       return Die(absl::IsDeadlineExceeded(s)
                      ? absl::DeadlineExceededError(
-                           absl::StrCat("the guest was silent for ",
-                                        absl::FormatDuration(request.timeout + config_.run_grace)))
+                           absl::StrCat("the guest was silent for ", absl::FormatDuration(silent)))
                      : s,
                  "running `" + cmd + "`");
     }
     if (event.has_output()) {
       const std::string& data = event.output().data();
+      if (request.on_output) {
+        request.on_output(event.output().stderr(), data);
+        if (!event.output().stderr()) continue;
+      }
       if (result.output.size() + data.size() > max) {
         result.dropped_bytes += result.output.size() + data.size() - max;
       }
@@ -230,6 +246,12 @@ absl::StatusOr<GuestRunResult> Guest::Run(const GuestRunRequest& request) {
     result.signal = exit.signal();
     return result;
   }
+}
+
+void Guest::Abort() {
+  if (qemu_ == nullptr || qemu_->pidfd() < 0) return;
+  // Through the pidfd: never a recycled pid, even if qemu was reaped meanwhile.
+  syscall(SYS_pidfd_send_signal, qemu_->pidfd(), SIGKILL, nullptr, 0);
 }
 
 absl::Status Guest::Shutdown() {

@@ -12,12 +12,14 @@
 #ifndef BLKBENCH_COMMON_VM_GUEST_H_
 #define BLKBENCH_COMMON_VM_GUEST_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/vm/channel.h"
 #include "common/vm/process.h"
@@ -31,6 +33,15 @@ struct GuestRunRequest {
   std::vector<std::string> env;  // KEY=VALUE added to the guest program's environment
   std::string cwd;               // empty: /
   absl::Duration timeout = absl::Minutes(1);
+  std::string stdin_data;  // the command's stdin (empty: /dev/null); at most 1 MiB
+  // If set, every chunk of output as it arrives (from Run's thread, in order); stdout is
+  // then not kept in the result (stderr still is, bounded), so a long stream costs no
+  // memory.
+  std::function<void(bool is_stderr, absl::string_view data)> on_output;
+  // The guest is declared hung (killed, DeadlineExceeded with the console tail) when no
+  // output arrives for this long: a command that streams (a cell run, which reports
+  // every second) fails on a stopped or stuck guest long before `timeout`.
+  absl::Duration silence_timeout = absl::InfiniteDuration();
 };
 
 struct GuestRunResult {
@@ -72,6 +83,9 @@ class Guest {
   // the error (DeadlineExceeded / Unavailable) carries the console tail; later calls fail with
   // FailedPrecondition.
   absl::StatusOr<GuestRunResult> Run(const GuestRunRequest& request);
+  // Kills qemu at once, from any thread (while this Guest exists): a Run in progress
+  // fails with Unavailable and the guest is dead. For cancel and fencing.
+  void Abort();
   absl::StatusOr<GuestRunResult> Run(const std::vector<std::string>& argv, absl::Duration timeout);
 
   // Powers the guest off (waiting up to VmConfig::shutdown_timeout, then killing qemu),

@@ -25,6 +25,7 @@
 #include "blkbench/v1/vm.pb.h"
 #include "common/bounded_file.h"
 #include "common/vm/channel.h"
+#include "common/vm/files.h"
 #include "common/vm/init_script.h"
 #include "common/vm/process.h"
 #include "common/vm/qemu.h"
@@ -111,7 +112,18 @@ absl::Status ServeRun(int port, const v1::VmRun& run) {
   opts.new_process_group = true;
   std::vector<std::string> argv(run.argv().begin(), run.argv().end());
   v1::VmEvent done;
+  // The command's stdin goes through a file on the guest's /run tmpfs: the child opens it
+  // before exec, so it is unlinked as soon as the child started.
+  if (!run.stdin().empty()) {
+    opts.stdin_path = "/run/blkbench-vm-guest.stdin";
+    if (absl::Status w = WriteFileAtomic(opts.stdin_path, run.stdin(), 0600); !w.ok()) {
+      done.mutable_exit()->set_exit_code(127);
+      done.mutable_exit()->set_error(absl::StrCat("writing the command's stdin: ", w.message()));
+      return Send(port, done);
+    }
+  }
   absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Start(argv, opts);
+  if (!opts.stdin_path.empty()) unlink(opts.stdin_path.c_str());
   if (!child.ok()) {
     done.mutable_exit()->set_exit_code(127);
     done.mutable_exit()->set_error(std::string(child.status().message()));

@@ -123,6 +123,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const std::vector<
     close_all();
     return absl::ErrnoToStatus(e, absl::StrCat("fork for ", argv[0]));
   }
+  const char* stdin_path = options.stdin_path.empty() ? "/dev/null" : options.stdin_path.c_str();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the parent died before prctl
@@ -131,7 +132,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const std::vector<
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
     signal(SIGPIPE, SIG_DFL);
-    int null_in = open("/dev/null", O_RDONLY);
+    int null_in = open(stdin_path, O_RDONLY);
     bool ok = null_in >= 0 && dup2(null_in, 0) >= 0 &&
               Redirect(1, options.stdout_sink, options.stdout_path.c_str(), out_pipe[1]) &&
               Redirect(2, options.stderr_sink, options.stderr_path.c_str(), err_pipe[1]) &&

@@ -43,6 +43,7 @@ class Subprocess {
     std::string stdout_path;
     std::string stderr_path;
     std::string cwd;                 // empty: this process's
+    std::string stdin_path;          // the child's stdin; empty: /dev/null
     std::vector<std::string> env;    // KEY=VALUE added to (or replacing in) this environment
     bool new_process_group = false;  // so KillGroup() reaches the child's children
   };

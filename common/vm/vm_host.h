@@ -24,8 +24,8 @@ struct VmHostSpec {
   int memory_mb = 2048;
   std::vector<VmDisk> disks;
   Accel accel = Accel::kAuto;
-  std::string cache_dir;              // kernels and initramfs; "" = DefaultKernelCacheDir()
-  std::string work_parent = "/tmp";   // where each VM's directory is made
+  std::string cache_dir;             // kernels and initramfs; "" = DefaultKernelCacheDir()
+  std::string work_parent = "/tmp";  // where each VM's directory is made
 };
 
 // $BLKBENCH_KERNEL_CACHE, else $HOME/.cache/blkbench-kernels, else kDefaultKernelCache:

@@ -11,6 +11,7 @@
 #include "common/histogram.h"
 #include "common/metrics/process_metrics.h"
 #include "common/metrics/run_labels.h"
+#include "common/placement.h"
 #include "controller/metrics/engine_metrics.h"
 #include "controller/metrics/http_sd.h"
 #include "controller/metrics/instrumented_store.h"
@@ -37,9 +38,16 @@ std::string StateLabel(const std::string& enum_name, const std::string& prefix) 
 // cardinality beyond one set per live run. `agent` is the run's agent when known.
 prometheus::Labels SeriesLabels(const v1::Run& run, const v1::CellSpec& cell,
                                 const v1::AgentInfo* agent) {
-  prometheus::Labels labels = RunLabels(
-      run.experiment_id(), run.id(), cell, agent ? agent->host().hostname() : run.agent_id(),
-      run.device_path(), agent ? agent->host().kernel_release() : "");
+  // The kernel that served the run's device: a VM test host's guest, else the agent's.
+  std::string kernel = agent ? agent->host().kernel_release() : "";
+  if (agent != nullptr) {
+    for (const v1::DeviceFacts& d : agent->devices()) {
+      if (d.path() == run.device_path()) kernel = DeviceKernelRelease(*agent, d);
+    }
+  }
+  prometheus::Labels labels =
+      RunLabels(run.experiment_id(), run.id(), cell,
+                agent ? agent->host().hostname() : run.agent_id(), run.device_path(), kernel);
   labels["cell_without_kernel"] = CellLabelWithout(cell, "kernel");
   labels["agent"] = run.agent_id();
   return labels;
