@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -363,6 +367,29 @@ TEST(AgentConfigTest, RepeatedKeysAreErrors) {
   auto cfg = ParseAgentConfig("agent_id: a\nstate_dir: /x\nagent_id: b\n", "agent.yaml");
   EXPECT_THAT(cfg.status().message(),
               HasSubstr("agent.yaml:3:1: key 'agent_id' appears twice (first at line 1)"));
+}
+
+// deploy/config/agent.example.yaml is valid, and so is its VM section uncommented.
+TEST(AgentConfigTest, TheExampleIsValidWithItsVmHostsUncommented) {
+  const std::string path = BLKBENCH_SOURCE_DIR "/deploy/config/agent.example.yaml";
+  auto example = LoadAgentConfig(path);
+  ASSERT_TRUE(example.ok()) << example.status();
+  EXPECT_TRUE(example->vm_hosts.empty());
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string marker = "Uncomment to use:\n";
+  const size_t at = text.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  std::string uncommented = text.substr(0, at + marker.size());
+  for (absl::string_view line : absl::StrSplit(text.substr(at + marker.size()), '\n')) {
+    absl::StrAppend(&uncommented, absl::StripPrefix(line, "# "), "\n");
+  }
+  auto vm = ParseAgentConfig(uncommented, path);
+  ASSERT_TRUE(vm.ok()) << vm.status() << "\n" << uncommented;
+  EXPECT_EQ(vm->kernel_cache, "/var/cache/blkbench/kernels");
+  ASSERT_EQ(vm->vm_hosts.size(), 1u);
+  EXPECT_EQ(vm->vm_hosts[0].kernel, "deb:6.12*");
+  EXPECT_EQ(vm->vm_hosts[0].disks.size(), 3u);
 }
 
 }  // namespace
