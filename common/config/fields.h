@@ -46,13 +46,29 @@ std::string WordList(const std::vector<std::string>& words);
 
 // ---- Fields ----
 
+// clang-tidy misses the moves of name and expected into the dependent Field<T>.
 template <typename T, typename R>
+// NOLINTNEXTLINE(performance-unnecessary-value-param)
 Field<T> MakeField(std::string name, std::string expected, R read) {
-  Field<T> field;
-  field.name = std::move(name);
-  field.expected = std::move(expected);
-  field.read = std::move(read);
-  return field;
+  return Field<T>{.name = std::move(name),
+                  .expected = std::move(expected),
+                  .required = false,
+                  .read = std::move(read),
+                  .check = nullptr};
+}
+
+// A field whose value `read_value(node, context)` returns as an optional (nullopt after
+// reporting a bad one), stored into `member`.
+template <typename T, typename V, typename R>
+Field<T> ScalarField(std::string name, std::string expected, V T::*member, R read_value) {
+  return MakeField<T>(
+      std::move(name), std::move(expected),
+      [member, read_value = std::move(read_value)](const yaml::Node& v, T& out, Context& c) {
+        auto value = read_value(v, c);
+        if (!value.has_value()) return false;
+        out.*member = static_cast<V>(*std::move(value));
+        return true;
+      });
 }
 
 // A non-empty string (or any string with Empty::kAllowed).
@@ -60,36 +76,28 @@ template <typename T>
 Field<T> String(std::string name, std::string expected, std::string T::*member,
                 Empty empty = Empty::kRefused) {
   std::string what = expected;
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        std::optional<std::string> s = ReadString(v, what, empty, c);
-                        if (s) out.*member = *std::move(s);
-                        return s.has_value();
-                      });
+  return ScalarField(std::move(name), std::move(expected), member,
+                     [what = std::move(what), empty](const yaml::Node& v, Context& c) {
+                       return ReadString(v, what, empty, c);
+                     });
 }
 
 // An absolute path.
 template <typename T>
 Field<T> Path(std::string name, std::string expected, std::string T::*member) {
   std::string what = expected;
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        std::optional<std::string> s = ReadPath(v, what, c);
-                        if (s) out.*member = *std::move(s);
-                        return s.has_value();
-                      });
+  return ScalarField(
+      std::move(name), std::move(expected), member,
+      [what = std::move(what)](const yaml::Node& v, Context& c) { return ReadPath(v, what, c); });
 }
 
 // true or false (also 1 or 0).
 template <typename T>
 Field<T> Bool(std::string name, std::string expected, bool T::*member) {
   std::string what = expected;
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        std::optional<bool> b = ReadBool(v, what, c);
-                        if (b) out.*member = *b;
-                        return b.has_value();
-                      });
+  return ScalarField(
+      std::move(name), std::move(expected), member,
+      [what = std::move(what)](const yaml::Node& v, Context& c) { return ReadBool(v, what, c); });
 }
 
 // A decimal integer in [min, max].
@@ -97,18 +105,14 @@ template <typename T, std::integral V>
 Field<T> Int(std::string name, std::string expected, V T::*member, std::type_identity_t<V> min,
              std::type_identity_t<V> max = std::numeric_limits<V>::max()) {
   std::string what = expected;
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        if constexpr (std::is_signed_v<V>) {
-                          std::optional<int64_t> n = ReadInt(v, what, min, max, c);
-                          if (n) out.*member = static_cast<V>(*n);
-                          return n.has_value();
-                        } else {
-                          std::optional<uint64_t> n = ReadUint(v, what, min, max, c);
-                          if (n) out.*member = static_cast<V>(*n);
-                          return n.has_value();
-                        }
-                      });
+  return ScalarField(std::move(name), std::move(expected), member,
+                     [what = std::move(what), min, max](const yaml::Node& v, Context& c) {
+                       if constexpr (std::is_signed_v<V>) {
+                         return ReadInt(v, what, min, max, c);
+                       } else {
+                         return ReadUint(v, what, min, max, c);
+                       }
+                     });
 }
 
 // A byte count with units (1G, 512M, 4096) in [min, max].
@@ -116,24 +120,20 @@ template <typename T>
 Field<T> Bytes(std::string name, std::string expected, uint64_t T::*member, uint64_t min,
                uint64_t max = std::numeric_limits<uint64_t>::max()) {
   std::string what = expected;
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        std::optional<uint64_t> n = ReadBytes(v, what, min, max, c);
-                        if (n) out.*member = *n;
-                        return n.has_value();
-                      });
+  return ScalarField(std::move(name), std::move(expected), member,
+                     [what = std::move(what), min, max](const yaml::Node& v, Context& c) {
+                       return ReadBytes(v, what, min, max, c);
+                     });
 }
 
 // One word of a fixed list; expected reads "auto, kvm or tcg".
 template <typename T>
 Field<T> Enum(std::string name, std::string T::*member, std::vector<std::string> words) {
   std::string expected = WordList(words);
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        std::optional<std::string> s = ReadWord(v, words, c);
-                        if (s) out.*member = *std::move(s);
-                        return s.has_value();
-                      });
+  return ScalarField(std::move(name), std::move(expected), member,
+                     [words = std::move(words)](const yaml::Node& v, Context& c) {
+                       return ReadWord(v, words, c);
+                     });
 }
 
 // A list of scalars, each `item_expected` and passing `item_check` (if any). The list
@@ -143,7 +143,9 @@ Field<T> ScalarList(std::string name, std::string expected, std::vector<std::str
                     std::string item_expected, Check item_check = nullptr) {
   std::string what = expected;
   return MakeField<T>(
-      std::move(name), std::move(expected), [=](const yaml::Node& v, T& out, Context& c) {
+      std::move(name), std::move(expected),
+      [what = std::move(what), member, item_expected = std::move(item_expected),
+       item_check = std::move(item_check)](const yaml::Node& v, T& out, Context& c) {
         if (!v.IsSequence()) {
           c.Expected(v, what);
           return false;
@@ -184,7 +186,8 @@ Field<T> MapList(std::string name, std::string expected, std::vector<U> T::*memb
   std::string what = expected;
   auto items_table = std::make_shared<const Table<U>>(std::move(table));
   return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
+                      [what = std::move(what), member, items_table = std::move(items_table),
+                       unique = std::move(unique)](const yaml::Node& v, T& out, Context& c) {
                         if (!v.IsSequence()) {
                           c.Expected(v, what);
                           return false;
@@ -215,11 +218,12 @@ template <typename T, typename U>
 Field<T> Map(std::string name, U T::*member, Table<U> table) {
   auto map_table = std::make_shared<const Table<U>>(std::move(table));
   std::string expected = map_table->expected();
-  return MakeField<T>(std::move(name), std::move(expected),
-                      [=](const yaml::Node& v, T& out, Context& c) {
-                        map_table->Read(v, out.*member, c);
-                        return false;
-                      });
+  return MakeField<T>(
+      std::move(name), std::move(expected),
+      [member, map_table = std::move(map_table)](const yaml::Node& v, T& out, Context& c) {
+        map_table->Read(v, out.*member, c);
+        return false;
+      });
 }
 
 // Anything else: `read` reads the value (of any type) and reports through the context.

@@ -152,6 +152,7 @@ void ReadMap(const yaml::Node& map, const std::vector<FieldInfo>& fields, Contex
                                     [&](const FieldInfo& f) { return f.name == name; });
     if (field == fields.end()) {
       std::vector<std::string_view> names;
+      names.reserve(fields.size());
       for (const FieldInfo& f : fields) names.push_back(f.name);
       std::string valid;
       for (std::string_view n : names) absl::StrAppend(&valid, valid.empty() ? "" : ", ", A(n));
