@@ -4,26 +4,23 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
+#include <cstdint>
+#include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "agent/cgroup/hierarchy.h"
 #include "common/bounded_file.h"
-#include "common/resolved_job.h"
+#include "common/config/fields.h"
+#include "common/config/reader.h"
 #include "common/sim_vocabulary.h"
+#include "common/vm/kernel.h"
 #include "common/yaml/yaml.h"
 
 namespace blkbench {
 namespace {
-
-std::string Where(const std::string& file, const yaml::Node& n) {
-  const yaml::Mark m = n.mark();
-  return absl::StrCat(file, ":", m.line, ":", m.column);
-}
 
 // `prefix` followed by a number: IsNumbered("loop7", "loop"), not "loop-control".
 bool IsNumbered(absl::string_view name, absl::string_view prefix) {
@@ -56,183 +53,156 @@ std::string KernelNameWarning(const std::string& path) {
                       "size) at registration and refuses a run when it changes");
 }
 
+namespace {
+
+using config::Bool;
+using config::Bytes;
+using config::Context;
+using config::Empty;
+using config::Enum;
+using config::Int;
+using config::Map;
+using config::MapList;
+using config::Path;
+using config::ScalarList;
+using config::String;
+using config::Table;
+using config::UniqueKey;
+
+constexpr uint64_t kMinVmDiskBytes = uint64_t{1} << 20;
+
+// Up to `max` of [A-Za-z0-9_-], at least `min`: VM host names (device paths vm:<name>/...)
+// and disk serials (qemu's serial=, the guest's by-id names).
+bool IsWord(const std::string& s, size_t min, size_t max) {
+  return s.size() >= min && s.size() <= max && std::all_of(s.begin(), s.end(), [](char c) {
+           return absl::ascii_isalnum(c) || c == '_' || c == '-';
+         });
+}
+
+Table<AllowedDevice> DeviceTable() {
+  return Table<AllowedDevice>(
+      "a device like {path: /dev/disk/by-id/..., class: ssd}",
+      {Path("path", "an absolute path (a block device or a regular file)", &AllowedDevice::path)
+           .Required(),
+       String("class", "a device class like nvme, hdd, ssd, optane, or a label of your own",
+              &AllowedDevice::device_class)},
+      [](AllowedDevice& d, const yaml::Node& map, Context& c) {
+        if (std::string warning = KernelNameWarning(d.path); !warning.empty()) {
+          c.Warning(map, warning);
+        }
+      });
+}
+
+Table<NullBlkAgentConfig> NullBlkTable() {
+  return Table<NullBlkAgentConfig>(
+      "a map like {configfs: /sys/kernel/config, dev: /dev, load_module: false}",
+      {Path("configfs", "an absolute path (where configfs is mounted)",
+            &NullBlkAgentConfig::configfs),
+       Path("dev", "an absolute path (where the kernel adds nullb<N>)", &NullBlkAgentConfig::dev),
+       Bool("load_module", "true or false", &NullBlkAgentConfig::load_module)},
+      // The section's presence turns the devices on; `null_blk:` alone is the defaults.
+      [](NullBlkAgentConfig& n, const yaml::Node&, Context&) { n.enabled = true; });
+}
+
+Table<VmDiskConfig> VmDiskTable() {
+  return Table<VmDiskConfig>(
+      "a disk like {kind: nvme, size: 1G}",
+      {Enum("kind", &VmDiskConfig::kind, {"nvme", "hdd", "virtio"}).Required(),
+       Bytes("size", "a size like 1G or 512M, at least 1M", &VmDiskConfig::size_bytes,
+             kMinVmDiskBytes),
+       Int("queues", "an integer from 0 (qemu's default) to 64", &VmDiskConfig::queues, 0, 64),
+       String("serial", "up to 20 of A-Z a-z 0-9 _ - (\"\" for blkbench<index>)",
+              &VmDiskConfig::serial, Empty::kAllowed)
+           .Checked([](const std::string& s) { return IsWord(s, 0, 20); }),
+       String("class", "a device class like nvme, hdd, ssd, or a label of your own",
+              &VmDiskConfig::device_class)});
+}
+
+Table<VmHostConfig> VmHostTable() {
+  return Table<VmHostConfig>(
+      "a VM host like {name: k612, kernel: \"deb:6.12*\", disks: [{kind: nvme}]}",
+      {String("name", "a name of 1 to 32 of A-Z a-z 0-9 _ -", &VmHostConfig::name)
+           .Required()
+           .Checked([](const std::string& s) { return IsWord(s, 1, 32); }),
+       String("kernel", "a kernel spec, deb:PATTERN or PATH/bzImage[:MODULES_DIR]",
+              &VmHostConfig::kernel)
+           .Required()
+           .Checked([](const std::string& s) { return vm::ParseKernelSpec(s).status(); }),
+       Int("vcpus", "an integer from 1 to 64", &VmHostConfig::vcpus, 1, 64),
+       Int("memory_mb", "an integer from 256 to 65536", &VmHostConfig::memory_mb, 256, 65536),
+       Enum("accel", &VmHostConfig::accel, {"auto", "kvm", "tcg"}),
+       Bool("null_blk", "true or false", &VmHostConfig::null_blk),
+       MapList("disks", "a list of disks like [{kind: nvme, size: 1G}]", &VmHostConfig::disks,
+               VmDiskTable(), UniqueKey<VmDiskConfig>{"serial", &VmDiskConfig::serial})},
+      [](VmHostConfig& h, const yaml::Node& map, Context& c) {
+        // A host with nothing to offer is a mistake (a bad `disks:` is reported already).
+        const yaml::Node disks = map["disks"];
+        if (!h.null_blk && (!disks || (disks.IsSequence() && disks.size() == 0))) {
+          c.Error(map, "expected at least one disk (disks: [{kind: nvme}]) or null_blk: true");
+        }
+      });
+}
+
+const Table<AgentConfig>& AgentTable() {
+  static const Table<AgentConfig>* const table = new Table<AgentConfig>(
+      "a map of agent settings (controller, agent_id, state_dir, devices, ...)",
+      {
+          String("controller", "host:port or unix:/path", &AgentConfig::controller),
+          String("agent_id", "a name (default: the host name)", &AgentConfig::agent_id),
+          String("tls_dir", "a directory with ca.pem and agent-<id>.pem/.key",
+                 &AgentConfig::tls_dir),
+          Bool("insecure", "true or false", &AgentConfig::insecure),
+          String("state_dir", "a directory", &AgentConfig::state_dir),
+          String("cgroup_parent", "a relative cgroup path like blkbench or lab.slice/blkbench",
+                 &AgentConfig::cgroup_parent)
+              .Checked(IsValidCgroupParent),
+          MapList("devices", "a list of {path, class}", &AgentConfig::devices, DeviceTable(),
+                  UniqueKey<AllowedDevice>{"path", &AllowedDevice::path}),
+          ScalarList("sim_devices", "a list like [sim:null_blk, sim:hdd]",
+                     &AgentConfig::sim_devices,
+                     absl::StrCat("a simulated device class (", SimDeviceList(), ")"),
+                     [](const std::string& name) {
+                       return FindSimDevice(name) != nullptr ? absl::OkStatus()
+                                                             : absl::InvalidArgumentError("");
+                     }),
+          Map("null_blk", &AgentConfig::null_blk, NullBlkTable()),
+          // "" (quoted) turns the exporter off.
+          String("metrics_listen", "host:port like 0.0.0.0:9471, or \"\" for no exporter",
+                 &AgentConfig::metrics_listen, Empty::kAllowed)
+              .Checked([](const std::string& s) {
+                return s.empty() || s.find(':') != std::string::npos;
+              }),
+          Int("metrics_grace_ms", "milliseconds >= 0", &AgentConfig::metrics_grace_ms, 0),
+          Int("metrics_max_finished_runs", "a count >= 0", &AgentConfig::metrics_max_finished_runs,
+              0),
+          Bool("metrics_tls", "true or false", &AgentConfig::metrics_tls),
+          Bool("metrics_client_certs", "true or false", &AgentConfig::metrics_client_certs),
+          String("metrics_token_file", "a file (0600) holding the bearer token",
+                 &AgentConfig::metrics_token_file),
+          Bool("metrics_insecure", "true or false", &AgentConfig::metrics_insecure),
+          Path("kernel_cache", "an absolute path", &AgentConfig::kernel_cache),
+          Int("vm_boot_timeout_ms", "milliseconds > 0", &AgentConfig::vm_boot_timeout_ms, 1),
+          Int("vm_silence_timeout_ms", "milliseconds > 0", &AgentConfig::vm_silence_timeout_ms, 1),
+          MapList("vm_hosts", "a list of VM hosts like [{name: k612, kernel: \"deb:6.12*\"}]",
+                  &AgentConfig::vm_hosts, VmHostTable(),
+                  UniqueKey<VmHostConfig>{"name", &VmHostConfig::name}),
+      });
+  return *table;
+}
+
+}  // namespace
+
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text,
                                              const std::string& file_name) {
-  AgentConfig cfg;
-  std::vector<std::string> errors;
   // A config is small; the limits keep a broken or hostile one from costing more.
-  absl::StatusOr<yaml::Node> parsed =
+  absl::StatusOr<yaml::Node> root =
       yaml::ParseOrStatus(text, file_name, yaml::Limits{.max_bytes = 1 << 20});
-  if (!parsed.ok()) return parsed.status();
-  const yaml::Node root = *std::move(parsed);
-  if (!root.IsMap()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(file_name, ": expected a map with controller, agent_id, state_dir, devices"));
-  }
-  auto scalar = [&](const yaml::Node& n, const std::string& key, std::string* out) {
-    if (!n.IsScalar() || n.Scalar().empty()) {
-      errors.push_back(absl::StrCat(Where(file_name, n), ": '", key, "': expected a string"));
-      return;
-    }
-    *out = n.Scalar();
-  };
-  auto boolean = [&](const yaml::Node& n, const std::string& key, bool* out) {
-    const std::string word = n.IsScalar() ? n.Scalar() : "";
-    if (word == "true" || word == "1") {
-      *out = true;
-    } else if (word == "false" || word == "0") {
-      *out = false;
-    } else {
-      errors.push_back(absl::StrCat(Where(file_name, n), ": '", key, "': expected true or false"));
-    }
-  };
-  for (const auto& [key_node, v] : root.entries()) {
-    const std::string& key = key_node.Scalar();
-    if (key == "controller") {
-      scalar(v, key, &cfg.controller);
-    } else if (key == "agent_id") {
-      scalar(v, key, &cfg.agent_id);
-    } else if (key == "state_dir") {
-      scalar(v, key, &cfg.state_dir);
-    } else if (key == "tls_dir") {
-      scalar(v, key, &cfg.tls_dir);
-    } else if (key == "insecure") {
-      boolean(v, key, &cfg.insecure);
-    } else if (key == "cgroup_parent") {
-      scalar(v, key, &cfg.cgroup_parent);
-      if (!IsValidCgroupParent(cfg.cgroup_parent)) {
-        errors.push_back(absl::StrCat(Where(file_name, v),
-                                      ": 'cgroup_parent': expected a relative cgroup path like "
-                                      "blkbench or lab.slice/blkbench, got '",
-                                      cfg.cgroup_parent, "'"));
-      }
-    } else if (key == "metrics_listen") {
-      // "" (quoted) turns the exporter off, so the scalar may be empty here.
-      if (!v.IsScalar()) {
-        errors.push_back(absl::StrCat(Where(file_name, v),
-                                      ": 'metrics_listen': expected host:port, e.g. 0.0.0.0:9471"));
-        continue;
-      }
-      cfg.metrics_listen = v.Scalar();
-      if (!cfg.metrics_listen.empty() && cfg.metrics_listen.find(':') == std::string::npos) {
-        errors.push_back(absl::StrCat(Where(file_name, v),
-                                      ": 'metrics_listen': expected host:port, got '",
-                                      cfg.metrics_listen, "'"));
-      }
-    } else if (key == "metrics_grace_ms") {
-      int64_t ms = -1;
-      if (!v.IsScalar() || !absl::SimpleAtoi(v.Scalar(), &ms) || ms < 0) {
-        errors.push_back(
-            absl::StrCat(Where(file_name, v), ": 'metrics_grace_ms': expected milliseconds >= 0"));
-        continue;
-      }
-      cfg.metrics_grace_ms = ms;
-    } else if (key == "metrics_max_finished_runs") {
-      uint64_t n = 0;
-      if (!v.IsScalar() || !absl::SimpleAtoi(v.Scalar(), &n)) {
-        errors.push_back(absl::StrCat(Where(file_name, v),
-                                      ": 'metrics_max_finished_runs': expected a count >= 0"));
-        continue;
-      }
-      cfg.metrics_max_finished_runs = n;
-    } else if (key == "metrics_tls") {
-      boolean(v, key, &cfg.metrics_tls);
-    } else if (key == "metrics_client_certs") {
-      boolean(v, key, &cfg.metrics_client_certs);
-    } else if (key == "metrics_token_file") {
-      scalar(v, key, &cfg.metrics_token_file);
-    } else if (key == "metrics_insecure") {
-      boolean(v, key, &cfg.metrics_insecure);
-    } else if (key == "sim_devices") {
-      if (!v.IsSequence()) {
-        errors.push_back(absl::StrCat(
-            Where(file_name, v), ": 'sim_devices': expected a list like [sim:null_blk, sim:hdd]"));
-        continue;
-      }
-      cfg.sim_devices.clear();
-      for (size_t i = 0; i < v.size(); ++i) {
-        const std::string name = v[i].IsScalar() ? v[i].Scalar() : "";
-        if (FindSimDevice(name) == nullptr) {
-          errors.push_back(absl::StrCat(Where(file_name, v[i]), ": sim_devices[", i,
-                                        "]: expected a simulated device class (", SimDeviceList(),
-                                        "), got '", name, "'"));
-          continue;
-        }
-        cfg.sim_devices.push_back(name);
-      }
-    } else if (key == "null_blk") {
-      cfg.null_blk.enabled = true;
-      if (v.IsNull()) continue;  // `null_blk:` alone: the defaults
-      if (!v.IsMap()) {
-        errors.push_back(absl::StrCat(Where(file_name, v),
-                                      ": 'null_blk': expected a map like {configfs: "
-                                      "/sys/kernel/config, load_module: false}"));
-        continue;
-      }
-      for (const auto& nkv : v.entries()) {
-        const std::string& nk = nkv.first.Scalar();
-        if (nk == "configfs" || nk == "dev") {
-          std::string* out = nk == "configfs" ? &cfg.null_blk.configfs : &cfg.null_blk.dev;
-          scalar(nkv.second, "null_blk." + nk, out);
-          if (!out->empty() && (*out)[0] != '/') {
-            errors.push_back(absl::StrCat(Where(file_name, nkv.second), ": 'null_blk.", nk,
-                                          "' must be absolute, got '", *out, "'"));
-          }
-        } else if (nk == "load_module") {
-          boolean(nkv.second, "null_blk.load_module", &cfg.null_blk.load_module);
-        } else {
-          errors.push_back(absl::StrCat(Where(file_name, nkv.first), ": null_blk: unknown key '",
-                                        nk, "' (expected configfs, dev, load_module)"));
-        }
-      }
-    } else if (key == "devices") {
-      if (!v.IsSequence()) {
-        errors.push_back(
-            absl::StrCat(Where(file_name, v), ": 'devices': expected a list of {path, class}"));
-        continue;
-      }
-      std::set<std::string> seen;
-      for (size_t i = 0; i < v.size(); ++i) {
-        const yaml::Node& d = v[i];
-        const std::string where = absl::StrCat(Where(file_name, d), ": devices[", i, "]");
-        if (!d.IsMap()) {
-          errors.push_back(absl::StrCat(where, ": expected a map with 'path' and 'class'"));
-          continue;
-        }
-        AllowedDevice dev;
-        for (const auto& dkv : d.entries()) {
-          const std::string& dk = dkv.first.Scalar();
-          if (dk == "path") {
-            scalar(dkv.second, "path", &dev.path);
-          } else if (dk == "class") {
-            scalar(dkv.second, "class", &dev.device_class);
-          } else {
-            errors.push_back(absl::StrCat(Where(file_name, dkv.first), ": devices[", i,
-                                          "]: unknown key '", dk, "' (expected path, class)"));
-          }
-        }
-        if (dev.path.empty()) errors.push_back(absl::StrCat(where, ": 'path' is required"));
-        if (!dev.path.empty() && dev.path[0] != '/') {
-          errors.push_back(absl::StrCat(where, ": 'path' must be absolute, got '", dev.path, "'"));
-        }
-        if (std::string warning = KernelNameWarning(dev.path); !warning.empty()) {
-          cfg.warnings.push_back(absl::StrCat(where, ": ", warning));
-        }
-        if (!seen.insert(dev.path).second) {
-          errors.push_back(absl::StrCat(where, ": '", dev.path, "' is listed twice"));
-        }
-        cfg.devices.push_back(dev);
-      }
-    } else {
-      errors.push_back(absl::StrCat(
-          Where(file_name, key_node), ": unknown key '", key,
-          "' (expected controller, agent_id, tls_dir, insecure, state_dir, cgroup_parent, "
-          "devices, sim_devices, null_blk, metrics_listen, metrics_grace_ms, "
-          "metrics_max_finished_runs, metrics_tls, "
-          "metrics_client_certs, metrics_token_file, metrics_insecure)"));
-    }
-  }
-  if (!errors.empty()) return absl::InvalidArgumentError(absl::StrJoin(errors, "\n"));
+  if (!root.ok()) return root.status();
+  AgentConfig cfg;
+  config::Diagnostics diagnostics(file_name);
+  config::ReadDocument(*root, AgentTable(), cfg, diagnostics);
+  if (absl::Status s = diagnostics.ToStatus(); !s.ok()) return s;
+  cfg.warnings = diagnostics.Warnings();
   if (cfg.agent_id.empty()) {
     char host[256] = {};
     gethostname(host, sizeof(host) - 1);

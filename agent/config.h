@@ -1,5 +1,5 @@
-// Agent configuration file (YAML): controller address, agent id, state directory and
-// the device allowlist. Only devices listed here are ever touched.
+// Agent configuration file (YAML): controller address, agent id, state directory, the
+// device allowlist and the VM test hosts. Only devices listed here are ever touched.
 #ifndef BLKBENCH_AGENT_CONFIG_H_
 #define BLKBENCH_AGENT_CONFIG_H_
 
@@ -39,8 +39,8 @@ inline constexpr char kNullBlkDevicePath[] = "null_blk:per-run";
 struct VmDiskConfig {
   std::string kind = "nvme";  // nvme, hdd (SCSI disk, rotational), virtio (virtio-blk)
   uint64_t size_bytes = uint64_t{1} << 30;
-  int queues = 0;             // nvme I/O queue pairs, virtio num-queues; 0: qemu's default
-  std::string serial;         // "": blkbench<index>
+  int queues = 0;      // nvme I/O queue pairs, virtio num-queues; 0: qemu's default
+  std::string serial;  // "": blkbench<index>
   // The class the device is offered as; "": detected in the guest (nvme, hdd, ssd), except
   // virtio, which is offered as "virtio".
   std::string device_class;
@@ -115,9 +115,11 @@ struct AgentConfig {
 // its backing file's identity).
 std::string KernelNameWarning(const std::string& path);
 
-// Parses an agent config. Errors name the file, line and key, e.g.
-// "agent.yaml:4:5: devices[1]: 'path' is required"; warnings (KernelNameWarning) likewise
-// go to AgentConfig::warnings.
+// Parses an agent config (read by the tables of common/config/reader.h). Every error is
+// returned at once, one InvalidArgument line each naming the file, line, column and key
+// path, e.g. "agent.yaml:4:5: devices[1]: key 'path' is required (expected an absolute
+// path ...)" or "agent.yaml:9:7: vm_hosts[0]: unknown key 'vcpu' (did you mean 'vcpus'?);
+// valid keys: ..."; warnings (KernelNameWarning) likewise go to AgentConfig::warnings.
 absl::StatusOr<AgentConfig> ParseAgentConfig(const std::string& text, const std::string& file_name);
 absl::StatusOr<AgentConfig> LoadAgentConfig(const std::string& path);
 

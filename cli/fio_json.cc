@@ -17,7 +17,7 @@
 #include "common/cell_label.h"
 #include "common/histogram.h"
 #include "common/resolved_job.h"
-#include "workloads/units.h"
+#include "common/units.h"
 
 namespace blkbench {
 namespace {
@@ -415,7 +415,7 @@ void Depths(Json& j, const ResolvedJob& r) {
 std::string PerDirection(const uint64_t v[2], bool sizes) {
   auto one = [&](uint64_t x) -> std::string {
     if (x == 0) return "";
-    return sizes ? workloads::FormatSize(x) : absl::StrCat(x);
+    return sizes ? FormatSize(x) : absl::StrCat(x);
   };
   if (v[0] == v[1]) return one(v[0]);
   return absl::StrCat(one(v[0]), ",", one(v[1]));
@@ -430,22 +430,20 @@ void FioJobFileOptions(Json& j, const v1::JobSpec& s, const ResolvedJob& r) {
   if (!r.bssplit.empty()) {
     std::string split;
     for (const BsShare& e : r.bssplit) {
-      absl::StrAppend(&split, split.empty() ? "" : ":", workloads::FormatSize(e.bs), "/",
-                      e.percent);
+      absl::StrAppend(&split, split.empty() ? "" : ":", FormatSize(e.bs), "/", e.percent);
     }
     j.Str("bssplit", split);
   } else if (r.bs_max != r.bs) {
-    j.Str("bsrange",
-          absl::StrCat(workloads::FormatSize(r.bs), "-", workloads::FormatSize(r.bs_max)));
+    j.Str("bsrange", absl::StrCat(FormatSize(r.bs), "-", FormatSize(r.bs_max)));
   }
   if (r.rate_bps[0] | r.rate_bps[1]) j.Str("rate", PerDirection(r.rate_bps, true));
   if (r.rate_iops[0] | r.rate_iops[1]) j.Str("rate_iops", PerDirection(r.rate_iops, false));
   if (!s.rate_process().empty()) j.Str("rate_process", s.rate_process());
-  if (r.startdelay_ns) j.Str("startdelay", workloads::FormatDurationNs(r.startdelay_ns));
+  if (r.startdelay_ns) j.Str("startdelay", FormatDurationNs(r.startdelay_ns));
   if (r.thinktime_ns) {
-    j.Str("thinktime", workloads::FormatDurationNs(r.thinktime_ns));
+    j.Str("thinktime", FormatDurationNs(r.thinktime_ns));
     if (r.thinktime_spin_ns) {
-      j.Str("thinktime_spin", workloads::FormatDurationNs(r.thinktime_spin_ns));
+      j.Str("thinktime_spin", FormatDurationNs(r.thinktime_spin_ns));
     }
     if (r.thinktime_blocks != 1) j.Str("thinktime_blocks", absl::StrCat(r.thinktime_blocks));
   }
@@ -469,7 +467,7 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   if (!r.random || r.read_percent % 100 != 0) {
     if (r.reads && r.writes) j.Str("rwmixread", absl::StrCat(r.read_percent));
   }
-  j.Str("bs", workloads::FormatSize(r.bs));
+  j.Str("bs", FormatSize(r.bs));
   j.Str("ioengine", std::string(r.engine_name));
   j.Str("iodepth", absl::StrCat(s.iodepth() ? s.iodepth() : 1));
   if (s.iodepth_batch_submit()) j.Str("iodepth_batch_submit", absl::StrCat(r.batch_submit));
@@ -481,12 +479,12 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   }
   j.Str("numjobs", absl::StrCat(r.numjobs));
   j.Str("direct", r.direct ? "1" : "0");
-  if (r.size) j.Str("size", workloads::FormatSize(r.size));
-  if (r.offset) j.Str("offset", workloads::FormatSize(r.offset));
-  if (r.offset_increment) j.Str("offset_increment", workloads::FormatSize(r.offset_increment));
-  if (r.io_size) j.Str("io_size", workloads::FormatSize(r.io_size));
-  if (r.runtime_ns) j.Str("runtime", workloads::FormatDurationNs(r.runtime_ns));
-  if (r.ramp_ns) j.Str("ramp_time", workloads::FormatDurationNs(r.ramp_ns));
+  if (r.size) j.Str("size", FormatSize(r.size));
+  if (r.offset) j.Str("offset", FormatSize(r.offset));
+  if (r.offset_increment) j.Str("offset_increment", FormatSize(r.offset_increment));
+  if (r.io_size) j.Str("io_size", FormatSize(r.io_size));
+  if (r.runtime_ns) j.Str("runtime", FormatDurationNs(r.runtime_ns));
+  if (r.ramp_ns) j.Str("ramp_time", FormatDurationNs(r.ramp_ns));
   if (r.time_based) j.Str("time_based", "1");
   for (const auto& [name, on] : {std::pair<const char*, bool>{"hipri", r.hipri},
                                  {"fixedbufs", r.fixedbufs},

@@ -18,9 +18,9 @@
 #include "cli/local_matrix.h"
 #include "common/placement.h"
 #include "common/states.h"
+#include "common/units.h"
 #include "controller/gate/gate_report.h"
 #include "workloads/matrix.h"
-#include "workloads/units.h"
 
 namespace blkbench {
 namespace {
@@ -113,7 +113,7 @@ int WaitForEnd(Client& c, uint64_t id, uint64_t timeout_ns, std::ostream& err) {
   for (const v1::Run& r : last.runs()) done += IsFinalRunState(r.state()) ? 1 : 0;
   const std::string why = WhyWaiting(c, last);
   err << "blkbench gate: experiment " << id << " did not end within "
-      << workloads::FormatDurationNs(timeout_ns) << " (" << done << " of " << last.runs_size()
+      << FormatDurationNs(timeout_ns) << " (" << done << " of " << last.runs_size()
       << " runs ended)" << (why.empty() ? "" : "; " + why) << "\n";
   return kGateError;
 }
@@ -198,7 +198,7 @@ bool GateArgsOk(const Args& a, std::ostream& err) {
            "         --html FILE\n";
     return false;
   }
-  if (a.flags.count("timeout") && !workloads::ParseDurationNs(a.flags.at("timeout")).ok()) {
+  if (a.flags.count("timeout") && !ParseDurationNs(a.flags.at("timeout")).ok()) {
     err << "blkbench gate: --timeout: expected a duration like 90m or 2h, got '"
         << a.flags.at("timeout") << "'\n";
     return false;
@@ -249,9 +249,8 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     return kGateError;
   }
 
-  const uint64_t timeout_ns = a.flags.count("timeout")
-                                  ? *workloads::ParseDurationNs(a.flags.at("timeout"))
-                                  : kDefaultWaitNs;
+  const uint64_t timeout_ns =
+      a.flags.count("timeout") ? *ParseDurationNs(a.flags.at("timeout")) : kDefaultWaitNs;
   // --submit runs the matrix first (and so waits for it); --wait waits for given ones.
   const bool wait = a.flags.count("wait") > 0 || a.flags.count("submit") > 0;
   v1::GetResultsResponse base, cand;

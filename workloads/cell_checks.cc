@@ -13,12 +13,12 @@
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
 #include "common/sim_vocabulary.h"
+#include "common/units.h"
 #include "workloads/absl_compat.h"
 #include "workloads/cgroup_layout.h"
 #include "workloads/job_options.h"
 #include "workloads/named_jobs.h"
 #include "workloads/sim_checks.h"
-#include "workloads/units.h"
 
 namespace blkbench::workloads {
 

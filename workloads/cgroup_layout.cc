@@ -10,9 +10,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/units.h"
 #include "workloads/absl_compat.h"
 #include "workloads/job_options.h"
-#include "workloads/units.h"
 
 namespace blkbench::workloads {
 namespace {

@@ -12,9 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/resolved_job.h"
+#include "common/units.h"
 #include "workloads/job_options.h"
 #include "workloads/named_jobs.h"
-#include "workloads/units.h"
 
 namespace blkbench::workloads {
 namespace {

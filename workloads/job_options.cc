@@ -16,9 +16,9 @@
 #include "common/job_bounds.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
+#include "common/units.h"
 #include "workloads/cgroup_layout.h"
 #include "workloads/labels.h"
-#include "workloads/units.h"
 
 namespace blkbench::workloads {
 namespace {

@@ -19,6 +19,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/sim_vocabulary.h"
+#include "common/suggest.h"
+#include "common/units.h"
 #include "common/yaml/yaml.h"
 #include "workloads/absl_compat.h"
 #include "workloads/bindings.h"
@@ -30,8 +32,6 @@
 #include "workloads/machine_files.h"
 #include "workloads/named_jobs.h"
 #include "workloads/sim_checks.h"
-#include "workloads/suggest.h"
-#include "workloads/units.h"
 
 namespace blkbench::workloads {
 namespace {
@@ -53,11 +53,6 @@ std::string_view Kind(const yaml::Node& n) { return n.Kind(); }
 // Where a value's error points: a missing value has no place of its own.
 Position ValuePos(const yaml::Node& key, const yaml::Node& value) {
   return value.IsNull() ? PosOf(key) : PosOf(value);
-}
-
-std::string DidYouMean(std::string_view key, std::vector<std::string_view> candidates) {
-  std::string_view best = ClosestMatch(key, candidates);
-  return best.empty() ? "" : absl::StrCat(" (did you mean '", ToAbsl(best), "'?)");
 }
 
 struct Entry {
@@ -182,10 +177,8 @@ void Reader::ReadDocument(const yaml::Node& root) {
     } else if (const OptionDef* param = FindOption(absl::StrCat(ToAbsl(kNullBlkPrefix), e.key))) {
       ReportMisplaced(e, *param);
     } else {
-      errors_.Add(
-          PosOf(e.key_node),
-          absl::StrCat("unknown key '", e.key, "'",
-                       DidYouMean(e.key, {std::begin(kTopLevelKeys), std::end(kTopLevelKeys)})));
+      errors_.Add(PosOf(e.key_node),
+                  absl::StrCat("unknown key '", e.key, "'", DidYouMean(e.key, kTopLevelKeys)));
     }
   }
 }

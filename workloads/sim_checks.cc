@@ -13,17 +13,11 @@
 #include "absl/strings/str_join.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
+#include "common/suggest.h"
 #include "workloads/absl_compat.h"
-#include "workloads/suggest.h"
 
 namespace blkbench::workloads {
 namespace {
-
-// " (did you mean 'x'?)" or "".
-std::string Suggest(std::string_view word, const std::vector<std::string_view>& candidates) {
-  const std::string_view best = ClosestMatch(word, candidates);
-  return best.empty() ? "" : absl::StrCat(" (did you mean '", ToAbsl(best), "'?)");
-}
 
 std::string PatchFlagList() {
   std::vector<absl::string_view> names;
@@ -37,7 +31,7 @@ std::string DeviceClassProblem(std::string_view value) {
   for (const SimDeviceDef& d : SimDevices()) names.push_back(absl::StrCat("sim:", ToAbsl(d.name)));
   const std::vector<std::string_view> candidates(names.begin(), names.end());
   return absl::StrCat("key 'device_class': unknown simulated device '", ToAbsl(value), "'",
-                      Suggest(value, candidates), "; the engine models ", SimDeviceList());
+                      DidYouMean(value, candidates), "; the engine models ", SimDeviceList());
 }
 
 std::string KernelProblem(std::string_view value) {
@@ -48,7 +42,7 @@ std::string KernelProblem(std::string_view value) {
     std::vector<std::string_view> candidates;
     for (const PatchFlagDef& f : PatchFlags()) candidates.push_back(f.name);
     return absl::StrCat("key 'kernel': unknown patch flag '", error.bad_patch, "' in '",
-                        ToAbsl(value), "'", Suggest(error.bad_patch, candidates),
+                        ToAbsl(value), "'", DidYouMean(error.bad_patch, candidates),
                         "; patch flags: ", PatchFlagList());
   }
   if (!error.bad_patch.empty()) {
@@ -68,7 +62,7 @@ std::string MachineProblem(std::string_view value) {
   names.reserve(candidates.size());
   for (std::string_view n : candidates) names.push_back(ToAbsl(n));
   return absl::StrCat("key 'machine': unknown machine profile '", ToAbsl(value), "'",
-                      Suggest(value, candidates), "; profiles: ", absl::StrJoin(names, ", "),
+                      DidYouMean(value, candidates), "; profiles: ", absl::StrJoin(names, ", "),
                       ", or a path to a profile file (containing '/' or ending in .yaml)");
 }
 

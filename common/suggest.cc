@@ -1,12 +1,13 @@
 // Edit distance and closest-key suggestion for error messages.
-#include "workloads/suggest.h"
+#include "common/suggest.h"
 
 #include <algorithm>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
-namespace blkbench::workloads {
+namespace blkbench {
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   // d[i][j] = distance between a[0..i) and b[0..j); three rows suffice for OSA.
@@ -42,4 +43,10 @@ std::string_view ClosestMatch(std::string_view word, std::span<const std::string
   return best;
 }
 
-}  // namespace blkbench::workloads
+std::string DidYouMean(std::string_view word, std::span<const std::string_view> candidates) {
+  const std::string_view best = ClosestMatch(word, candidates);
+  if (best.empty()) return "";
+  return std::string(" (did you mean '").append(best).append("'?)");
+}
+
+}  // namespace blkbench

@@ -1,5 +1,5 @@
 // Suffix parsing for sizes and durations with fio's meanings, plus display formatting.
-#include "workloads/units.h"
+#include "common/units.h"
 
 #include <array>
 #include <cstdint>
@@ -13,10 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "workloads/absl_compat.h"
 
-namespace blkbench::workloads {
+namespace blkbench {
 namespace {
+
+// Debian's abseil has its own string_view (ABSL_OPTION_USE_STD_STRING_VIEW 0).
+absl::string_view ToAbsl(std::string_view s) { return {s.data(), s.size()}; }
 
 constexpr uint64_t kKi = 1024;
 constexpr uint64_t kNsPerUs = 1000;
@@ -202,4 +204,4 @@ std::string FormatSize(uint64_t bytes) { return FormatWithUnits(bytes, kSizeDisp
 
 std::string FormatDurationNs(uint64_t ns) { return FormatWithUnits(ns, kTimeDisplay, "ns"); }
 
-}  // namespace blkbench::workloads
+}  // namespace blkbench

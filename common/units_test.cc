@@ -1,12 +1,12 @@
 // Tests for fio-style size, duration, integer, boolean and CPU-list parsing.
-#include "workloads/units.h"
+#include "common/units.h"
 
 #include <cstdint>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace blkbench::workloads {
+namespace blkbench {
 namespace {
 
 using ::testing::HasSubstr;
@@ -138,4 +138,4 @@ TEST(FormatTest, DurationUsesLargestExactUnit) {
 }
 
 }  // namespace
-}  // namespace blkbench::workloads
+}  // namespace blkbench

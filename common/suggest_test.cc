@@ -1,13 +1,12 @@
 // Tests for the edit distance behind "did you mean ...?".
-#include "workloads/suggest.h"
+#include "common/suggest.h"
 
 #include <string_view>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "workloads/job_options.h"
 
-namespace blkbench::workloads {
+namespace blkbench {
 namespace {
 
 TEST(EditDistanceTest, Basics) {
@@ -20,7 +19,10 @@ TEST(EditDistanceTest, Basics) {
 }
 
 TEST(ClosestMatchTest, SuggestsTyposOnly) {
-  const std::vector<std::string_view> keys = OptionNames(Scope::kJob);
+  // A few of fio's job options (workloads/job_options.h), the first users of this.
+  const std::vector<std::string_view> keys = {"bs",      "iodepth",   "ioengine",  "numjobs",
+                                              "rw",      "rwmix",     "rwmixread", "rwmixwrite",
+                                              "runtime", "scheduler", "size",      "direct"};
   EXPECT_EQ(ClosestMatch("iodeth", keys), "iodepth");
   EXPECT_EQ(ClosestMatch("sheduler", keys), "scheduler");
   EXPECT_EQ(ClosestMatch("numjob", keys), "numjobs");
@@ -29,5 +31,11 @@ TEST(ClosestMatchTest, SuggestsTyposOnly) {
   EXPECT_EQ(ClosestMatch("zz", keys), "");
 }
 
+TEST(DidYouMeanTest, NamesTheClosestOrNothing) {
+  const std::vector<std::string_view> keys = {"name", "vcpus", "memory_mb"};
+  EXPECT_EQ(DidYouMean("vcpu", keys), " (did you mean 'vcpus'?)");
+  EXPECT_EQ(DidYouMean("colour", keys), "");
+}
+
 }  // namespace
-}  // namespace blkbench::workloads
+}  // namespace blkbench

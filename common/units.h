@@ -1,7 +1,7 @@
 // Parsing of fio-style sizes, durations, integers, booleans and CPU lists, and the
 // inverse formatting used when printing cells. Pure functions; thread-safe.
-#ifndef BLKBENCH_WORKLOADS_UNITS_H_
-#define BLKBENCH_WORKLOADS_UNITS_H_
+#ifndef BLKBENCH_COMMON_UNITS_H_
+#define BLKBENCH_COMMON_UNITS_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace blkbench::workloads {
+namespace blkbench {
 
 // Parses a byte count the way fio does with its default kb_base=1024 (fio parse.c
 // __get_mult_bytes): a decimal integer followed by an optional case-insensitive
@@ -49,6 +49,6 @@ std::string FormatSize(uint64_t bytes);
 // (2000000000 -> "2s", 1500000 -> "1500us", 1 -> "1ns").
 std::string FormatDurationNs(uint64_t ns);
 
-}  // namespace blkbench::workloads
+}  // namespace blkbench
 
-#endif  // BLKBENCH_WORKLOADS_UNITS_H_
+#endif  // BLKBENCH_COMMON_UNITS_H_
