@@ -118,13 +118,16 @@ absl::StatusOr<vm::Guest*> GuestFor(const GuestSetup& setup) {
   vm::VmHostSpec spec;
   const char* kernel = std::getenv(kKernelEnv);
   spec.kernel = kernel != nullptr && *kernel != '\0' ? kernel : kDefaultKernel;
+  const absl::Time start = vm::MonotonicNow();
   absl::StatusOr<vm::VmConfig> config = vm::PrepareVm(spec);
   if (!config.ok()) return config.status();
+  const absl::Duration prepared = vm::MonotonicNow() - start;
   absl::StatusOr<std::unique_ptr<vm::Guest>> guest = vm::Guest::Boot(*config, kBootTimeout);
   if (!guest.ok()) return guest.status();
   const vm::VmFacts& f = (*guest)->facts();
-  std::cout << "[guest] booted " << f.release << " (" << f.accel << ", qemu " << f.qemu_version
-            << ", " << f.vcpus << " vCPUs, " << f.memory_mb << " MiB) in "
+  std::cout << "[guest] " << spec.kernel << " ready in " << absl::FormatDuration(prepared)
+            << ", booted " << f.release << " (" << f.accel << ", qemu " << f.qemu_version << ", "
+            << f.vcpus << " vCPUs, " << f.memory_mb << " MiB) in "
             << absl::FormatDuration(f.boot_time) << " for " << setup.offers << std::endl;
   for (const std::string& command : setup.commands) {
     absl::StatusOr<vm::GuestRunResult> r = (*guest)->Run({"sh", "-c", command}, kSetupTimeout);
