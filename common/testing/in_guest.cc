@@ -55,6 +55,8 @@ constexpr int kSanitizerSlowdown = 1;
 constexpr char kSkipMarker[] = "[  SKIPPED ]";
 // How much of a failed test's output its failure message quotes.
 constexpr size_t kFailureTail = 2048;
+// How much of the guest's output is kept for the verdict; one test prints far less.
+constexpr size_t kMaxKept = 64 << 20;
 
 // The guest shared by this process's tests and the commands it was set up with.
 struct SharedGuest {
@@ -147,6 +149,36 @@ absl::Duration TestTimeout(const GuestSetup& setup, const vm::Guest& guest) {
   const int slowdown = (guest.facts().accel == "kvm" ? kKvmSlowdown : kTcgSlowdown);
   return (kBinaryStart + setup.native_bound * slowdown) * kSanitizerSlowdown;
 }
+
+// The guest's output as it arrives: printed a whole line at a time (QuoteGuestOutput), so
+// a slow or hung test shows how far it got, and kept for the verdict.
+class StreamedOutput {
+ public:
+  void Add(absl::string_view data) {
+    if (kept_.size() + data.size() <= kMaxKept) {
+      kept_.append(data.data(), data.size());
+    } else {
+      overflowed_ = true;
+    }
+    pending_.append(data.data(), data.size());
+    const size_t end = pending_.rfind('\n');
+    if (end == std::string::npos) return;
+    std::cout << QuoteGuestOutput(absl::string_view(pending_).substr(0, end + 1)) << std::flush;
+    pending_.erase(0, end + 1);
+  }
+  // Prints an unfinished last line.
+  void Flush() {
+    std::cout << QuoteGuestOutput(pending_) << std::flush;
+    pending_.clear();
+  }
+  const std::string& kept() const { return kept_; }
+  bool overflowed() const { return overflowed_; }
+
+ private:
+  std::string kept_;
+  std::string pending_;
+  bool overflowed_ = false;
+};
 
 // The lines of `output` from "[ RUN      ] test" to the test's result line: its own output.
 std::string TestSection(absl::string_view output, absl::string_view test_name) {
@@ -252,15 +284,20 @@ void RunInGuest(const GuestSetup& setup) {
   char cwd[4096];
   run.cwd = getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/";
   run.timeout = TestTimeout(setup, **guest);
+  StreamedOutput output;
+  run.on_output = [&output](bool /*is_stderr*/, absl::string_view data) { output.Add(data); };
   std::cout << "[guest] running " << test << " in the guest (" << setup.offers << "), bound "
             << absl::FormatDuration(run.timeout) << std::endl;
   absl::StatusOr<vm::GuestRunResult> r = (*guest)->Run(run);
   const absl::Time done = vm::MonotonicNow();
+  output.Flush();
   ASSERT_TRUE(r.ok()) << test << " in the guest: " << r.status();
-  std::cout << QuoteGuestOutput(r->output) << "[guest] " << test << " took "
-            << absl::FormatDuration(done - booted) << " in the guest, "
-            << absl::FormatDuration(done - start) << " with the boot" << std::endl;
-  GuestVerdict verdict = JudgeGuestRun(test, r->exit_code, r->output);
+  std::cout << "[guest] " << test << ": " << absl::FormatDuration(done - booted)
+            << " in the guest, " << absl::FormatDuration(done - start)
+            << " with the kernel, boot and setup" << std::endl;
+  ASSERT_FALSE(output.overflowed()) << test << " printed more than " << kMaxKept
+                                    << " bytes in the guest; its verdict cannot be read";
+  GuestVerdict verdict = JudgeGuestRun(test, r->exit_code, output.kept());
   EXPECT_TRUE(verdict.passed) << verdict.why;
 }
 
