@@ -43,14 +43,14 @@ constexpr uint64_t kSec = 1'000'000'000;
 testing::GuestSetup CgroupV2Guest() {
   testing::GuestSetup g = testing::LoopAndBfqGuest();
   g.offers += ", cgroup v2 io";
-  g.commands.push_back("echo +io > /sys/fs/cgroup/cgroup.subtree_control");
+  g.commands.emplace_back("echo +io > /sys/fs/cgroup/cgroup.subtree_control");
   g.native_bound = absl::Seconds(20);
   return g;
 }
 testing::GuestSetup CgroupV1Guest() {
   testing::GuestSetup g = testing::LoopAndBfqGuest();
   g.offers += ", cgroup v1 blkio";
-  g.commands.push_back(
+  g.commands.emplace_back(
       "umount /sys/fs/cgroup && mount -t tmpfs -o mode=755 tmpfs /sys/fs/cgroup && "
       "mkdir /sys/fs/cgroup/blkio /sys/fs/cgroup/unified && "
       "mount -t cgroup -o blkio blkio /sys/fs/cgroup/blkio && "
