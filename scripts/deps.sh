@@ -26,6 +26,9 @@ BUILD_PKGS=(
   # VM test hosts (common/vm, docs/vm-hosts.md): qemu, the initramfs's busybox, module
   # decompression and depmod; apt-get download / dpkg -x come with apt and dpkg
   qemu-system-x86 busybox-static xz-utils zstd kmod
+  # LoopTest.DeviceMapperHolderIsRefused stacks a dm-linear target with the host's dmsetup
+  # (in a VM guest when the host kernel has no device-mapper)
+  dmsetup
 )
 
 case "${1:-}" in

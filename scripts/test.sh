@@ -27,10 +27,10 @@ if [ "${BLKBENCH_SKIP_ASAN:-0}" != 1 ]; then
   echo "== ASan+UBSan build"
   scripts/build.sh asan
   echo "== ASan+UBSan tests"
-  # The VM tests (label vm) run in the release suite; under ASan they are not yet timed
-  # on this machine (next step of issue 38).
+  # The VM tests (label vm) run here too: `ctest -L vm` took 209 s under ASan on this
+  # machine (the host side is sanitized, qemu and the guest kernel are not).
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2 --timeout 600 -LE "soak|vm" --output-junit junit.xml)
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j2 --timeout 600 -LE soak --output-junit junit.xml)
   echo "== skipped tests (ASan+UBSan)"
   python3 scripts/check_skips.py tests/allowed_skips.txt build-asan/junit.xml
 fi

@@ -1,7 +1,8 @@
 // Integration tests on REAL loop devices (root, losetup): device facts, applying and restoring
 // queue settings through the real sysfs, crash recovery, and the wrong-disk guard refusing
 // mounted, formatted, swap and partitioned devices without writing a single sector.
-// Every test skips when loop devices cannot be created.
+// Every test skips when loop devices cannot be created; the two that need bfq or
+// device-mapper run in a VM guest when the host kernel lacks them (common/testing/in_guest.h).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "agent/device/queue_settings.h"
 #include "agent/device/safety.h"
 #include "agent/device/testutil.h"
+#include "common/testing/in_guest.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -109,6 +111,7 @@ TEST_F(LoopTest, ApplyThenRestoreLeavesTheDeviceAsFound) {
   ASSERT_TRUE(facts.ok()) << facts.status();
   if (std::find(facts->schedulers().begin(), facts->schedulers().end(), "bfq") ==
       facts->schedulers().end()) {
+    if (!testing::InGuest()) return testing::RunInGuest(testing::LoopAndBfqGuest());
     GTEST_SKIP() << "bfq is not available";
   }
   const std::string scheduler = CurrentScheduler();
@@ -323,7 +326,10 @@ TEST_F(LoopTest, DeviceMapperHolderIsRefused) {
   const std::string table =
       "0 " + std::to_string(kLoopBytes / 512) + " linear " + loop_->path() + " 0";
   testing::CommandResult create = testing::Run({"dmsetup", "create", name, "--table", table});
-  if (create.exit_code != 0) GTEST_SKIP() << "device-mapper unavailable: " << create.output;
+  if (create.exit_code != 0) {
+    if (!testing::InGuest()) return testing::RunInGuest(testing::DeviceMapperGuest());
+    GTEST_SKIP() << "device-mapper unavailable: " << create.output;
+  }
   struct Remove {
     std::string name;
     ~Remove() { testing::Run({"dmsetup", "remove", name}); }

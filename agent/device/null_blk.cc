@@ -22,6 +22,9 @@
 namespace blkbench {
 namespace {
 
+// The kernel's disk_name buffer (include/linux/blkdev.h), terminating NUL included.
+constexpr size_t kDiskNameLen = 32;
+
 class RealOps final : public ConfigfsOps {
  public:
   int Mkdir(const std::string& path) override { return mkdir(path.c_str(), 0755) == 0 ? 0 : errno; }
@@ -193,9 +196,11 @@ absl::StatusOr<NullBlkDevice> NullBlkProvisioner::Create(
   }
   dev.index = index;
   // The kernel has added the disk; its node comes from devtmpfs or udev, asynchronously.
-  // Its name: the configfs item's on newer kernels (6.12 here), nullb<index> on older
-  // ones — whichever node appears is this device's.
-  const std::string by_item = absl::StrCat(paths_.dev, "/", name);
+  // Its name: since Linux 5.19 ("block: null_blk: Improve device creation with configfs")
+  // null_add_dev names it after the configfs item, cut to DISK_NAME_LEN - 1 characters;
+  // before, nullb<index>. Whichever node appears is this device's.
+  const std::string by_item =
+      absl::StrCat(paths_.dev, "/", absl::string_view(name).substr(0, kDiskNameLen - 1));
   const std::string by_index = absl::StrCat(paths_.dev, "/nullb", index);
   const absl::Time deadline = absl::Now() + node_timeout_;
   for (;;) {

@@ -4,7 +4,8 @@
 //   modprobe null_blk nr_devices=0
 //   mkdir /sys/kernel/config/nullb/<name>; cd $_
 //   echo 0 > completion_nsec; echo 512 > blocksize; ...; echo 2 > queue_mode
-//   echo 1 > power                      # the kernel adds /dev/nullb<index>
+//   echo 1 > power                      # the kernel adds /dev/<name> (/dev/nullb<index>
+//                                       # before Linux 5.19)
 //   ... run ...
 //   echo 0 > power; rmdir /sys/kernel/config/nullb/<name>
 //
@@ -33,7 +34,7 @@ namespace blkbench {
 
 struct NullBlkPaths {
   std::string configfs = "/sys/kernel/config";  // items under <configfs>/nullb
-  std::string dev = "/dev";                     // where /dev/nullb<index> appears
+  std::string dev = "/dev";                     // where the disk's node appears
   std::string nullb() const { return configfs + "/nullb"; }
 };
 
