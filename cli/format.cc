@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "absl/strings/ascii.h"
@@ -16,6 +17,7 @@
 #include "common/histogram.h"
 #include "common/http/http_server.h"
 #include "common/metrics/result_rows.h"
+#include "common/metrics/run_labels.h"
 #include "workloads/format.h"
 
 namespace blkbench {
@@ -224,8 +226,24 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
     out << (format == "json" ? ResultRowsJson(rows) : ResultRowsCsv(rows));
     return;
   }
-  TextTable t({"run", "cell", "axes", "rep", "state", "agent", "device", "sched", "IOPS",
-               "BW_MiB/s", "p50_us", "p99_us", "p99.9_us", "max_us", "cpu_us/io", "error"});
+  // The kernel each run ran on, and how it was virtualised, when that differs between runs
+  // or any ran in a VM test host: a kernel axis over real kernels shows the releases.
+  std::set<std::string> kernels;
+  bool in_vm = false, tcg = false;
+  for (const auto& row : resp.rows()) {
+    const v1::RunResult& res = row.run().result();
+    if (row.run().state() != v1::RUN_DONE) continue;
+    kernels.insert(KernelOf(row.cell(), res.host().kernel_release()).kernel);
+    in_vm = in_vm || !VirtOf(res.device()).empty();
+    tcg = tcg || VirtOf(res.device()) == "tcg";
+  }
+  const bool show_kernel = in_vm || kernels.size() > 1;
+  std::vector<std::string> header = {"run",   "cell",  "axes",   "rep",   "state",
+                                     "agent", "device"};
+  if (show_kernel) header.insert(header.end(), {"kernel", "virt"});
+  header.insert(header.end(), {"sched", "IOPS", "BW_MiB/s", "p50_us", "p99_us", "p99.9_us",
+                               "max_us", "cpu_us/io", "error"});
+  TextTable t(header);
   for (const auto& row : resp.rows()) {
     const v1::Run& r = row.run();
     const v1::RunResult& res = r.result();
@@ -242,21 +260,37 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
     snprintf(cpu, sizeof(cpu), "%.2f",
              ios ? (res.usr_cpu_ns() + res.sys_cpu_ns()) / 1e3 / ios : 0.0);
     const auto& l = res.lat_summary();
-    t.AddRow({absl::StrCat(r.id()), absl::StrCat(r.cell_index()), workloads::CellLabel(row.cell()),
-              absl::StrCat(r.repeat()), RunStateName(r.state()), r.agent_id(), r.device_path(),
-              done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
-              done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
-              done ? us(l.max_ns()) : "", done ? cpu : "", r.error()});
+    std::vector<std::string> cells = {absl::StrCat(r.id()),
+                                      absl::StrCat(r.cell_index()),
+                                      workloads::CellLabel(row.cell()),
+                                      absl::StrCat(r.repeat()),
+                                      RunStateName(r.state()),
+                                      r.agent_id(),
+                                      r.device_path()};
+    if (show_kernel) {
+      cells.push_back(done ? KernelOf(row.cell(), res.host().kernel_release()).kernel : "");
+      cells.push_back(done ? VirtOf(res.device()) : "");
+    }
+    cells.insert(cells.end(),
+                 {done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
+                  done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "",
+                  done ? us(l.p999_ns()) : "", done ? us(l.max_ns()) : "", done ? cpu : "",
+                  r.error()});
+    t.AddRow(std::move(cells));
     // A cell's named jobs: one row each under the run's total (CPU is the run's only).
     for (const v1::JobResult& j : res.jobs()) {
       snprintf(iops, sizeof(iops), "%.0f", j.iops());
       snprintf(bw, sizeof(bw), "%.1f", j.bw_bytes_per_sec() / (1024.0 * 1024.0));
       const auto& jl = j.lat_summary();
-      t.AddRow({"", "", absl::StrCat("  job ", j.name()), "", "", "", "", "", iops, bw,
-                us(jl.p50_ns()), us(jl.p99_ns()), us(jl.p999_ns()), us(jl.max_ns()), "", ""});
+      std::vector<std::string> job = {"", "", absl::StrCat("  job ", j.name()), "", "", "", ""};
+      if (show_kernel) job.insert(job.end(), {"", ""});
+      job.insert(job.end(), {"", iops, bw, us(jl.p50_ns()), us(jl.p99_ns()), us(jl.p999_ns()),
+                             us(jl.max_ns()), "", ""});
+      t.AddRow(std::move(job));
     }
   }
   out << t.ToString();
+  if (tcg) out << "note: virt tcg: " << kTcgCaveat << "\n";
 }
 
 }  // namespace blkbench

@@ -19,6 +19,7 @@
 #include "common/cell_label.h"
 #include "common/disk_interval.h"
 #include "common/histogram.h"
+#include "common/metrics/run_labels.h"
 #include "common/resolved_job.h"
 #include "common/states.h"
 #include "controller/gate/gate_format.h"
@@ -38,7 +39,7 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color
 h1{font-size:20px}h2{font-size:17px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}
-td.l,th.l{text-align:left}.plots{display:flex;flex-wrap:wrap;gap:18px}
+td.l,th.l{text-align:left}.warn{color:#a40;font-weight:bold}.plots{display:flex;flex-wrap:wrap;gap:18px}
 figure{margin:0}figcaption{font-size:13px;font-weight:600;margin-bottom:4px}
 .legend{font-size:12px;max-width:560px}.note{font-size:12px;color:#555}
 .failed td{background:#f8d7da}code{font-size:12px;background:#f5f5f5;padding:2px 4px}
@@ -474,8 +475,17 @@ std::string FactsSection(const std::vector<Cell>& cells) {
       const std::string kernel =
           sim ? (c.spec->target().kernel().empty() ? "sim:6.16" : c.spec->target().kernel())
               : r.host().kernel_release();
+      // A VM test host's runs: the agent's host, the VM and how it was virtualised.
+      const v1::VmFacts& vm = r.device().vm();
+      const std::string host =
+          sim ? "(engine)"
+          : vm.name().empty()
+              ? r.host().hostname()
+              : absl::StrCat(r.host().hostname(), " (VM ", vm.name(), ", ", vm.accel(), ", ",
+                             vm.vcpus(), " vCPUs, ", vm.memory_mb(), " MiB, qemu ",
+                             vm.qemu_version(), ")");
       const std::string key = absl::StrCat(
-          "<td class=\"l\">", Esc(sim ? "(engine)" : r.host().hostname()), "</td><td class=\"l\">",
+          "<td class=\"l\">", Esc(host), "</td><td class=\"l\">",
           Esc(kernel), "</td><td class=\"l\">", Esc(c.spec->target().device_class()),
           "</td><td class=\"l\">", Esc(r.device().path()), " ", Esc(r.device().model()),
           "</td><td class=\"l\">", Esc(r.runner()), "</td><td class=\"l\">",
@@ -495,7 +505,13 @@ std::string FactsSection(const std::vector<Cell>& cells) {
     absl::StrAppend(&out, "<tr>", key, "<td class=\"l\">", names.size(), " cell",
                     names.size() == 1 ? "" : "s", "</td></tr>");
   }
-  return out + "</table>";
+  absl::StrAppend(&out, "</table>");
+  bool tcg = false;
+  for (const Cell& c : cells) {
+    for (const v1::ResultRow* row : c.done) tcg = tcg || VirtOf(row->run().result().device()) == "tcg";
+  }
+  if (tcg) absl::StrAppend(&out, "<p class=\"warn\">Some runs ", Esc(kTcgCaveat), ".</p>");
+  return out;
 }
 
 }  // namespace

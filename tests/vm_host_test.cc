@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -259,24 +260,32 @@ device:
   // bfq with two weighted groups on cgroup v2 (the host has only v1 blkio): both groups
   // keep the disk busy, so the weights decide the share.
   constexpr char kBfq[] = R"(name: vm-bfq-groups
-job: {rw: randread, bs: 4k, direct: 1, ioengine: io_uring, iodepth: 16, size: 128m,
-      runtime: 4s, time_based: 1, scheduler: bfq, cgroup: "heavy:1000*1,light:100*1"}
+repeats: 3
+job: {rw: randread, bs: 4k, direct: 1, ioengine: io_uring, iodepth: 16, size: 128m, numjobs: 2,
+      runtime: 8s, time_based: 1, scheduler: bfq, cgroup: "heavy:1000*1,light:100*1"}
 target: {device_class: nvme, kernel: "6.1.*"}
 )";
   const uint64_t bfq = Submit("bfq.yaml", kBfq);
   const v1::Experiment b = WaitForEndWithProgress(bfq, kPerRun);
   ASSERT_EQ(b.state(), v1::EXPERIMENT_DONE) << b.DebugString();
-  ASSERT_EQ(b.runs_size(), 1);
-  const v1::Run& r = b.runs(0);
-  ASSERT_EQ(r.state(), v1::RUN_DONE) << r.error();
-  EXPECT_EQ(r.device_path(), "vm:k61/nvme0n1");
-  const auto& in = r.result().internals();
-  ASSERT_TRUE(in.count("cgroup.1.bytes") && in.count("cgroup.2.bytes")) << r.DebugString();
-  const double heavy = in.at("cgroup.1.bytes"), light = in.at("cgroup.2.bytes");
-  ASSERT_GT(light, 0) << "the light group did no I/O";
-  std::printf("bfq in %s: heavy %.0f bytes, light %.0f bytes, ratio %.2f\n", release["k61"].c_str(),
-              heavy, light, heavy / light);
-  EXPECT_GE(heavy / light, 5.0);
+  std::vector<double> ratios;
+  for (const v1::Run& r : b.runs()) {
+    ASSERT_EQ(r.state(), v1::RUN_DONE) << r.error();
+    EXPECT_EQ(r.device_path(), "vm:k61/nvme0n1");
+    const auto& in = r.result().internals();
+    ASSERT_TRUE(in.count("cgroup.1.bytes") && in.count("cgroup.2.bytes")) << r.DebugString();
+    const double heavy = in.at("cgroup.1.bytes"), light = in.at("cgroup.2.bytes");
+    ASSERT_GT(light, 0) << "the light group did no I/O";
+    std::printf("bfq in %s repeat %u: heavy %.0f bytes, light %.0f bytes, ratio %.2f\n",
+                release["k61"].c_str(), r.repeat(), heavy, light, heavy / light);
+    EXPECT_GT(heavy, light);
+    ratios.push_back(heavy / light);
+  }
+  // Under TCG the guest's CPUs are the host's threads: a repeat the host preempted splits
+  // less (seen: 2.9 between 8.0 and 10.2). The median of three is the weights' split.
+  ASSERT_EQ(ratios.size(), 3u);
+  std::sort(ratios.begin(), ratios.end());
+  EXPECT_GE(ratios[1], 5.0);
 }
 
 // A kernel that panics at boot (here: its initramfs is never unpacked, so it finds no

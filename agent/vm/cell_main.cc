@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -64,6 +66,20 @@ void LoadSchedulers() {
   }
 }
 
+// The guest is the agent's own: cgroup layouts need the io controller in the children of
+// the cgroup v2 root (the guest's init mounts it bare). Failure is left to the layout's
+// own clear error.
+void EnableIoController() {
+  const int fd = open("/sys/fs/cgroup/cgroup.subtree_control", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const char kIo[] = "+io";
+  if (write(fd, kIo, sizeof(kIo) - 1) < 0) {
+    std::fprintf(stderr, "blkbench-vm-cell: enabling the io controller: %s\n",
+                 std::strerror(errno));
+  }
+  close(fd);
+}
+
 int Main() {
   std::string text;
   {
@@ -96,7 +112,8 @@ int Main() {
       }
     }
   }
-  LoadSchedulers();
+  LoadSchedulers();  // bfq first: io.bfq.weight appears with it
+  EnableIoController();
   mkdir(kStateDir, 0700);
   std::vector<std::string> extra_roots;
   if (config.null_blk.enabled) extra_roots.push_back(config.null_blk.configfs);

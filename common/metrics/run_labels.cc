@@ -6,6 +6,8 @@
 
 namespace blkbench {
 
+const std::string& VirtOf(const v1::DeviceFacts& device) { return device.vm().accel(); }
+
 KernelLabels KernelOf(const v1::CellSpec& cell, const std::string& host_kernel) {
   const std::string& kernel = cell.target().kernel();
   KernelLabels out;

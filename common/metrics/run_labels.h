@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "blkbench/v1/metrics.pb.h"
 #include "blkbench/v1/workload.pb.h"
 
 namespace blkbench {
@@ -18,6 +19,17 @@ struct KernelLabels {
 // An engine run ("sim:" kernel) is described by the cell's kernel; a real run by the
 // release of the host it ran on (`host_kernel`; the cell's glob, or "any", when unknown).
 KernelLabels KernelOf(const v1::CellSpec& cell, const std::string& host_kernel);
+
+// How the device a run used was virtualised: "tcg" or "kvm" for a VM test host's device
+// (DeviceFacts.vm.accel), "" for bare metal and the engine.
+const std::string& VirtOf(const v1::DeviceFacts& device);
+
+// Said wherever results from a TCG guest are shown (results, report, gate): its timings
+// are QEMU's instruction emulation, not a machine's.
+inline constexpr char kTcgCaveat[] =
+    "ran in a VM test host under TCG (QEMU's CPU emulation, no KVM): its timings are "
+    "emulated, not hardware timings; compare such runs only with each other, on the same "
+    "host, and repeat on KVM or bare metal before trusting a speed";
 
 // The cell's label (workloads::CellLabel) without the `axis` entry, e.g. "bs=4k" for
 // "kernel=sim:6.16 bs=4k" and axis "kernel": cells compared across that axis match on it.
