@@ -238,8 +238,7 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
     tcg = tcg || VirtOf(res.device()) == "tcg";
   }
   const bool show_kernel = in_vm || kernels.size() > 1;
-  std::vector<std::string> header = {"run",   "cell",  "axes",   "rep",   "state",
-                                     "agent", "device"};
+  std::vector<std::string> header = {"run", "cell", "axes", "rep", "state", "agent", "device"};
   if (show_kernel) header.insert(header.end(), {"kernel", "virt"});
   header.insert(header.end(), {"sched", "IOPS", "BW_MiB/s", "p50_us", "p99_us", "p99.9_us",
                                "max_us", "cpu_us/io", "error"});
@@ -260,22 +259,18 @@ void PrintResults(const v1::GetResultsResponse& resp, const std::string& format,
     snprintf(cpu, sizeof(cpu), "%.2f",
              ios ? (res.usr_cpu_ns() + res.sys_cpu_ns()) / 1e3 / ios : 0.0);
     const auto& l = res.lat_summary();
-    std::vector<std::string> cells = {absl::StrCat(r.id()),
-                                      absl::StrCat(r.cell_index()),
-                                      workloads::CellLabel(row.cell()),
-                                      absl::StrCat(r.repeat()),
-                                      RunStateName(r.state()),
-                                      r.agent_id(),
-                                      r.device_path()};
+    std::vector<std::string> cells = {
+        absl::StrCat(r.id()),     absl::StrCat(r.cell_index()), workloads::CellLabel(row.cell()),
+        absl::StrCat(r.repeat()), RunStateName(r.state()),      r.agent_id(),
+        r.device_path()};
     if (show_kernel) {
       cells.push_back(done ? KernelOf(row.cell(), res.host().kernel_release()).kernel : "");
       cells.push_back(done ? VirtOf(res.device()) : "");
     }
-    cells.insert(cells.end(),
-                 {done ? res.applied().scheduler() : "", done ? iops : "", done ? bw : "",
-                  done ? us(l.p50_ns()) : "", done ? us(l.p99_ns()) : "",
-                  done ? us(l.p999_ns()) : "", done ? us(l.max_ns()) : "", done ? cpu : "",
-                  r.error()});
+    cells.insert(cells.end(), {done ? res.applied().scheduler() : "", done ? iops : "",
+                               done ? bw : "", done ? us(l.p50_ns()) : "",
+                               done ? us(l.p99_ns()) : "", done ? us(l.p999_ns()) : "",
+                               done ? us(l.max_ns()) : "", done ? cpu : "", r.error()});
     t.AddRow(std::move(cells));
     // A cell's named jobs: one row each under the run's total (CPU is the run's only).
     for (const v1::JobResult& j : res.jobs()) {

@@ -478,17 +478,16 @@ std::string FactsSection(const std::vector<Cell>& cells) {
       // A VM test host's runs: the agent's host, the VM and how it was virtualised.
       const v1::VmFacts& vm = r.device().vm();
       const std::string host =
-          sim ? "(engine)"
-          : vm.name().empty()
-              ? r.host().hostname()
-              : absl::StrCat(r.host().hostname(), " (VM ", vm.name(), ", ", vm.accel(), ", ",
-                             vm.vcpus(), " vCPUs, ", vm.memory_mb(), " MiB, qemu ",
-                             vm.qemu_version(), ")");
+          sim                 ? "(engine)"
+          : vm.name().empty() ? r.host().hostname()
+                              : absl::StrCat(r.host().hostname(), " (VM ", vm.name(), ", ",
+                                             vm.accel(), ", ", vm.vcpus(), " vCPUs, ",
+                                             vm.memory_mb(), " MiB, qemu ", vm.qemu_version(), ")");
       const std::string key = absl::StrCat(
-          "<td class=\"l\">", Esc(host), "</td><td class=\"l\">",
-          Esc(kernel), "</td><td class=\"l\">", Esc(c.spec->target().device_class()),
-          "</td><td class=\"l\">", Esc(r.device().path()), " ", Esc(r.device().model()),
-          "</td><td class=\"l\">", Esc(r.runner()), "</td><td class=\"l\">",
+          "<td class=\"l\">", Esc(host), "</td><td class=\"l\">", Esc(kernel),
+          "</td><td class=\"l\">", Esc(c.spec->target().device_class()), "</td><td class=\"l\">",
+          Esc(r.device().path()), " ", Esc(r.device().model()), "</td><td class=\"l\">",
+          Esc(r.runner()), "</td><td class=\"l\">",
           Esc(r.applied().scheduler().empty() ? "-" : r.applied().scheduler()), "</td><td>",
           r.applied().nr_requests() ? absl::StrCat(r.applied().nr_requests()) : "-", "</td><td>",
           r.applied().max_sectors_kb() ? absl::StrCat(r.applied().max_sectors_kb()) : "-", "</td>");
@@ -508,7 +507,8 @@ std::string FactsSection(const std::vector<Cell>& cells) {
   absl::StrAppend(&out, "</table>");
   bool tcg = false;
   for (const Cell& c : cells) {
-    for (const v1::ResultRow* row : c.done) tcg = tcg || VirtOf(row->run().result().device()) == "tcg";
+    for (const v1::ResultRow* row : c.done)
+      tcg = tcg || VirtOf(row->run().result().device()) == "tcg";
   }
   if (tcg) absl::StrAppend(&out, "<p class=\"warn\">Some runs ", Esc(kTcgCaveat), ".</p>");
   return out;

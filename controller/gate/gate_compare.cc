@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/metrics/run_labels.h"  // kTcgCaveat (header only)
 #include "controller/gate/gate_format.h"
 #include "controller/gate/gate_report.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -232,6 +233,17 @@ absl::StatusOr<GateReport> CompareResults(const v1::GetResultsResponse& baseline
 
   const SideIndex bside = Index(baseline);
   const SideIndex cside = Index(candidate);
+  // Runs in TCG guests compare kernels with each other, not with hardware: said once.
+  for (const SideIndex* side : {&bside, &cside}) {
+    bool tcg = false;
+    for (const auto& [cell, runs] : side->done) {
+      for (const v1::Run* r : runs) tcg = tcg || r->result().device().vm().accel() == "tcg";
+    }
+    if (tcg) {
+      report.warnings.push_back(
+          absl::StrCat(side == &bside ? "baseline" : "candidate", " runs ", kTcgCaveat));
+    }
+  }
   auto bcells = SelectCells(bside, bexp, req.axis, req.baseline_value);
   if (!bcells.ok()) return bcells.status();
   auto ccells = SelectCells(cside, cexp, req.axis, req.candidate_value);
