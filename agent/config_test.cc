@@ -256,6 +256,28 @@ TEST(AgentConfigTest, NoVmHostsByDefault) {
   EXPECT_TRUE(only_null_blk->vm_hosts[0].disks.empty());
 }
 
+// Kernel arguments: one word each; blkbench's own are refused where they are written.
+TEST(AgentConfigTest, VmHostKernelArguments) {
+  auto ok = ParseAgentConfig(
+      "vm_hosts:\n  - {name: nb, kernel: \"deb:6.1*\", null_blk: true,\n"
+      "     cmdline: [mitigations=off, nokaslr]}\n",
+      "agent.yaml");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->vm_hosts[0].cmdline, (std::vector<std::string>{"mitigations=off", "nokaslr"}));
+  auto bad = ParseAgentConfig(
+      "vm_hosts:\n  - {name: nb, kernel: \"deb:6.1*\", null_blk: true,\n"
+      "     cmdline: [\"a b\", rdinit=/x, blkbench.guest=/y]}\n",
+      "agent.yaml");
+  ASSERT_FALSE(bad.ok());
+  const std::string m(bad.status().message());
+  EXPECT_THAT(m,
+              HasSubstr("agent.yaml:3:16: vm_hosts[0].cmdline[0]: expected one kernel argument"));
+  EXPECT_THAT(m, HasSubstr("has a space"));
+  EXPECT_THAT(m, HasSubstr("vm_hosts[0].cmdline[1]"));
+  EXPECT_THAT(m, HasSubstr("rdinit=... is set by blkbench itself"));
+  EXPECT_THAT(m, HasSubstr("vm_hosts[0].cmdline[2]"));
+}
+
 // Every kind of bad value, each at its line and column with what was expected, all in
 // one error.
 TEST(AgentConfigTest, VmHostErrorsNameTheirPlaceAndWhatWasExpected) {
