@@ -642,7 +642,7 @@ const std::vector<CommandSpec>& Commands() {
        CmdSim},
       {"run",
        {"FILE"},
-       "run a matrix on this machine's own devices, no daemons",
+       "run a matrix on this machine's own devices or in qemu guests, no daemons",
        "The devices given with --device are the only ones it may touch (PATH=CLASS overrides "
        "the class detected from sysfs). Before anything is written each is checked as an "
        "agent checks an allowlisted device (not mounted, no partitions, holders, swap or "
