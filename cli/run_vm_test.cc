@@ -25,8 +25,10 @@ using ::testing::HasSubstr;
 absl::StatusOr<std::vector<VmHostConfig>> Hosts(std::vector<std::string> vms,
                                                 std::vector<std::string> kernels,
                                                 std::string vcpus = "", std::string memory = "") {
-  return VmHostsFromFlags(
-      {.vms = std::move(vms), .kernels = std::move(kernels), .vcpus = vcpus, .memory = memory});
+  return VmHostsFromFlags({.vms = std::move(vms),
+                           .kernels = std::move(kernels),
+                           .vcpus = std::move(vcpus),
+                           .memory = std::move(memory)});
 }
 
 std::string Error(const absl::StatusOr<std::vector<VmHostConfig>>& h) {

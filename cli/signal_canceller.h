@@ -4,9 +4,8 @@
 #ifndef BLKBENCH_CLI_SIGNAL_CANCELLER_H_
 #define BLKBENCH_CLI_SIGNAL_CANCELLER_H_
 
-#include <signal.h>
-
 #include <atomic>
+#include <csignal>
 #include <functional>
 #include <string>
 #include <thread>

@@ -7,12 +7,12 @@
 #include "cli/run_vm.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -108,7 +108,7 @@ class RunVmTest : public ::testing::Test {
   }
 
   std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = dir_.File(name);
+    std::string path = dir_.File(name);
     std::ofstream(path) << text;
     return path;
   }
