@@ -118,8 +118,9 @@ void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) 
   if (tcg) out << kTcgCaveat << "\n";
 }
 
-// The executor's log events, for as long as it lives, without the info ones: for a person at
-// a terminal the progress lines say the same (a guest booted), and warnings still show.
+// The executor's log events, for as long as it lives, without those the command says
+// itself: the info ones (a guest booted: a progress line) and a guest not offered (an
+// error line); other warnings (a guest that would not power off) still show.
 class WarningsOnly : public LogSink {
  public:
   WarningsOnly() : previous_(SetLogSink(this)) {}
@@ -127,7 +128,7 @@ class WarningsOnly : public LogSink {
   WarningsOnly(const WarningsOnly&) = delete;
   WarningsOnly& operator=(const WarningsOnly&) = delete;
   void Write(LogLevel level, absl::string_view line) override {
-    if (level == LogLevel::kInfo) return;
+    if (level == LogLevel::kInfo || absl::StrContains(line, " event=vm_not_offered ")) return;
     const std::string text = absl::StrCat(line, "\n");
     (void)!write(STDERR_FILENO, text.data(), text.size());
   }
@@ -145,40 +146,6 @@ std::string Describe(const v1::DeviceFacts& f) {
                       f.device_class() == f.detected_class() ? ", detected" : "", ")");
 }
 
-// The kernel release each guest booted, in host (--kernel) order, each said on `progress`;
-// "" for a guest that offered nothing.
-std::vector<std::string> GuestReleases(const std::vector<VmHostConfig>& hosts,
-                                       const DeviceOffer& offer, std::ostream& progress,
-                                       const std::string& who) {
-  std::vector<std::string> releases;
-  for (const VmHostConfig& h : hosts) {
-    const v1::VmFacts* vm = nullptr;
-    for (const v1::DeviceFacts& f : offer.offered) {
-      if (f.has_vm() && f.vm().name() == h.name) vm = &f.vm();
-    }
-    releases.push_back(vm == nullptr ? "" : vm->release());
-    if (vm == nullptr) continue;
-    char boot_s[32];
-    snprintf(boot_s, sizeof(boot_s), "%.1f", static_cast<double>(vm->boot_ms()) / 1000);
-    progress << who << h.name << ": " << vm->release() << " (--kernel " << h.kernel
-             << ") booted in " << boot_s << " s; " << vm->accel() << ", qemu " << vm->qemu_version()
-             << ", " << vm->vcpus() << " vCPUs, " << vm->memory_mb() << " MiB\n";
-  }
-  return releases;
-}
-
-// The --kernel a device path "vm:<host>[/...]" came from, as " (--kernel SPEC)"; "" for
-// any other path.
-std::string KernelOf(const std::vector<VmHostConfig>& hosts, absl::string_view path) {
-  for (const VmHostConfig& h : hosts) {
-    const std::string prefix = absl::StrCat(kVmDevicePrefix, h.name);
-    if (path == prefix || absl::StartsWith(path, prefix + "/")) {
-      return absl::StrCat(" (--kernel ", h.kernel, ")");
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err) {
@@ -194,8 +161,8 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     }
     if (!options.trace_path.empty()) {
       err << who
-          << "--trace is not available with --vm: a guest's block events stay in the guest "
-             "(a trace: 1 cell still gets the block layer's summary in the table)\n";
+          << "--trace is not available with --vm: a guest's block events stay in the "
+             "guest\n";
       return 2;
     }
     absl::StatusOr<std::vector<VmHostConfig>> parsed = VmHostsFromFlags(options.vm);
@@ -293,8 +260,9 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
 
   std::optional<WarningsOnly> quiet_log;
   if (in_vms) quiet_log.emplace();
-  // Declared after the executor, so gone before it: on every return from here on the
-  // executor's destructor powers the guests off and removes <state_dir>/vms.
+  // On every return from here on the executor's destructor powers the guests off and
+  // removes <state_dir>/vms. The signal canceller, declared after it, is gone before it:
+  // its hook never reaches a destroyed executor.
   RunExecutor executor(config, **journal, DefaultRunnerFactory());
   std::atomic<bool> cancel{false};
   SignalCanceller signals(

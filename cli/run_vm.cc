@@ -5,15 +5,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
 #include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/vm/vm_hosts.h"
 #include "common/placement.h"
 #include "common/resolved_job.h"
 #include "common/suggest.h"
@@ -253,6 +256,36 @@ workloads::Matrix WithKernelAxis(const workloads::Matrix& m,
     out.cells.push_back(std::move(c));
   }
   return out;
+}
+
+std::vector<std::string> GuestReleases(const std::vector<VmHostConfig>& hosts,
+                                       const DeviceOffer& offer, std::ostream& progress,
+                                       const std::string& who) {
+  std::vector<std::string> releases;
+  for (const VmHostConfig& h : hosts) {
+    const v1::VmFacts* vm = nullptr;
+    for (const v1::DeviceFacts& f : offer.offered) {
+      if (f.has_vm() && f.vm().name() == h.name) vm = &f.vm();
+    }
+    releases.push_back(vm == nullptr ? "" : vm->release());
+    if (vm == nullptr) continue;
+    char boot_s[32];
+    snprintf(boot_s, sizeof(boot_s), "%.1f", static_cast<double>(vm->boot_ms()) / 1000);
+    progress << who << h.name << ": " << vm->release() << " (--kernel " << h.kernel
+             << ") booted in " << boot_s << " s; " << vm->accel() << ", qemu " << vm->qemu_version()
+             << ", " << vm->vcpus() << " vCPUs, " << vm->memory_mb() << " MiB\n";
+  }
+  return releases;
+}
+
+std::string KernelOf(const std::vector<VmHostConfig>& hosts, absl::string_view path) {
+  for (const VmHostConfig& h : hosts) {
+    const std::string prefix = absl::StrCat(kVmDevicePrefix, h.name);
+    if (path == prefix || absl::StartsWith(path, prefix + "/")) {
+      return absl::StrCat(" (--kernel ", h.kernel, ")");
+    }
+  }
+  return "";
 }
 
 }  // namespace blkbench

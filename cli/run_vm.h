@@ -4,11 +4,14 @@
 #ifndef BLKBENCH_CLI_RUN_VM_H_
 #define BLKBENCH_CLI_RUN_VM_H_
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "agent/config.h"
+#include "agent/run_executor.h"
 #include "workloads/matrix.h"
 
 namespace blkbench {
@@ -62,6 +65,17 @@ std::string CellsWithoutVmClass(const workloads::Matrix& m, const std::string& p
 // Otherwise `m` itself: one kernel, or a kernel axis whose globs are matched as written.
 workloads::Matrix WithKernelAxis(const workloads::Matrix& m,
                                  const std::vector<std::string>& releases);
+
+// The kernel release each guest booted, in host (--kernel) order, each said on
+// `progress` ("<who>k0: <release> (--kernel SPEC) booted in 9.1 s; tcg, ..."); "" for a
+// guest that offered nothing.
+std::vector<std::string> GuestReleases(const std::vector<VmHostConfig>& hosts,
+                                       const DeviceOffer& offer, std::ostream& progress,
+                                       const std::string& who);
+
+// The --kernel a device path "vm:<host>[/...]" came from, as " (--kernel SPEC)"; "" for
+// any other path.
+std::string KernelOf(const std::vector<VmHostConfig>& hosts, absl::string_view path);
 
 }  // namespace blkbench
 
