@@ -195,8 +195,18 @@ v1::Register Agent::MakeRegister() {
   *reg.mutable_host() = ReadHostFacts();
   // Records each allowlisted device's identity (first registration) or re-checks it.
   DeviceOffer offer = executor_.OfferDevices();
+  constexpr size_t kMaxNotOffered = 64;
+  constexpr size_t kMaxReasonBytes = 8192;
   for (const auto& [path, reason] : offer.not_offered) {
     Warn("device_not_offered").Field("device", path).Field("error", reason);
+    if (static_cast<size_t>(reg.not_offered_size()) >= kMaxNotOffered) continue;
+    v1::DeviceNotOffered* n = reg.add_not_offered();
+    n->set_path(path);
+    // The tail: a console tail ends the reason of a guest that did not boot.
+    n->set_reason(reason.size() <= kMaxReasonBytes
+                      ? reason
+                      : absl::StrCat(reason.substr(0, 512), "\n[...]\n",
+                                     reason.substr(reason.size() - (kMaxReasonBytes - 600))));
   }
   for (v1::DeviceFacts& facts : offer.offered) *reg.add_devices() = std::move(facts);
   for (const std::string& sim : config_.sim_devices) *reg.add_devices() = SimulatedDeviceFacts(sim);

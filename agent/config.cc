@@ -17,6 +17,7 @@
 #include "common/config/reader.h"
 #include "common/sim_vocabulary.h"
 #include "common/vm/kernel.h"
+#include "common/vm/qemu.h"
 #include "common/yaml/yaml.h"
 
 namespace blkbench {
@@ -132,6 +133,9 @@ Table<VmHostConfig> VmHostTable() {
        Int("memory_mb", "an integer from 256 to 65536", &VmHostConfig::memory_mb, 256, 65536),
        Enum("accel", &VmHostConfig::accel, {"auto", "kvm", "tcg"}),
        Bool("null_blk", "true or false", &VmHostConfig::null_blk),
+       ScalarList("cmdline", "a list of kernel arguments like [mitigations=off, nokaslr]",
+                  &VmHostConfig::cmdline, "one kernel argument (no spaces or quotes)",
+                  vm::CheckKernelArgument),
        MapList("disks", "a list of disks like [{kind: nvme, size: 1G}]", &VmHostConfig::disks,
                VmDiskTable(), UniqueKey<VmDiskConfig>{"serial", &VmDiskConfig::serial})},
       [](VmHostConfig& h, const yaml::Node& map, Context& c) {

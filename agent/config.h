@@ -57,6 +57,9 @@ struct VmHostConfig {
   std::string accel = "auto";  // auto, kvm, tcg
   std::vector<VmDiskConfig> disks;
   bool null_blk = false;  // offer vm:<name>/null_blk: one null_blk device per run
+  // Kernel arguments added to blkbench's own (mitigations=off, nokaslr, a module's
+  // parameters): one word each, no quotes or spaces; blkbench.* and console= are its own.
+  std::vector<std::string> cmdline;
 };
 
 struct AgentConfig {

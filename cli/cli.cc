@@ -304,10 +304,16 @@ int CmdAgents(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
           << " registration(s) refused from another process with the same agent_id (last from "
           << ag.last_refused_peer() << "); give each agent its own agent_id\n";
     }
+    for (const v1::DeviceNotOffered& n : ag.not_offered()) {
+      err << "warning: agent " << ag.agent_id() << " did not offer " << n.path() << ": "
+          << n.reason() << "\n";
+    }
     for (int i = 0; i < std::max(1, ag.devices_size()); ++i) {
       std::vector<ResultValue> row = {
           TextValue(ag.agent_id()), TextValue(ag.connected() ? "connected" : "gone"),
-          TextValue(ag.host().kernel_release()), NumberValue(ag.host().cpus())};
+          TextValue(i < ag.devices_size() ? DeviceKernelRelease(ag, ag.devices(i))
+                                          : ag.host().kernel_release()),
+          NumberValue(ag.host().cpus())};
       if (i < ag.devices_size()) {
         const auto& d = ag.devices(i);
         row.insert(row.end(), {TextValue(d.path()), TextValue(d.device_class()),

@@ -36,9 +36,21 @@ std::string UnplaceableReason(const v1::CellSpec& cell, const std::vector<v1::Ag
       if (d.device_class() == cls) kernels.insert(DeviceKernelRelease(agent, d));
     }
   }
-  if (kernels.empty()) return absl::StrCat("no connected agent offers device class '", cls, "'");
-  return absl::StrCat("no connected agent with a '", cls, "' device runs a kernel matching '",
-                      cell.target().kernel(), "' (they run ", absl::StrJoin(kernels, ", "), ")");
+  std::string why =
+      kernels.empty()
+          ? absl::StrCat("no connected agent offers device class '", cls, "'")
+          : absl::StrCat("no connected agent with a '", cls, "' device runs a kernel matching '",
+                         cell.target().kernel(), "' (they run ", absl::StrJoin(kernels, ", "), ")");
+  // What agents could not offer may be what was meant (a VM test host whose kernel did
+  // not boot): say so, with the agent's reason.
+  for (const v1::AgentInfo& agent : agents) {
+    if (!agent.connected()) continue;
+    for (const v1::DeviceNotOffered& n : agent.not_offered()) {
+      absl::StrAppend(&why, "\n  agent ", agent.agent_id(), " did not offer ", n.path(), ": ",
+                      n.reason());
+    }
+  }
+  return why;
 }
 
 }  // namespace blkbench

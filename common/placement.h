@@ -27,7 +27,9 @@ bool KernelMatches(const std::string& pattern, const std::string& kernel_release
 // Why none of the connected `agents` can ever take `cell`, e.g. "no connected agent
 // offers device class 'nvme'" or "no connected agent with a 'ssd' device runs a kernel
 // matching '6.9*' (they run 6.1.0-18-amd64)"; "" when some connected agent's device
-// matches (the run then waits only for that device to be free).
+// matches (the run then waits only for that device to be free). Followed by a line per
+// device a connected agent could not offer, with its reason (a VM test host whose kernel
+// did not boot, with the guest's console tail).
 std::string UnplaceableReason(const v1::CellSpec& cell, const std::vector<v1::AgentInfo>& agents);
 
 }  // namespace blkbench

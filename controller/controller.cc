@@ -190,6 +190,7 @@ absl::StatusOr<std::vector<v1::AgentInfo>> Controller::ListAgents() {
       a.set_refused_duplicates(it->second.info.refused_duplicates());
       a.set_last_refused_peer(it->second.info.last_refused_peer());
       a.set_last_refused_unix_ms(it->second.info.last_refused_unix_ms());
+      if (a.connected()) *a.mutable_not_offered() = it->second.info.not_offered();
     }
     for (const auto& [run_id, lease] : leases_) {
       if (lease.agent_id == a.agent_id()) a.add_running_run_ids(run_id);

@@ -30,6 +30,20 @@ absl::Status Controller::OnRegister(const v1::Register& reg,
           absl::StrCat("register: device ", absl::CEscape(d.path()), ": class: ", p));
     }
   }
+  constexpr int kMaxNotOffered = 64;
+  constexpr size_t kMaxReasonBytes = 8192;
+  if (reg.not_offered_size() > kMaxNotOffered) {
+    return absl::InvalidArgumentError(absl::StrCat("register: ", reg.not_offered_size(),
+                                                   " devices not offered; at most ", kMaxNotOffered,
+                                                   " are listed"));
+  }
+  for (const v1::DeviceNotOffered& n : reg.not_offered()) {
+    if (n.reason().size() > kMaxReasonBytes || n.path().size() > kMaxReasonBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("register: the reason device ", absl::CEscape(n.path().substr(0, 256)),
+                       " is not offered exceeds ", kMaxReasonBytes, " bytes"));
+    }
+  }
   Outbox out;
   {
     absl::MutexLock lock(&mu_);
@@ -73,6 +87,7 @@ absl::Status Controller::OnRegister(const v1::Register& reg,
     info.set_agent_id(reg.agent_id());
     *info.mutable_host() = reg.host();
     *info.mutable_devices() = reg.devices();
+    *info.mutable_not_offered() = reg.not_offered();
     info.set_connected(true);
     info.set_last_seen_unix_ms(clock_.WallMs());
     if (absl::Status s = store_.UpsertAgent(info); !s.ok()) {

@@ -7,10 +7,15 @@
 // ($HOME/.cache/blkbench-kernels); label vm.
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/vm/files.h"
@@ -171,6 +176,203 @@ TEST_F(VmHostTest, NullBlkNvmeAndHddInA612GuestRunThroughControllerAndAgent) {
     EXPECT_NE(kill(qemu, 0), 0) << "qemu " << qemu << " outlived the agent";
   }
   EXPECT_FALSE(vm::PathExists(config.state_dir + "/vms/")) << "VM files left behind";
+}
+
+// The pids of this process's live qemu children (zombies excluded).
+std::vector<pid_t> QemuChildren() {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !absl::ascii_isdigit(name[0])) continue;
+    std::ifstream f("/proc/" + name + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+    const size_t close = stat.rfind(')');
+    if (close == std::string::npos || stat.find("(qemu-system") == std::string::npos) continue;
+    char state = 0;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
+    if (ppid == getpid() && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// The kernel as a real axis: one agent with a 6.1 and a 6.12 guest (the newest of each
+// line, found with apt-cache), one experiment over `kernel:`. Each run lands on the guest
+// whose release matches and stores that release; `results` shows both. In the same 6.1
+// guest, bfq on cgroup v2 splits a contended NVMe between a heavy and a light group.
+TEST_F(VmHostTest, TwoKernelsInOneExperimentAndBfqGroupsInA61Guest) {
+  VmHostConfig k61;
+  k61.name = "k61";
+  k61.kernel = "deb:6.1.0-*";
+  k61.null_blk = true;
+  VmDiskConfig nvme;
+  nvme.kind = "nvme";
+  nvme.size_bytes = 256 << 20;
+  k61.disks = {nvme};
+  VmHostConfig k612;
+  k612.name = "k612";
+  k612.kernel = "deb:6.12*";
+  k612.null_blk = true;
+  AgentConfig config = Config("kernels-agent", {k61, k612});
+  AgentProcess agent(config);
+  ASSERT_TRUE(agent.ok());
+  ASSERT_TRUE(agent.agent().WaitConnected(true, 2 * kConnect));
+  std::map<std::string, std::string> release;  // VM host → its guest's uname -r
+  const v1::AgentInfo info = Agent("kernels-agent");
+  for (const v1::DeviceFacts& d : info.devices()) {
+    release[d.vm().name()] = d.vm().release();
+  }
+  ASSERT_TRUE(absl::StartsWith(release["k61"], "6.1.")) << release["k61"];
+  ASSERT_TRUE(absl::StartsWith(release["k612"], "6.12.")) << release["k612"];
+
+  constexpr char kKernels[] = R"(name: vm-kernels
+job: {rw: randwrite, bs: 4k, direct: 1, ioengine: io_uring, iodepth: 16, runtime: 2s,
+      time_based: 1}
+matrix:
+  kernel: ["6.1.*", "6.12*"]
+target: {device_class: null_blk}
+device:
+  null_blk: {submit_queues: 1, hw_queue_depth: 64, irqmode: 0, memory_backed: 0}
+)";
+  const uint64_t kernels = Submit("kernels.yaml", kKernels);
+  const v1::Experiment e = WaitForEndWithProgress(kernels, kPerRun);
+  ASSERT_EQ(e.state(), v1::EXPERIMENT_DONE) << e.DebugString();
+  std::set<std::string> ran_on;
+  for (const v1::Run& r : e.runs()) {
+    ASSERT_EQ(r.state(), v1::RUN_DONE) << r.error();
+    const v1::CellSpec& cell = e.cells(static_cast<int>(r.cell_index()));
+    const std::string host = cell.target().kernel() == "6.1.*" ? "k61" : "k612";
+    EXPECT_EQ(r.device_path(), "vm:" + host + "/null_blk");
+    // The release stored with the result is the guest's own uname -r.
+    EXPECT_EQ(r.result().host().kernel_release(), release[host]);
+    EXPECT_EQ(r.result().device().vm().release(), release[host]);
+    ran_on.insert(r.result().host().kernel_release());
+  }
+  EXPECT_EQ(ran_on, (std::set<std::string>{release["k61"], release["k612"]}));
+  std::string out, err;
+  ASSERT_EQ(Cli({"results", absl::StrCat(kernels)}, &out, &err), 0) << err;
+  EXPECT_THAT(out, HasSubstr(release["k61"]));
+  EXPECT_THAT(out, HasSubstr(release["k612"]));
+
+  // bfq with two weighted groups on cgroup v2 (the host has only v1 blkio): both groups
+  // keep the disk busy, so the weights decide the share.
+  constexpr char kBfq[] = R"(name: vm-bfq-groups
+job: {rw: randread, bs: 4k, direct: 1, ioengine: io_uring, iodepth: 16, size: 128m,
+      runtime: 4s, time_based: 1, scheduler: bfq, cgroup: "heavy:1000*1,light:100*1"}
+target: {device_class: nvme, kernel: "6.1.*"}
+)";
+  const uint64_t bfq = Submit("bfq.yaml", kBfq);
+  const v1::Experiment b = WaitForEndWithProgress(bfq, kPerRun);
+  ASSERT_EQ(b.state(), v1::EXPERIMENT_DONE) << b.DebugString();
+  ASSERT_EQ(b.runs_size(), 1);
+  const v1::Run& r = b.runs(0);
+  ASSERT_EQ(r.state(), v1::RUN_DONE) << r.error();
+  EXPECT_EQ(r.device_path(), "vm:k61/nvme0n1");
+  const auto& in = r.result().internals();
+  ASSERT_TRUE(in.count("cgroup.1.bytes") && in.count("cgroup.2.bytes")) << r.DebugString();
+  const double heavy = in.at("cgroup.1.bytes"), light = in.at("cgroup.2.bytes");
+  ASSERT_GT(light, 0) << "the light group did no I/O";
+  std::printf("bfq in %s: heavy %.0f bytes, light %.0f bytes, ratio %.2f\n", release["k61"].c_str(),
+              heavy, light, heavy / light);
+  EXPECT_GE(heavy / light, 5.0);
+}
+
+// A kernel that panics at boot (here: its initramfs is never unpacked, so it finds no
+// root): the guest is not offered, the agent says why with the guest's console, and a
+// cell for it is unplaceable with that reason, at once. Nothing is left running.
+TEST_F(VmHostTest, AGuestThatPanicsAtBootIsNotOfferedAndSaysWhy) {
+  VmHostConfig bad;
+  bad.name = "kpanic";
+  bad.kernel = "deb:6.12*";
+  bad.null_blk = true;
+  bad.cmdline = {"initcall_blacklist=populate_rootfs"};
+  AgentConfig config = Config("panic-agent", {bad});
+  const absl::Time start = absl::Now();
+  AgentProcess agent(config);
+  ASSERT_TRUE(agent.ok());
+  // Connected once the boot failed: bounded by the boot timeout, not by it running out.
+  ASSERT_TRUE(agent.agent().WaitConnected(true, kConnect));
+  std::printf("panicking guest refused after %s\n",
+              absl::FormatDuration(absl::Now() - start).c_str());
+  EXPECT_TRUE(QemuChildren().empty());
+  EXPECT_EQ(agent.executor().vm_hosts().QemuPid("kpanic"), -1);
+  const v1::AgentInfo info = Agent("panic-agent");
+  EXPECT_EQ(info.devices_size(), 0) << info.DebugString();
+  ASSERT_EQ(info.not_offered_size(), 1) << info.DebugString();
+  EXPECT_EQ(info.not_offered(0).path(), "vm:kpanic");
+  EXPECT_THAT(info.not_offered(0).reason(), HasSubstr("Kernel panic"));
+  EXPECT_THAT(info.not_offered(0).reason(), HasSubstr("console tail"));
+
+  constexpr char kCell[] = R"(name: vm-panic
+job: {rw: randread, bs: 4k, runtime: 1s, time_based: 1}
+target: {device_class: null_blk, kernel: "6.12*"}
+)";
+  const std::string path = dir_.File("panic.yaml");
+  std::ofstream(path) << kCell;
+  std::string out, err;
+  Cli({"submit", path}, &out, &err);
+  EXPECT_THAT(err + out, HasSubstr("did not offer vm:kpanic"));
+  EXPECT_THAT(err + out, HasSubstr("Kernel panic"));
+  std::string agents;
+  ASSERT_EQ(Cli({"agents"}, &out, &agents), 0);
+  EXPECT_THAT(agents, HasSubstr("did not offer vm:kpanic"));
+}
+
+// A guest that stops talking mid-run (its qemu SIGSTOPped: a hung kernel, a wedged
+// emulator) fails that run once the configured silence has passed, with the console
+// tail in the error; the guest is killed, and the next run boots a fresh one.
+TEST_F(VmHostTest, AGuestThatGoesSilentMidRunFailsTheRunWithinTheSilenceBound) {
+  VmHostConfig h;
+  h.name = "ksilent";
+  h.kernel = "deb:6.12*";
+  h.null_blk = true;
+  AgentConfig config = Config("silent-agent", {h});
+  config.vm_silence_timeout_ms = 5'000;
+  AgentProcess agent(config);
+  ASSERT_TRUE(agent.ok());
+  ASSERT_TRUE(agent.agent().WaitConnected(true, kConnect));
+
+  constexpr char kLong[] = R"(name: vm-silent
+job: {rw: randwrite, bs: 4k, direct: 1, ioengine: io_uring, iodepth: 8, runtime: 120s,
+      time_based: 1}
+target: {device_class: null_blk}
+)";
+  const uint64_t id = Submit("silent.yaml", kLong);
+  // Stop the guest once the run streams samples: it is then mid-run for certain.
+  const absl::Time deadline = absl::Now() + kPerRun;
+  bool sampling = false;
+  while (!sampling && absl::Now() < deadline) {
+    auto res = controller().GetResults(id, /*with_samples=*/true);
+    sampling = res.ok() && res->rows_size() == 1 && res->rows(0).samples_size() > 0;
+    if (!sampling) absl::SleepFor(absl::Milliseconds(100));  // polling a condition, bounded
+  }
+  ASSERT_TRUE(sampling) << "the run never streamed a sample";
+  const pid_t qemu = agent.executor().vm_hosts().QemuPid("ksilent");
+  ASSERT_GT(qemu, 0);
+  const absl::Time stopped = absl::Now();
+  ASSERT_EQ(kill(qemu, SIGSTOP), 0);
+  const v1::Experiment e = WaitForEndWithProgress(id, kPerRun);
+  const absl::Duration took = absl::Now() - stopped;
+  ASSERT_EQ(e.runs_size(), 1);
+  const v1::Run& r = e.runs(0);
+  ASSERT_EQ(r.state(), v1::RUN_FAILED) << r.DebugString();
+  EXPECT_THAT(r.error(), HasSubstr("silent for 5s"));
+  EXPECT_THAT(r.error(), HasSubstr("console tail"));
+  std::printf("silent guest: run failed %s after SIGSTOP (silence bound 5 s)\n",
+              absl::FormatDuration(took).c_str());
+  // The silence bound plus the time to kill and report, not the run's 120 s.
+  EXPECT_LT(took, absl::Seconds(5) + kPerRun);
+  EXPECT_NE(kill(qemu, 0), 0) << "the stopped qemu " << qemu << " is still there";
+
+  // The next run boots a new guest.
+  const uint64_t next = Submit("after.yaml", kSeed000);
+  const v1::Experiment n = WaitForEndWithProgress(next, kConnect);
+  ASSERT_EQ(n.state(), v1::EXPERIMENT_DONE) << n.DebugString();
+  const pid_t again = agent.executor().vm_hosts().QemuPid("ksilent");
+  EXPECT_GT(again, 0);
+  EXPECT_NE(again, qemu);
 }
 
 }  // namespace

@@ -101,9 +101,7 @@ VmHosts::Host* VmHosts::Find(absl::string_view name) {
 
 pid_t VmHosts::QemuPid(const std::string& host) {
   Host* h = Find(host);
-  if (h == nullptr) return -1;
-  std::lock_guard<std::mutex> lock(h->mu);
-  return h->guest != nullptr && h->guest->alive() ? h->guest->qemu_pid() : -1;
+  return h == nullptr ? -1 : h->qemu_pid.load();
 }
 
 void VmHosts::Stop(Host& h) {
@@ -114,6 +112,7 @@ void VmHosts::Stop(Host& h) {
         .Field("error", s.ToString());
   }
   h.guest.reset();
+  h.qemu_pid = -1;
 }
 
 absl::Status VmHosts::EnsureBooted(Host& h) {
@@ -129,6 +128,7 @@ absl::Status VmHosts::EnsureBooted(Host& h) {
     spec.accel = AccelOf(h.config.accel);
     spec.cache_dir = config_.kernel_cache;
     spec.work_parent = work_parent_;
+    spec.cmdline = h.config.cmdline;
     for (const VmDiskConfig& d : h.config.disks) {
       spec.disks.push_back({KindOf(d.kind), d.size_bytes, d.serial, d.queues});
     }
@@ -141,6 +141,7 @@ absl::Status VmHosts::EnsureBooted(Host& h) {
       vm::Guest::Boot(*h.prepared, absl::Milliseconds(config_.vm_boot_timeout_ms));
   if (!guest.ok()) return guest.status();
   h.guest = *std::move(guest);
+  h.qemu_pid = h.guest->qemu_pid();
   const vm::VmFacts& f = h.guest->facts();
   h.facts.set_name(h.config.name);
   h.facts.set_release(f.release);

@@ -55,7 +55,8 @@ class VmHosts {
   v1::RunFinished Execute(const v1::RunAssignment& a, const std::atomic<bool>& cancel,
                           const std::function<void(const v1::Sample&)>& on_sample);
 
-  // The guest's qemu pid for `host`, -1 when it is not running (tests).
+  // The guest's qemu pid for `host`, -1 when it has none (tests); does not wait for a
+  // run in it to end.
   pid_t QemuPid(const std::string& host);
 
   // From any thread, for a process that is stopping (Ctrl-C during `blkbench run --vm`):
@@ -69,6 +70,8 @@ class VmHosts {
     VmHostConfig config;
     std::mutex mu;  // held for a boot, an offer or a run
     std::unique_ptr<vm::Guest> guest;
+    // guest's qemu pid, -1 without one: read without mu (a run holds mu throughout).
+    std::atomic<pid_t> qemu_pid{-1};
     std::optional<vm::VmConfig> prepared;  // the kernel fetched and initramfs built
     v1::VmFacts facts;
     std::mutex offer_mu;

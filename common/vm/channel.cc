@@ -2,6 +2,7 @@
 #include "common/vm/channel.h"
 
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -83,7 +84,10 @@ absl::Status WriteFrame(int fd, const google::protobuf::MessageLite& msg, absl::
     if ((pfd.revents & (POLLERR | POLLHUP)) != 0 && (pfd.revents & POLLOUT) == 0) {
       return absl::UnavailableError("channel closed by the peer");
     }
-    ssize_t w = write(fd, frame.data() + done, frame.size() - done);
+    // A socket whose peer is gone (qemu killed) must fail the write, not raise SIGPIPE in
+    // the agent: send with MSG_NOSIGNAL, write where fd is not a socket (a pipe, a port).
+    ssize_t w = send(fd, frame.data() + done, frame.size() - done, MSG_NOSIGNAL);
+    if (w < 0 && errno == ENOTSOCK) w = write(fd, frame.data() + done, frame.size() - done);
     if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (w < 0) return absl::UnavailableError(absl::StrCat("channel write: ", strerror(errno)));
     done += static_cast<size_t>(w);

@@ -13,10 +13,15 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <deque>
+#include <functional>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 
 extern char** environ;
 
@@ -91,8 +96,68 @@ int PollTimeoutMs(absl::Time deadline) {
   return static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))));
 }
 
+namespace {
+
+// PR_SET_PDEATHSIG fires when the *thread* that forked the child ends, not the process
+// (prctl(2)): a guest booted from a run's thread was killed the moment that run's thread
+// returned. So every child is forked by one thread that lives as long as the process.
+class Spawner {
+ public:
+  static Spawner& Get() {
+    static Spawner* const spawner = new Spawner();  // never destroyed: its thread never ends
+    return *spawner;
+  }
+  // Runs `fork_it` on the spawner thread; returns when it has.
+  void Run(const std::function<void()>& fork_it) {
+    if (std::this_thread::get_id() == thread_id_) return fork_it();
+    absl::Notification done;
+    {
+      absl::MutexLock lock(&mu_);
+      queue_.push_back({&fork_it, &done});
+    }
+    done.WaitForNotification();
+  }
+
+ private:
+  struct Task {
+    const std::function<void()>* fork_it;
+    absl::Notification* done;
+  };
+  Spawner() {
+    std::thread t([this] { Loop(); });
+    thread_id_ = t.get_id();
+    t.detach();
+  }
+  void Loop() {
+    for (;;) {
+      Task task;
+      {
+        absl::MutexLock lock(&mu_);
+        mu_.Await(absl::Condition(
+            +[](std::deque<Task>* q) { return !q->empty(); }, &queue_));
+        task = queue_.front();
+        queue_.pop_front();
+      }
+      (*task.fork_it)();
+      task.done->Notify();
+    }
+  }
+  absl::Mutex mu_;
+  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  std::thread::id thread_id_;
+};
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(const std::vector<std::string>& argv,
                                                               const Options& options) {
+  absl::StatusOr<std::unique_ptr<Subprocess>> started;
+  Spawner::Get().Run([&] { started = StartOnThisThread(argv, options); });
+  return started;
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::StartOnThisThread(
+    const std::vector<std::string>& argv, const Options& options) {
   if (argv.empty()) return absl::InvalidArgumentError("Subprocess::Start: empty argv");
   std::vector<std::string> args = argv;
   std::vector<std::string> env = MergedEnv(options.env);

@@ -53,6 +53,9 @@ class Subprocess {
   // the child before exec through a close-on-exec pipe, so it is never a wait status).
   static absl::StatusOr<std::unique_ptr<Subprocess>> Start(const std::vector<std::string>& argv,
                                                            const Options& options);
+  // The child is forked by one process-lifetime thread, whichever thread calls: its
+  // PR_SET_PDEATHSIG (it dies with this process) would otherwise fire when the calling
+  // thread ends.
   ~Subprocess();
   Subprocess(const Subprocess&) = delete;
   Subprocess& operator=(const Subprocess&) = delete;
@@ -79,6 +82,8 @@ class Subprocess {
 
  private:
   Subprocess() = default;
+  static absl::StatusOr<std::unique_ptr<Subprocess>> StartOnThisThread(
+      const std::vector<std::string>& argv, const Options& options);
 
   std::string name_;
   pid_t pid_ = -1;

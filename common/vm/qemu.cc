@@ -107,7 +107,28 @@ absl::Status ValidateVmConfig(const VmConfig& c) {
     }
   }
   for (const std::string& w : c.extra_cmdline) {
-    if (w.empty() || HasSpace(w)) return bad(absl::StrCat("kernel argument '", w, "'"));
+    if (absl::Status s = CheckKernelArgument(w); !s.ok()) return bad(s.message());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckKernelArgument(absl::string_view w) {
+  constexpr size_t kMaxArgument = 256;
+  if (w.empty() || w.size() > kMaxArgument) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a kernel argument has 1 to ", kMaxArgument, " characters"));
+  }
+  if (std::any_of(w.begin(), w.end(), [](char ch) {
+        return !absl::ascii_isgraph(ch) || ch == '"' || ch == '\'' || ch == '\\';
+      })) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel argument '", w, "' has a space, quote or non-printable character"));
+  }
+  for (absl::string_view own : {"blkbench.", "console=", "panic=", "rdinit=", "init="}) {
+    if (absl::StartsWith(w, own)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kernel argument '", w, "': ", own, "... is set by blkbench itself"));
+    }
   }
   return absl::OkStatus();
 }

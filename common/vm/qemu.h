@@ -24,6 +24,11 @@ absl::StatusOr<std::string> QemuVersion(const std::string& qemu);
 // whitespace that the kernel command line would split, bad serials, zero sizes...).
 absl::Status ValidateVmConfig(const VmConfig& config);
 
+// Whether `word` may be added to the guest kernel's command line: one word of printable
+// characters without quotes, not one of blkbench's own (blkbench.*, console=, panic=,
+// rdinit=, init=). InvalidArgument saying why.
+absl::Status CheckKernelArgument(absl::string_view word);
+
 // The modules the guest program modprobes for the config's disks (nvme, virtio_scsi +
 // sd_mod, virtio_blk), each once.
 std::vector<std::string> DiskModules(const VmConfig& config);

@@ -73,6 +73,7 @@ absl::StatusOr<VmConfig> PrepareVm(const VmHostSpec& spec) {
   c.disks = spec.disks;
   c.accel = spec.accel;
   c.work_parent = spec.work_parent;
+  c.extra_cmdline = spec.cmdline;
   return c;
 }
 

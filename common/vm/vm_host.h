@@ -26,6 +26,7 @@ struct VmHostSpec {
   Accel accel = Accel::kAuto;
   std::string cache_dir;             // kernels and initramfs; "" = DefaultKernelCacheDir()
   std::string work_parent = "/tmp";  // where each VM's directory is made
+  std::vector<std::string> cmdline;  // kernel arguments added to blkbench's own
 };
 
 // $BLKBENCH_KERNEL_CACHE, else $HOME/.cache/blkbench-kernels, else kDefaultKernelCache:
