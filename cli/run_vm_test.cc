@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_join.h"
 #include "cli/cli.h"
+#include "common/testing/loop_device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "workloads/format.h"
@@ -157,14 +158,14 @@ TEST(RunVmFlagsTest, ACellWhoseClassNoVmDeviceIsIsNamedOncePerClass) {
 // Through the CLI: each mistake is exit 2 with the message, before the root check, the
 // state directory or a boot.
 TEST(RunVmFlagsTest, FlagMistakesExitTwoAndBootNothing) {
-  const std::string dir = ::testing::TempDir() + "/run_vm_flags";
-  mkdir(dir.c_str(), 0700);
-  const std::string matrix = dir + "/m.yaml";
+  testing::TempDir temp("run_vm_flags");  // removed with what the test made in it
+  const std::string matrix = temp.File("m.yaml");
   std::ofstream(matrix) << "name: m\njob: {rw: randread, runtime: 1s}\n"
                            "target: {device_class: null_blk}\n";
-  const std::string state = dir + "/state";
+  const std::string state = temp.File("state");
   auto run = [&](std::vector<std::string> extra, std::string* err) {
-    std::vector<std::string> args = {"run", matrix, "--state-dir", state, "--db", dir + "/r.db"};
+    std::vector<std::string> args = {"run", matrix, "--state-dir",
+                                     state, "--db", temp.File("r.db")};
     args.insert(args.end(), extra.begin(), extra.end());
     std::ostringstream o, e;
     const int rc = RunCli(args, o, e);
@@ -184,7 +185,7 @@ TEST(RunVmFlagsTest, FlagMistakesExitTwoAndBootNothing) {
   EXPECT_THAT(err, HasSubstr("--kernel needs --vm KIND"));
   EXPECT_EQ(run({"--vm", "null_blk", "--kernel", "deb:6.12*", "--device", "/dev/null"}, &err), 2);
   EXPECT_THAT(err, HasSubstr("--vm and --device cannot be combined"));
-  EXPECT_EQ(run({"--vm", "null_blk", "--kernel", "deb:6.12*", "--trace", dir + "/t"}, &err), 2);
+  EXPECT_EQ(run({"--vm", "null_blk", "--kernel", "deb:6.12*", "--trace", temp.File("t")}, &err), 2);
   EXPECT_THAT(err, HasSubstr("--trace is not available with --vm"));
   // A class no --vm device is: 1, still before anything boots.
   EXPECT_EQ(run({"--vm", "nvme", "--kernel", "deb:6.12*"}, &err), 1);
@@ -193,7 +194,7 @@ TEST(RunVmFlagsTest, FlagMistakesExitTwoAndBootNothing) {
   EXPECT_THAT(err, HasSubstr("add --vm null_blk"));
   struct stat st;
   EXPECT_NE(stat(state.c_str(), &st), 0) << "the state directory was made";
-  EXPECT_NE(stat((dir + "/r.db").c_str(), &st), 0) << "the store was made";
+  EXPECT_NE(stat(temp.File("r.db").c_str(), &st), 0) << "the store was made";
 }
 
 }  // namespace
