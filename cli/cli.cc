@@ -344,19 +344,25 @@ int CmdSim(const Args& a, Client*, std::ostream& out, std::ostream& err) {
 }
 
 int CmdRun(const Args& a, Client*, std::ostream& out, std::ostream& err) {
-  auto devices = a.values.find("device");
-  return RunOnDevices(
-      {.path = a.positional[1],
-       .devices = devices == a.values.end() ? std::vector<std::string>{} : devices->second,
-       .db_path = Flag(a, "db", kDefaultRunDb),
-       .state_dir = Flag(a, "state-dir", kDefaultRunStateDir),
-       .format = Flag(a, "format", "table"),
-       .report_path = Flag(a, "report", ""),
-       .trace_path = Flag(a, "trace", ""),
-       .quiet = a.flags.count("quiet") > 0,
-       .matrix = a.matrix,
-       .matrix_text = a.matrix_text},
-      out, err);
+  auto all = [&a](const char* flag) {
+    auto it = a.values.find(flag);
+    return it == a.values.end() ? std::vector<std::string>{} : it->second;
+  };
+  return RunOnDevices({.path = a.positional[1],
+                       .devices = all("device"),
+                       .vm = {.vms = all("vm"),
+                              .kernels = all("kernel"),
+                              .vcpus = Flag(a, "vcpus", ""),
+                              .memory = Flag(a, "memory", "")},
+                       .db_path = Flag(a, "db", kDefaultRunDb),
+                       .state_dir = Flag(a, "state-dir", kDefaultRunStateDir),
+                       .format = Flag(a, "format", "table"),
+                       .report_path = Flag(a, "report", ""),
+                       .trace_path = Flag(a, "trace", ""),
+                       .quiet = a.flags.count("quiet") > 0,
+                       .matrix = a.matrix,
+                       .matrix_text = a.matrix_text},
+                      out, err);
 }
 
 int CmdCalibrate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
@@ -547,7 +553,8 @@ const std::vector<CommandSpec>& Commands() {
        "could not run (bad arguments, controller unreachable, experiment missing, timeout).",
        {{"baseline", "EXP|VALUE", "baseline experiment, or axis value with --axis"},
         {"candidate", "EXP|VALUE", "candidate experiment, or axis value with --axis"},
-        {"experiment", "EXP", "with --axis: the experiment holding both values"},
+        {"experiment", "EXP",
+         "with --axis: the experiment holding both values (with --db: default the newest)"},
         {"axis", "KEY", "compare two values of this axis of one experiment"},
         {"metrics", "LIST", "metrics to gate on (default iops,bw,p99)"},
         {"min-effect", "FRACTION", "smallest change that counts (default 2%)"},
@@ -641,7 +648,7 @@ const std::vector<CommandSpec>& Commands() {
        CmdSim},
       {"run",
        {"FILE"},
-       "run a matrix on this machine's own devices, no daemons",
+       "run a matrix on this machine's own devices or in qemu guests, no daemons",
        "The devices given with --device are the only ones it may touch (PATH=CLASS overrides "
        "the class detected from sysfs). Before anything is written each is checked as an "
        "agent checks an allowlisted device (not mounted, no partitions, holders, swap or "
@@ -649,8 +656,19 @@ const std::vector<CommandSpec>& Commands() {
        "must match a device's class and the host's kernel. Queue settings and cgroups are "
        "journaled in --state-dir and restored after each run, on Ctrl-C, and at the next "
        "start after a crash. Results go to --db, which results, report, gate and history "
-       "read with --db. Needs root. Progress on stderr, results on stdout (docs/run.md).",
+       "read with --db. Needs root. Progress on stderr, results on stdout (docs/run.md). "
+       "With --vm and --kernel instead of --device, it boots one qemu guest per --kernel "
+       "with every --vm device, runs each cell in them (on every kernel, as a kernel axis, "
+       "when there are several) and powers them off at the end, Ctrl-C included "
+       "(docs/vm-hosts.md).",
        {{"device", "PATH", "a device (or file) it may use, PATH[=CLASS]; repeat for more"},
+        {"vm", "KIND[:SPEC]",
+         "a guest device: null_blk, nvme, hdd or virtio; SPEC size=1g,queues=N,class=C "
+         "(null_blk: none); repeat for more"},
+        {"kernel", "SPEC",
+         "a guest's kernel, deb:GLOB or PATH/bzImage[:MODULES_DIR]; repeat to compare kernels"},
+        {"vcpus", "N", "each guest's vCPUs (default 2)"},
+        {"memory", "SIZE", "each guest's memory (default 2g)"},
         {"db", "FILE", "the local store to write (default ./blkbench.db; or a postgresql:// URI)"},
         {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
         {"trace", "FILE",

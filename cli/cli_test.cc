@@ -233,6 +233,32 @@ TEST(CliTest, SimRunsAMatrixOnTheEngineAndStoresIt) {
   EXPECT_EQ(out, "2");
 }
 
+// gate --axis on a local store without --experiment: the newest experiment, said so.
+TEST(CliTest, GateOnALocalStoreDefaultsToItsNewestExperiment) {
+  testing::TempDir dir("cli_test");
+  const std::string db = dir.File("g.db");
+  for (const char* name : {"older", "newer"}) {
+    const std::string path = dir.File(std::string(name) + ".yaml");
+    std::ofstream(path) << "name: " << name
+                        << "\nrepeats: 2\njob: {rw: randread, bs: 4k, ioengine: io_uring, "
+                           "runtime: 10ms, time_based: 1}\nmatrix:\n  iodepth: [1, 8]\n"
+                           "target: {device_class: sim:null_blk}\n";
+    std::string out, err;
+    ASSERT_EQ(Cli({"sim", path, "--db", db, "--quiet"}, &out, &err), 0) << err;
+  }
+  std::string out, err;
+  EXPECT_THAT(Cli({"gate", "--db", db, "--axis", "iodepth", "--baseline", "1", "--candidate", "8"},
+                  &out, &err),
+              ::testing::AnyOf(0, 1, 2))
+      << err;
+  EXPECT_THAT(err, HasSubstr("experiment 2 'newer', the newest in the store"));
+  EXPECT_THAT(out, HasSubstr("iodepth 1 -> 8"));
+  // Without --db an experiment is still required.
+  EXPECT_EQ(Cli({"gate", "--axis", "iodepth", "--baseline", "1", "--candidate", "8"}, &out, &err),
+            3);
+  EXPECT_THAT(err, HasSubstr("usage: blkbench gate"));
+}
+
 // Seed 000's fio line as pasted (shorter runtime and fewer jobs), imported for a
 // simulated null_blk and run on the engine; and the job-file hint from validate.
 TEST(CliTest, ImportOfAFioCommandLineRunsOnTheEngine) {

@@ -62,6 +62,26 @@ int Fetch(Client& c, uint64_t id, v1::GetResultsResponse* out) {
   return s.ok() ? 0 : (c.Fail(s), kGateError);
 }
 
+// The newest experiment's id, said on `err` (the store is a local one: --db).
+int Newest(Client& c, uint64_t* id, std::ostream& err) {
+  grpc::ClientContext ctx;
+  c.Deadline(&ctx);
+  v1::ListExperimentsRequest req;
+  req.set_limit(1);
+  v1::ListExperimentsResponse resp;
+  if (grpc::Status s = c.stub().ListExperiments(&ctx, req, &resp); !s.ok()) {
+    return (c.Fail(s), kGateError);
+  }
+  if (resp.experiments().empty()) {
+    err << "blkbench gate: the store holds no experiment\n";
+    return kGateError;
+  }
+  *id = resp.experiments(0).id();
+  err << "blkbench gate: experiment " << *id << " '" << resp.experiments(0).name()
+      << "', the newest in the store (--experiment to choose another)\n";
+  return 0;
+}
+
 // Why experiment `e`'s queued runs may never start: no connected agent can take some of
 // its cells (common/placement.h). "" when every cell has a matching device.
 std::string WhyWaiting(Client& c, const v1::Experiment& e) {
@@ -186,11 +206,15 @@ std::vector<RepeatAsk> PlanRepeats(const gate::GateReport& report, int budget,
 
 bool GateArgsOk(const Args& a, std::ostream& err) {
   const bool axis_mode = a.flags.count("axis") > 0;
-  const bool one_experiment = a.flags.count("experiment") + a.flags.count("submit") == 1;
+  const size_t experiments = a.flags.count("experiment") + a.flags.count("submit");
+  // A local store (what `blkbench run --db` wrote): its newest experiment by default.
+  const bool one_experiment = experiments == 1 || (experiments == 0 && a.flags.count("db"));
   if (!a.flags.count("baseline") || !a.flags.count("candidate") || axis_mode != one_experiment) {
     err << "usage: blkbench gate --baseline EXP --candidate EXP [options]\n"
            "       blkbench gate --experiment EXP --axis KEY --baseline VALUE --candidate VALUE\n"
            "       blkbench gate --submit FILE --axis KEY --baseline VALUE --candidate VALUE\n"
+           "       blkbench gate --db FILE [--experiment EXP] --axis KEY --baseline VALUE "
+           "--candidate VALUE\n"
            "options: --metrics iops,bw,p99,p99.9  --min-effect 2%  --alpha 0.02\n"
            "         --method robust-welch|moderated-t|rank-sum  --auto-repeat N  --wait\n"
            "         --timeout 2h\n"
@@ -262,6 +286,8 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     if (a.flags.count("submit")) {
       base_id = SubmitForGate(c, a.flags.at("submit"), err);
       if (base_id == 0) return kGateError;
+    } else if (!a.flags.count("experiment")) {  // --db: its newest (GateArgsOk)
+      if (int rc = Newest(c, &base_id, err); rc) return rc;
     } else if (!absl::SimpleAtoi(a.flags.at("experiment"), &base_id)) {
       err << "blkbench gate: --experiment: expected an experiment id\n";
       return kGateError;

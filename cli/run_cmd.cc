@@ -1,18 +1,20 @@
-// `blkbench run FILE --device PATH...`: the agent's run path on local devices inside the
-// daemon-less loop of `blkbench sim`; see run_cmd.h.
+// `blkbench run FILE --device PATH...` and `--vm KIND --kernel SPEC`: the agent's run
+// path on local devices or in guests inside the daemon-less loop of `blkbench sim`; see
+// run_cmd.h.
 #include "cli/run_cmd.h"
 
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
-#include <cstring>
+#include <functional>
 #include <map>
-#include <thread>
+#include <memory>
+#include <optional>
+#include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/config.h"
@@ -23,55 +25,15 @@
 #include "agent/runners.h"
 #include "cli/format.h"
 #include "cli/local_run.h"
+#include "cli/signal_canceller.h"
+#include "common/log/log.h"
 #include "common/placement.h"
 #include "common/resolved_job.h"
+#include "controller/store/store_factory.h"
 #include "workloads/format.h"
 
 namespace blkbench {
 namespace {
-
-// SIGINT and SIGTERM, for as long as it lives, set `cancel` instead of ending the process,
-// so the running run stops through the executor's cancel path and its device is restored.
-// The signals are blocked in every thread started meanwhile (the executor's jobs
-// included) and taken by one thread with sigwait; the old mask comes back at the end.
-class SignalCanceller {
- public:
-  SignalCanceller(std::atomic<bool>& cancel, std::string who) : who_(std::move(who)) {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, &old_);
-    thread_ = std::thread([this, &cancel] {
-      for (;;) {
-        int sig = 0;
-        if (sigwait(&set_, &sig) != 0) continue;
-        if (done_.load()) return;
-        // write(2), not the CLI's stream: the main thread may be writing to it.
-        const std::string msg =
-            cancel.exchange(true)
-                ? absl::StrCat(who_, "still stopping and restoring the device, please wait\n")
-                : absl::StrCat(who_, strsignal(sig),
-                               ": stopping the run and restoring the device\n");
-        (void)!write(STDERR_FILENO, msg.data(), msg.size());
-      }
-    });
-  }
-  ~SignalCanceller() {
-    done_.store(true);
-    // Not to end the thread: SIGTERM is blocked and sigwait() takes it as the wake-up.
-    pthread_kill(thread_.native_handle(), SIGTERM);  // NOLINT(bugprone-bad-signal-to-kill-thread)
-    thread_.join();
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SignalCanceller(const SignalCanceller&) = delete;
-  SignalCanceller& operator=(const SignalCanceller&) = delete;
-
- private:
-  const std::string who_;  // "blkbench run: "
-  sigset_t set_, old_;
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
 
 // "PATH" or "PATH=CLASS" (a class overrides detection, as `class:` in agent.yaml does).
 AllowedDevice ParseDevice(const std::string& arg) {
@@ -82,13 +44,24 @@ AllowedDevice ParseDevice(const std::string& arg) {
 
 // The block layer's and the device's own account of each run: diskstats over the run
 // (iostat -x) and, for `trace: 1` cells, the tracepoint summary (seed 001's metric).
+// A run in a guest also says which kernel served it and whether its timings are
+// hardware's (kvm) or emulated (tcg).
 void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) {
-  bool traced = false;
+  bool traced = false, in_vm = false, tcg = false;
   for (const v1::ResultRow& row : results.rows()) {
     traced |= row.run().result().internals().count("seq_ratio") > 0;
+    const v1::DeviceFacts& device = row.run().result().device();
+    in_vm |= device.has_vm();
+    tcg |= device.has_vm() && device.vm().accel() == "tcg";
   }
-  std::vector<std::string> header = {"run",        "axes",       "device", "util%", "aqu-sz",
-                                     "r_await_ms", "w_await_ms", "rrqm",   "wrqm"};
+  std::vector<std::string> header = {"run", "axes", "device"};
+  if (in_vm) {
+    header.emplace_back("kernel");
+    header.emplace_back("virt");
+  }
+  for (const char* h : {"util%", "aqu-sz", "r_await_ms", "w_await_ms", "rrqm", "wrqm"}) {
+    header.emplace_back(h);
+  }
   if (traced) {
     for (const char* h : {"seq_ratio", "inflight_mean", "inflight_max", "inversions", "merges",
                           "splits", "requeues"}) {
@@ -107,6 +80,11 @@ void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) 
     const v1::DeviceStats& d = r.device_stats();
     std::vector<std::string> cells = {absl::StrCat(row.run().id()),
                                       workloads::CellLabel(row.cell()), row.run().device_path()};
+    if (in_vm) {
+      const bool vm = r.device().has_vm();
+      cells.push_back(vm ? r.device().vm().release() : r.host().kernel_release());
+      cells.push_back(vm ? r.device().vm().accel() : "-");
+    }
     if (r.has_device_stats()) {
       for (const std::string& v :
            {fixed(d.util_pct(), 1), fixed(d.aqu_sz(), 2), fixed(d.r_await_ms(), 3),
@@ -137,12 +115,68 @@ void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) 
   out << "\nthe device during each run (/proc/diskstats"
       << (traced ? "; block-layer tracepoints for trace: 1 cells" : "") << ")\n"
       << t.ToString();
+  if (tcg) out << kTcgCaveat << "\n";
+}
+
+// The executor's log events, for as long as it lives, without those the command says
+// itself: the info ones (a guest booted: a progress line) and a guest not offered (an
+// error line); other warnings (a guest that would not power off) still show.
+class WarningsOnly : public LogSink {
+ public:
+  WarningsOnly() : previous_(SetLogSink(this)) {}
+  ~WarningsOnly() override { SetLogSink(previous_); }
+  WarningsOnly(const WarningsOnly&) = delete;
+  WarningsOnly& operator=(const WarningsOnly&) = delete;
+  void Write(LogLevel level, absl::string_view line) override {
+    if (level == LogLevel::kInfo || absl::StrContains(line, " event=vm_not_offered ")) return;
+    const std::string text = absl::StrCat(line, "\n");
+    (void)!write(STDERR_FILENO, text.data(), text.size());
+  }
+
+ private:
+  LogSink* previous_;
+};
+
+// "vm:k0/null_blk (null_blk, kernel 6.12.57+deb12-amd64)", "/dev/loop0 (loop, detected)".
+std::string Describe(const v1::DeviceFacts& f) {
+  if (f.has_vm()) {
+    return absl::StrCat(f.path(), " (", f.device_class(), ", kernel ", f.vm().release(), ")");
+  }
+  return absl::StrCat(f.path(), " (", f.device_class(),
+                      f.device_class() == f.detected_class() ? ", detected" : "", ")");
 }
 
 }  // namespace
 
 int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err) {
   const std::string who = absl::StrCat("blkbench ", options.command, ": ");
+  const bool in_vms = options.vm.any();
+  std::vector<VmHostConfig> hosts;
+  if (in_vms) {
+    if (!options.devices.empty()) {
+      err << who
+          << "--vm and --device cannot be combined: run the guests' matrix and this host's "
+             "devices as two runs\n";
+      return 2;
+    }
+    if (!options.trace_path.empty()) {
+      err << who
+          << "--trace is not available with --vm: a guest's block events stay in the "
+             "guest\n";
+      return 2;
+    }
+    absl::StatusOr<std::vector<VmHostConfig>> parsed = VmHostsFromFlags(options.vm);
+    if (!parsed.ok()) {
+      err << who << parsed.status().message() << "\n";
+      return 2;
+    }
+    hosts = *std::move(parsed);
+  } else if (options.devices.empty()) {
+    err << who
+        << "give the devices to run on with --device PATH (one per device), or a guest's "
+           "with --vm KIND --kernel SPEC\n";
+    return 2;
+  }
   std::shared_ptr<const workloads::Matrix> matrix = options.matrix;
   if (!options.trace_path.empty()) {
     // --trace is a request to trace: every cell traced (trace: 1), as stored with its
@@ -160,12 +194,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     }
     matrix = std::move(traced);
   }
-  const workloads::Matrix& m = *matrix;
-  if (options.devices.empty()) {
-    err << who << "give the devices to run on with --device PATH (one per device)\n";
-    return 2;
-  }
-  for (const v1::CellSpec& cell : m.cells) {
+  for (const v1::CellSpec& cell : matrix->cells) {
     if (IsSimulated(cell.target().device_class())) {
       err << options.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
           << ") has the simulated class '" << cell.target().device_class()
@@ -173,20 +202,32 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
       return 1;
     }
   }
+  // Every guest has the same devices: a class none of them is fails before any boot.
+  if (in_vms) {
+    const std::string missing =
+        CellsWithoutVmClass(*matrix, options.path, VmDeviceClasses(hosts[0]));
+    if (!missing.empty()) {
+      err << missing;
+      return 1;
+    }
+  }
   if (geteuid() != 0) {
-    err << who
-        << "needs root: it opens the devices exclusively, changes their queue "
-           "settings and cgroups, and journals the originals in "
+    err << who << "needs root: "
+        << (in_vms ? "its guests read the host's file system as root, and it journals in "
+                   : "it opens the devices exclusively, changes their queue settings and "
+                     "cgroups, and journals the originals in ")
         << options.state_dir << "\n";
     return 1;
   }
 
-  // The agent's configuration for this one process: the --device list is the allowlist.
+  // The agent's configuration for this one process: the --device list is the allowlist,
+  // or the --vm guests are its VM test hosts (their files under <state_dir>/vms).
   AgentConfig config;
   config.agent_id = "local";
   config.state_dir = options.state_dir;
   config.cgroup_parent = kRunCgroupParent;
   config.sim_devices.clear();
+  config.vm_hosts = hosts;
   std::map<std::string, int> seen;
   for (const std::string& arg : options.devices) {
     AllowedDevice d = ParseDevice(arg);
@@ -217,12 +258,58 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     if (!options.quiet) err << who << "restored " << r << " left by an interrupted run\n";
   }
 
+  std::optional<WarningsOnly> quiet_log;
+  if (in_vms) quiet_log.emplace();
+  // On every return from here on the executor's destructor powers the guests off and
+  // removes <state_dir>/vms. The signal canceller, declared after it, is gone before it:
+  // its hook never reaches a destroyed executor.
   RunExecutor executor(config, **journal, DefaultRunnerFactory());
-  DeviceOffer offer = executor.OfferDevices();  // reads facts, records identities
+  std::atomic<bool> cancel{false};
+  SignalCanceller signals(
+      cancel, who,
+      in_vms ? "stopping the run and powering the guests off"
+             : "stopping the run and restoring the device",
+      in_vms ? std::function<void()>([&executor] { executor.vm_hosts().AbortBoots(); }) : nullptr);
+  std::ostringstream discard;
+  std::ostream& progress = options.quiet ? discard : err;
+  if (in_vms) {
+    progress << who << "booting " << hosts.size() << " guest" << (hosts.size() == 1 ? "" : "s")
+             << " (" << hosts[0].vcpus << " vCPUs, " << hosts[0].memory_mb << " MiB; devices "
+             << absl::StrJoin(options.vm.vms, ", ") << ")\n";
+  }
+  DeviceOffer offer = executor.OfferDevices();  // reads facts, records identities; boots
+  if (cancel.load()) {
+    err << who << "interrupted while the guests booted: nothing ran, nothing was stored\n";
+    return 1;
+  }
   for (const auto& [path, why] : offer.not_offered) {
-    err << who << "--device " << path << ": " << why << "\n";
+    err << who << (in_vms ? "" : "--device ") << path << KernelOf(hosts, path) << ": " << why
+        << "\n";
   }
   if (!offer.not_offered.empty()) return 1;
+
+  // Two or more guests: every cell on each of their kernels, `kernel` its first axis.
+  std::vector<std::string> releases;
+  bool kernel_axis = false;  // added by WithKernelAxis
+  if (in_vms) {
+    releases = GuestReleases(hosts, offer, progress, who);
+    for (size_t i = 0; i < releases.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (releases[i] != releases[j]) continue;
+        err << who << "--kernel " << hosts[j].kernel << " and --kernel " << hosts[i].kernel
+            << " both booted " << releases[i] << ": give kernels that differ\n";
+        return 1;
+      }
+    }
+    const size_t before = matrix->cells.size(), axes = matrix->axes.size();
+    matrix = std::make_shared<const workloads::Matrix>(WithKernelAxis(*matrix, releases));
+    kernel_axis = matrix->axes.size() != axes;
+    if (kernel_axis) {
+      progress << who << "kernel axis: " << before << " cell" << (before == 1 ? "" : "s") << " x "
+               << releases.size() << " kernels = " << matrix->cells.size() << " cells\n";
+    }
+  }
+  const workloads::Matrix& m = *matrix;
 
   // Wrong-disk protection before anything is stored or written: each device is checked
   // (and briefly held O_EXCL) as every run checks it again.
@@ -238,17 +325,14 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   }
   if (refused) return 1;
 
-  // Every cell must match a device: its class (detected, or PATH=CLASS) and kernel glob.
+  // Every cell must match a device: its class (detected, or PATH=CLASS) and kernel glob
+  // (a guest's device: the guest's release).
   v1::AgentInfo here;
   *here.mutable_host() = ReadHostFacts();
   for (const v1::DeviceFacts& f : offer.offered) *here.add_devices() = f;
   std::vector<std::vector<std::string>> candidates(m.cells.size());
   std::vector<std::string> offered;
-  for (const v1::DeviceFacts& f : offer.offered) {
-    offered.push_back(absl::StrCat(f.path(), " (", f.device_class(),
-                                   f.device_class() == f.detected_class() ? ", detected" : "",
-                                   ")"));
-  }
+  for (const v1::DeviceFacts& f : offer.offered) offered.push_back(Describe(f));
   int unmatched = 0;
   for (const v1::CellSpec& cell : m.cells) {
     for (const v1::DeviceFacts& f : offer.offered) {
@@ -259,6 +343,14 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     const std::string& cls = cell.target().device_class();
     err << options.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
         << ") targets device class '" << cls << "'";
+    if (in_vms) {
+      // (Its class is there: checked before the boots.)
+      err << " on kernel '" << cell.target().kernel()
+          << "', which no guest runs; the guests' devices: " << absl::StrJoin(offered, ", ")
+          << ". Boot a kernel it matches with --kernel (e.g. --kernel deb:"
+          << cell.target().kernel() << ")\n";
+      continue;
+    }
     if (!cell.target().kernel().empty()) {
       err << " on kernel '" << cell.target().kernel() << "' (this host runs "
           << here.host().kernel_release() << ")";
@@ -269,8 +361,6 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   }
   if (unmatched > 0) return 1;
 
-  std::atomic<bool> cancel{false};
-  SignalCanceller signals(cancel, who);
   LocalRunner runner;
   // Runs go one at a time; a cell with several matching devices takes them in turn.
   runner.place = [&candidates](const v1::CellSpec& cell, uint64_t run_id) {
@@ -297,18 +387,31 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     }
   };
   runner.extra_tables = PrintDeviceTable;
-  return RunLocalExperiment({.command = options.command,
-                             .path = options.path,
-                             .db_path = options.db_path,
-                             .trace_path = options.trace_path,
-                             .format = options.format,
-                             .report_path = options.report_path,
-                             .quiet = options.quiet,
-                             .matrix = matrix,
-                             .matrix_text = options.matrix_text,
-                             .cancel = &cancel,
-                             .on_results = options.on_results},
-                            runner, out, err);
+  uint64_t experiment = 0;
+  const int rc = RunLocalExperiment({.command = options.command,
+                                     .path = options.path,
+                                     .db_path = options.db_path,
+                                     .trace_path = options.trace_path,
+                                     .format = options.format,
+                                     .report_path = options.report_path,
+                                     .quiet = options.quiet,
+                                     .matrix = matrix,
+                                     .matrix_text = options.matrix_text,
+                                     .cancel = &cancel,
+                                     .on_results =
+                                         [&](const v1::GetResultsResponse& results) {
+                                           experiment = results.experiment().id();
+                                           if (options.on_results) options.on_results(results);
+                                         }},
+                                    runner, out, err);
+  if (kernel_axis && experiment != 0) {
+    progress << who << "compare the kernels: blkbench gate --db "
+             << RedactedStoreName(options.db_path) << " --experiment " << experiment
+             << " --axis kernel --baseline " << releases[0] << " --candidate " << releases[1]
+             << "\n";
+  }
+  if (in_vms && !options.quiet) progress << who << "powering the guests off\n";
+  return rc;
 }
 
 }  // namespace blkbench

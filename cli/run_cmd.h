@@ -2,6 +2,8 @@
 // daemons — the agent's run executor (allowlist, wrong-disk checks, exclusive hold,
 // journaled queue settings and cgroups, restore) inside the `blkbench sim` loop, results
 // in a local store that `results`, `report`, `gate` and `history` read with --db.
+// `blkbench run FILE --vm KIND[:SPEC] --kernel SPEC...`: the same on the devices of
+// guests booted for the run (one per kernel; cli/run_vm.h), powered off at its end.
 #ifndef BLKBENCH_CLI_RUN_CMD_H_
 #define BLKBENCH_CLI_RUN_CMD_H_
 
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "blkbench/v1/controller.pb.h"
+#include "cli/run_vm.h"
 #include "workloads/matrix.h"
 
 namespace blkbench {
@@ -26,6 +29,7 @@ struct RunOptions {
   std::string command = "run";       // for messages ("blkbench run: ..."); calibrate's own
   std::string path;                  // the matrix file
   std::vector<std::string> devices;  // --device PATH or PATH=CLASS, in order
+  RunVmFlags vm;                     // --vm, --kernel, --vcpus, --memory (instead of devices)
   std::string db_path = kDefaultRunDb;
   std::string state_dir = kDefaultRunStateDir;
   std::string format = "table";
@@ -46,7 +50,15 @@ struct RunOptions {
 // partitions, no signature, not swap), and every cell must match a device (class as
 // detected, or as given with PATH=CLASS, and the host's kernel); otherwise it says why
 // and returns 1 with nothing written. SIGINT/SIGTERM cancel the running run (its device
-// is restored) and the rest. 0 when every run succeeded and was stored, 1 otherwise.
+// is restored) and the rest. 0 when every run succeeded and was stored, 1 otherwise;
+// 2 for bad flags.
+//
+// With options.vm instead of devices: bad flags are 2 and a cell whose class no --vm
+// device is offered as is 1, both before anything boots; then the guests boot (a guest
+// that does not is 1), the matrix takes a kernel axis over two or more guests
+// (WithKernelAxis), each cell must match a guest's device by class and release, and the
+// runs go into the guests. Every guest is powered off and its files removed before it
+// returns, whatever happened (Ctrl-C during a boot aborts the boot).
 int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace blkbench

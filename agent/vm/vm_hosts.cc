@@ -118,6 +118,8 @@ void VmHosts::Stop(Host& h) {
 absl::Status VmHosts::EnsureBooted(Host& h) {
   if (h.guest != nullptr && h.guest->alive()) return absl::OkStatus();
   Stop(h);
+  if (abort_boots_.load())
+    return absl::CancelledError("boots were aborted (the process is stopping)");
   if (!h.prepared) {
     vm::VmHostSpec spec;
     spec.kernel = h.config.kernel;
@@ -133,6 +135,7 @@ absl::Status VmHosts::EnsureBooted(Host& h) {
     absl::StatusOr<vm::VmConfig> prepared = vm::PrepareVm(spec);
     if (!prepared.ok()) return prepared.status();
     h.prepared = *std::move(prepared);
+    h.prepared->abort_boot = &abort_boots_;
   }
   absl::StatusOr<std::unique_ptr<vm::Guest>> guest =
       vm::Guest::Boot(*h.prepared, absl::Milliseconds(config_.vm_boot_timeout_ms));
@@ -235,9 +238,11 @@ void VmHosts::Offer(std::vector<v1::DeviceFacts>& offered,
     }
     const std::string where = kVmDevicePrefix + h.config.name;
     if (absl::Status booted = EnsureBooted(h); !booted.ok()) {
-      LogEvent(LogLevel::kWarning, "agent", "vm_not_offered")
-          .Field("vm", h.config.name)
-          .Field("error", booted.ToString());
+      if (!absl::IsCancelled(booted)) {  // (aborted: the process is stopping, not a fault)
+        LogEvent(LogLevel::kWarning, "agent", "vm_not_offered")
+            .Field("vm", h.config.name)
+            .Field("error", booted.ToString());
+      }
       not_offered.emplace_back(where, booted.ToString());
       continue;
     }

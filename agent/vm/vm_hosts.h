@@ -59,6 +59,12 @@ class VmHosts {
   // run in it to end.
   pid_t QemuPid(const std::string& host);
 
+  // From any thread, for a process that is stopping (Ctrl-C during `blkbench run --vm`):
+  // a boot in progress ends within vm::kBootAbortPoll (qemu killed, its files removed) and
+  // every later boot fails at once; guests already running are left to the caller's
+  // cancel and to the destructor.
+  void AbortBoots() { abort_boots_.store(true); }
+
  private:
   struct Host {
     VmHostConfig config;
@@ -83,6 +89,7 @@ class VmHosts {
   void Stop(Host& h);  // powers the guest off (h.mu held)
 
   const AgentConfig& config_;
+  std::atomic<bool> abort_boots_{false};  // VmConfig::abort_boot of every guest
   std::string work_parent_;
   std::vector<std::unique_ptr<Host>> hosts_;
 };

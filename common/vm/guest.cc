@@ -78,6 +78,9 @@ absl::StatusOr<std::unique_ptr<Guest>> Guest::Boot(const VmConfig& config,
 }
 
 absl::Status Guest::Start(absl::Duration boot_timeout) {
+  if (config_.abort_boot != nullptr && config_.abort_boot->load()) {
+    return absl::CancelledError("the boot was aborted before qemu started");
+  }
   const absl::Time start = MonotonicNow();
   const absl::Time deadline = start + boot_timeout;
   absl::StatusOr<Accel> accel = ResolveAccel(config_.accel);
@@ -114,24 +117,38 @@ absl::Status Guest::Start(absl::Duration boot_timeout) {
   qemu_ = *std::move(qemu);
   qemu_pid_ = qemu_->pid();
 
+  // The waits below end at the deadline, or at the next look at abort_boot.
+  auto aborted = [this] { return config_.abort_boot != nullptr && config_.abort_boot->load(); };
+  auto next_look = [&] {
+    return config_.abort_boot == nullptr ? deadline
+                                         : std::min(deadline, MonotonicNow() + kBootAbortPoll);
+  };
+  const absl::Status abort = absl::CancelledError("the boot was aborted");
   pollfd fds[2] = {{*listen_fd, POLLIN, 0}, {qemu_->pidfd(), POLLIN, 0}};
   int n;
   do {
-    n = poll(fds, 2, PollTimeoutMs(deadline));
-  } while (n < 0 && errno == EINTR);
+    n = poll(fds, 2, PollTimeoutMs(next_look()));
+  } while ((n < 0 && errno == EINTR) || (n == 0 && !aborted() && PollTimeoutMs(deadline) > 0));
   if (fds[0].revents != 0)
     conn_fd_ = accept4(*listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
   close(*listen_fd);
   unlink(files_.socket.c_str());
   if (conn_fd_ < 0) {
+    if (aborted()) return Die(abort, "boot");
     return Die(n == 0 ? absl::DeadlineExceededError("qemu did not connect to the channel")
                       : absl::UnavailableError("qemu exited before connecting the channel"),
                "boot");
   }
   reader_ = std::make_unique<FrameReader>(conn_fd_);
   v1::VmEvent event;
-  if (absl::Status s = reader_->Read(event, deadline, qemu_->pidfd()); !s.ok()) {
-    if (absl::IsDeadlineExceeded(s)) {
+  absl::Status hello;
+  do {  // (a frame read in part is kept by the reader across its calls)
+    hello = reader_->Read(event, next_look(), qemu_->pidfd());
+  } while (absl::IsDeadlineExceeded(hello) && !aborted() && MonotonicNow() < deadline);
+  if (absl::Status s = hello; !s.ok()) {
+    if (aborted()) {
+      s = abort;
+    } else if (absl::IsDeadlineExceeded(s)) {
       s = absl::DeadlineExceededError(
           absl::StrCat("the guest did not say hello within ", absl::FormatDuration(boot_timeout)));
     } else if (absl::IsUnavailable(s)) {

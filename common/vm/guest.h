@@ -59,7 +59,8 @@ class Guest {
   // channel socket), starts qemu and waits for the hello. Errors: InvalidArgument from
   // ValidateVmConfig, NotFound when qemu is missing, FailedPrecondition for accel kvm
   // without /dev/kvm, DeadlineExceeded (no hello in time) or Unavailable (qemu exited,
-  // the guest reported an error) with the console tail.
+  // the guest reported an error) with the console tail, Cancelled when
+  // config.abort_boot was set meanwhile (qemu killed within kBootAbortPoll).
   static absl::StatusOr<std::unique_ptr<Guest>> Boot(const VmConfig& config,
                                                      absl::Duration boot_timeout);
   // Shutdown(); a failure is logged.

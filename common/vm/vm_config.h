@@ -3,6 +3,7 @@
 #ifndef BLKBENCH_COMMON_VM_VM_CONFIG_H_
 #define BLKBENCH_COMMON_VM_VM_CONFIG_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,7 +57,14 @@ struct VmConfig {
   size_t max_output_bytes = 16 << 20;
   // Bytes of the console log quoted in errors.
   size_t console_tail_bytes = 4096;
+  // When set (from any thread) while Boot waits, the boot ends within kBootAbortPoll:
+  // qemu killed, its directory removed, Cancelled. For a process that is stopping (Ctrl-C
+  // during `blkbench run --vm`'s boots). Null: boots are not aborted. Outlives the boot.
+  const std::atomic<bool>* abort_boot = nullptr;
 };
+
+// How often a boot looks at VmConfig::abort_boot (an atomic has nothing to poll on).
+inline constexpr absl::Duration kBootAbortPoll = absl::Milliseconds(100);
 
 // What a booted VM was: recorded with results that ran in it.
 struct VmFacts {
