@@ -361,7 +361,7 @@ vm_hosts:
   EXPECT_THAT(msg, HasSubstr("agent.yaml:1:1: unknown key 'vm_host' (did you mean 'vm_hosts'?)"));
   EXPECT_THAT(msg, HasSubstr("agent.yaml:6:5: vm_hosts[0]: unknown key 'vcpu' (did you mean "
                              "'vcpus'?); valid keys: name, kernel, vcpus, memory_mb, accel, "
-                             "null_blk, disks"));
+                             "null_blk, cmdline, disks"));
   EXPECT_THAT(msg, HasSubstr("agent.yaml:8:22: vm_hosts[0].disks[0]: unknown key 'sise' (did "
                              "you mean 'size'?); valid keys: kind, size, queues, serial, class"));
 }
