@@ -267,7 +267,7 @@ target: {device_class: null_blk}
   std::vector<pid_t> qemu;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
   while ((qemu = QemuChildren(pid)).empty() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, bounded above
   }
   ASSERT_FALSE(qemu.empty()) << "qemu never started: " << ReadFile(err_path);
   const auto interrupted = std::chrono::steady_clock::now();
@@ -300,14 +300,23 @@ target: {device_class: null_blk}
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   while (!absl::StrContains(ReadFile(err_path), "booted in") &&
          std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
   }
   ASSERT_THAT(ReadFile(err_path), HasSubstr("booted in"));
   const std::vector<pid_t> qemu = QemuChildren(pid);
   ASSERT_EQ(qemu.size(), 1u);
-  // Into the run (fio started in the guest and reporting); the outcome below is the
-  // same if it has not started yet, only then it is canceled before it started.
-  std::this_thread::sleep_for(std::chrono::seconds(8));
+  // Into the run: its first sample is stored (the guest's executor is reporting).
+  std::string samples;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string ignored;
+    if (Cli({"results", "1", "--db", db_, "--samples", "--format", "json"}, &samples, &ignored) ==
+            0 &&
+        absl::StrContains(samples, "\"seq\"")) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
+  }
+  ASSERT_THAT(samples, HasSubstr("\"seq\"")) << "the run never stored a sample";
   const auto interrupted = std::chrono::steady_clock::now();
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;
