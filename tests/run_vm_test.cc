@@ -27,6 +27,7 @@
 #include "absl/strings/str_replace.h"
 #include "cli/cli.h"
 #include "common/testing/loop_device.h"
+#include "common/testing/qemu_children.h"
 #include "common/vm/files.h"
 #include "common/vm/qemu.h"
 #include "controller/store/store_factory.h"
@@ -46,35 +47,6 @@ int Cli(const std::vector<std::string>& args, std::string* out, std::string* err
   *out = o.str();
   *err = e.str();
   return rc;
-}
-
-// The processes whose parent is `parent` and whose name starts with "qemu".
-std::vector<pid_t> QemuChildren(pid_t parent) {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // (read(2): a process that exits mid-read makes an ifstream throw.)
-    const int fd = open((e.path() / "stat").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[1024];
-    const ssize_t n = read(fd, buf, sizeof(buf));
-    close(fd);
-    if (n <= 0) continue;
-    const std::string stat(buf, static_cast<size_t>(n));
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-    const size_t open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && absl::StartsWith(stat.substr(open + 1, close - open - 1), "qemu")) {
-      out.push_back(static_cast<pid_t>(std::stol(name)));
-    }
-  }
-  return out;
 }
 
 // Whether one line of `text` holds every one of `parts`.
@@ -113,9 +85,22 @@ class RunVmTest : public ::testing::Test {
     return path;
   }
 
+  // Ctrl-C to `pid`, then its exit: it must exit 1 on its own; `took` seconds after the
+  // signal, `err` its stderr.
+  void Interrupt(pid_t pid, const std::string& err_path, double* took, std::string* err) {
+    const auto interrupted = std::chrono::steady_clock::now();
+    ASSERT_EQ(kill(pid, SIGINT), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    *took = std::chrono::duration<double>(std::chrono::steady_clock::now() - interrupted).count();
+    *err = ReadFile(err_path);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << *err;
+    EXPECT_EQ(WEXITSTATUS(status), 1) << *err;
+  }
+
   // Nothing of the guests is left: no qemu child of `parent`, no VM directory.
   void ExpectNothingLeft(pid_t parent) {
-    EXPECT_THAT(QemuChildren(parent), ::testing::IsEmpty()) << "a qemu outlived the run";
+    EXPECT_THAT(testing::QemuChildren(parent), ::testing::IsEmpty()) << "a qemu outlived the run";
     EXPECT_FALSE(vm::PathExists(state_ + "/vms")) << "VM files left in " << state_;
   }
 
@@ -266,19 +251,14 @@ target: {device_class: null_blk}
   if (pid < 0) GTEST_SKIP() << "BLKBENCH_BUILD_DIR not set (run through ctest)";
   std::vector<pid_t> qemu;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
-  while ((qemu = QemuChildren(pid)).empty() && std::chrono::steady_clock::now() < deadline) {
+  while ((qemu = testing::QemuChildren(pid)).empty() &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, bounded above
   }
   ASSERT_FALSE(qemu.empty()) << "qemu never started: " << ReadFile(err_path);
-  const auto interrupted = std::chrono::steady_clock::now();
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - interrupted).count();
-  const std::string err = ReadFile(err_path);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << err;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  double took = 0;
+  std::string err;
+  ASSERT_NO_FATAL_FAILURE(Interrupt(pid, err_path, &took, &err));
   EXPECT_THAT(err, HasSubstr("interrupted while the guests booted"));
   EXPECT_LT(took, 5.0) << "the boot was waited for, not aborted";
   EXPECT_NE(kill(qemu[0], 0), 0) << "qemu " << qemu[0] << " outlived blkbench";
@@ -303,7 +283,7 @@ target: {device_class: null_blk}
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
   }
   ASSERT_THAT(ReadFile(err_path), HasSubstr("booted in"));
-  const std::vector<pid_t> qemu = QemuChildren(pid);
+  const std::vector<pid_t> qemu = testing::QemuChildren(pid);
   ASSERT_EQ(qemu.size(), 1u);
   // Into the run: its first sample is stored (the guest's executor is reporting).
   std::string samples;
@@ -317,15 +297,9 @@ target: {device_class: null_blk}
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
   }
   ASSERT_THAT(samples, HasSubstr("\"seq\"")) << "the run never stored a sample";
-  const auto interrupted = std::chrono::steady_clock::now();
-  ASSERT_EQ(kill(pid, SIGINT), 0);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  const double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - interrupted).count();
-  const std::string err = ReadFile(err_path);
-  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status) << "\n" << err;
-  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
+  double took = 0;
+  std::string err;
+  ASSERT_NO_FATAL_FAILURE(Interrupt(pid, err_path, &took, &err));
   EXPECT_THAT(err, HasSubstr("stopping the run and powering the guests off"));
   EXPECT_LT(took, 60.0) << "the run's 120 s were waited for";
   EXPECT_NE(kill(qemu[0], 0), 0) << "qemu " << qemu[0] << " outlived blkbench";

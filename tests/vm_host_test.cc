@@ -11,14 +11,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/testing/qemu_children.h"
 #include "common/vm/files.h"
 #include "common/vm/qemu.h"
 #include "gmock/gmock.h"
@@ -179,26 +177,6 @@ TEST_F(VmHostTest, NullBlkNvmeAndHddInA612GuestRunThroughControllerAndAgent) {
   EXPECT_FALSE(vm::PathExists(config.state_dir + "/vms/")) << "VM files left behind";
 }
 
-// The pids of this process's live qemu children (zombies excluded).
-std::vector<pid_t> QemuChildren() {
-  std::vector<pid_t> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !absl::ascii_isdigit(name[0])) continue;
-    std::ifstream f("/proc/" + name + "/stat");
-    std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
-    const size_t close = stat.rfind(')');
-    if (close == std::string::npos || stat.find("(qemu-system") == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) != 2) continue;
-    if (ppid == getpid() && state != 'Z') out.push_back(std::stoi(name));
-  }
-  return out;
-}
-
 // The kernel as a real axis: one agent with a 6.1 and a 6.12 guest (the newest of each
 // line, found with apt-cache), one experiment over `kernel:`. Each run lands on the guest
 // whose release matches and stores that release; `results` shows both. In the same 6.1
@@ -305,7 +283,7 @@ TEST_F(VmHostTest, AGuestThatPanicsAtBootIsNotOfferedAndSaysWhy) {
   ASSERT_TRUE(agent.agent().WaitConnected(true, kConnect));
   std::printf("panicking guest refused after %s\n",
               absl::FormatDuration(absl::Now() - start).c_str());
-  EXPECT_TRUE(QemuChildren().empty());
+  EXPECT_TRUE(testing::QemuChildren(getpid()).empty());
   EXPECT_EQ(agent.executor().vm_hosts().QemuPid("kpanic"), -1);
   const v1::AgentInfo info = Agent("panic-agent");
   EXPECT_EQ(info.devices_size(), 0) << info.DebugString();

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "blkbench/v1/vm.pb.h"
@@ -65,6 +66,14 @@ absl::StatusOr<std::unique_ptr<Guest>> Guest::Boot(const VmConfig& config,
   if (absl::Status s = ValidateVmConfig(config); !s.ok()) return s;
   std::unique_ptr<Guest> guest(new Guest(config));
   absl::Status started = guest->Start(boot_timeout);
+  if (!started.ok() && guest->kvm_failed_ && config.accel == Accel::kAuto) {
+    // /dev/kvm opened but KVM could not run the guest (seen within kBootAbortPoll): tcg,
+    // with the whole timeout, for this boot and the rest.
+    MarkKvmUnusable(started.message().substr(0, started.message().find('\n')));
+    if (absl::Status cleaned = guest->Shutdown(); !cleaned.ok()) return cleaned;
+    guest.reset(new Guest(config));
+    started = guest->Start(boot_timeout);
+  }
   if (!started.ok()) {
     absl::Status cleaned = guest->Shutdown();
     if (!cleaned.ok()) {
@@ -119,10 +128,21 @@ absl::Status Guest::Start(absl::Duration boot_timeout) {
 
   // The waits below end at the deadline, or at the next look at abort_boot.
   auto aborted = [this] { return config_.abort_boot != nullptr && config_.abort_boot->load(); };
-  auto next_look = [&] {
-    return config_.abort_boot == nullptr ? deadline
-                                         : std::min(deadline, MonotonicNow() + kBootAbortPoll);
+  // Under KVM, qemu may report that KVM cannot run the guest and then wait forever: its
+  // log is looked at as often as abort_boot.
+  const bool kvm = *accel == Accel::kKvm;
+  auto kvm_failed = [&] {
+    kvm_failed_ = kvm_failed_ || (kvm && absl::StrContains(FileTail(opts.stdout_path, kQemuLogTail),
+                                                           kKvmInternalError));
+    return kvm_failed_;
   };
+  auto next_look = [&] {
+    return config_.abort_boot == nullptr && !kvm
+               ? deadline
+               : std::min(deadline, MonotonicNow() + kBootAbortPoll);
+  };
+  const absl::Status kvm_error = absl::UnavailableError(absl::StrCat(
+      "qemu reported a ", kKvmInternalError, ": this host's KVM cannot run the guest"));
   const absl::Status abort = absl::CancelledError("the boot was aborted");
   pollfd fds[2] = {{*listen_fd, POLLIN, 0}, {qemu_->pidfd(), POLLIN, 0}};
   int n;
@@ -144,10 +164,13 @@ absl::Status Guest::Start(absl::Duration boot_timeout) {
   absl::Status hello;
   do {  // (a frame read in part is kept by the reader across its calls)
     hello = reader_->Read(event, next_look(), qemu_->pidfd());
-  } while (absl::IsDeadlineExceeded(hello) && !aborted() && MonotonicNow() < deadline);
+  } while (absl::IsDeadlineExceeded(hello) && !aborted() && !kvm_failed() &&
+           MonotonicNow() < deadline);
   if (absl::Status s = hello; !s.ok()) {
     if (aborted()) {
       s = abort;
+    } else if (kvm_failed()) {
+      s = kvm_error;
     } else if (absl::IsDeadlineExceeded(s)) {
       s = absl::DeadlineExceededError(
           absl::StrCat("the guest did not say hello within ", absl::FormatDuration(boot_timeout)));

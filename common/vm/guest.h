@@ -60,7 +60,10 @@ class Guest {
   // ValidateVmConfig, NotFound when qemu is missing, FailedPrecondition for accel kvm
   // without /dev/kvm, DeadlineExceeded (no hello in time) or Unavailable (qemu exited,
   // the guest reported an error) with the console tail, Cancelled when
-  // config.abort_boot was set meanwhile (qemu killed within kBootAbortPoll).
+  // config.abort_boot was set meanwhile (qemu killed within kBootAbortPoll). Under
+  // Accel::kAuto a KVM that cannot run the guest (qemu's "KVM internal error", as under
+  // some nested hypervisors) is seen within kBootAbortPoll and the boot starts again under
+  // tcg, as every later kAuto boot of the process does (MarkKvmUnusable).
   static absl::StatusOr<std::unique_ptr<Guest>> Boot(const VmConfig& config,
                                                      absl::Duration boot_timeout);
   // Shutdown(); a failure is logged.
@@ -112,6 +115,7 @@ class Guest {
   int conn_fd_ = -1;
   std::unique_ptr<FrameReader> reader_;
   bool dead_ = false;
+  bool kvm_failed_ = false;  // qemu said KVM could not run the guest (Boot retries on tcg)
   bool shut_down_ = false;
 };
 

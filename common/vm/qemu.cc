@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "common/log/log.h"
+#include "common/vm/files.h"
 #include "common/vm/init_script.h"
 #include "common/vm/process.h"
 
@@ -32,10 +35,28 @@ std::string SerialOf(const VmDisk& d, size_t index) {
   return d.serial.empty() ? absl::StrCat("blkbench", index) : d.serial;
 }
 
+// Set once a KVM guest failed (MarkKvmUnusable).
+std::atomic<bool> kvm_unusable{false};
+
 }  // namespace
+
+void MarkKvmUnusable(absl::string_view why) {
+  if (kvm_unusable.exchange(true)) return;
+  // Best effort: without root (or /run) only this process knows.
+  const absl::Status saved = WriteFileAtomic(std::string(kKvmUnusableMarker), why);
+  LogEvent(LogLevel::kWarning, "vm", "kvm_unusable")
+      .Field("why", why)
+      .Field("then", saved.ok() ? absl::StrCat("guests boot under tcg until the host reboots or ",
+                                               kKvmUnusableMarker, " is removed")
+                                : std::string("guests of this process boot under tcg"));
+}
 
 absl::StatusOr<Accel> ResolveAccel(Accel accel) {
   if (accel == Accel::kTcg) return accel;
+  if (accel == Accel::kAuto &&
+      (kvm_unusable.load() || access(std::string(kKvmUnusableMarker).c_str(), F_OK) == 0)) {
+    return Accel::kTcg;
+  }
   int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
   if (fd >= 0) {
     close(fd);

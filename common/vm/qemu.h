@@ -8,13 +8,24 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "common/vm/vm_config.h"
 
 namespace blkbench::vm {
 
-// kvm or tcg for `accel`. kAuto: kvm when /dev/kvm opens read-write. FailedPrecondition
-// when kKvm is asked for and /dev/kvm cannot be used.
+// kvm or tcg for `accel`. kAuto: kvm when /dev/kvm opens read-write and no KVM guest of
+// this process has failed (MarkKvmUnusable). FailedPrecondition when kKvm is asked for
+// and /dev/kvm cannot be used.
 absl::StatusOr<Accel> ResolveAccel(Accel accel);
+// From now on kAuto resolves to tcg: a KVM guest failed with qemu's "KVM internal error"
+// (a /dev/kvm that opens but cannot run a guest, as under some nested hypervisors). For
+// this process, and until the host reboots for every process that can read
+// kKvmUnusableMarker (written when this one may: root). Thread-safe; logged once.
+void MarkKvmUnusable(absl::string_view why);
+// On tmpfs: gone at the next boot. Remove it to let kAuto try KVM again.
+inline constexpr absl::string_view kKvmUnusableMarker = "/run/blkbench-kvm-unusable";
+// The text qemu prints when KVM cannot go on running a guest.
+inline constexpr absl::string_view kKvmInternalError = "KVM internal error";
 const char* AccelName(Accel resolved);
 
 // "7.2.22" from `qemu --version`. NotFound when qemu is not installed.
