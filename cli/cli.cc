@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "blkbench/v1/controller.grpc.pb.h"
+#include "cli/bisect_cmd.h"
 #include "cli/calibrate_cmd.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
@@ -679,6 +680,40 @@ const std::vector<CommandSpec>& Commands() {
        false,
        CheckMatrix,
        CmdRun},
+      {"bisect",
+       {"FILE"},
+       "find the first kernel of a list where the matrix's metric regresses",
+       "Given kernels in order, the first good and the last bad (--kernels, or --git with "
+       "--good, --bad and a --build hook that prints the kernel a revision builds), runs the "
+       "matrix on both ends, then on midpoints, and classifies each with the gate's "
+       "statistics against both ends: like good, like bad, or undecided (another round of "
+       "runs, up to --max-rounds, then inconclusive). sim: kernels run on the engine; deb: "
+       "packages and PATH/bzImage[:MODULES_DIR] in qemu guests with the --vm devices. Every "
+       "step is an experiment in --db; a stopped bisect reuses the steps it finished. Exit "
+       "0 first bad kernel found, 1 no regression between the ends, 2 inconclusive, 3 could "
+       "not run (docs/bisect.md).",
+       {{"kernels", "K1,...,Kn", "the kernels in order: sim:..., deb:GLOB or PATH/bzImage"},
+        {"git", "DIR", "bisect the revisions of this git tree from --good to --bad"},
+        {"good", "REV", "with --git: the last revision known good"},
+        {"bad", "REV", "with --git: the first revision known bad"},
+        {"build", "HOOK", "with --git: run as HOOK REV in DIR; its last line is the kernel"},
+        {"metric", "METRIC", "the metric bisected (default iops; bw, mean_lat, p99, ...)"},
+        {"max-rounds", "N", "rounds of runs per kernel before it is inconclusive (default 3)"},
+        {"vm", "KIND[:SPEC]", "a guest device, as blkbench run --vm; repeat for more"},
+        {"vcpus", "N", "each guest's vCPUs (default 2)"},
+        {"memory", "SIZE", "each guest's memory (default 2g)"},
+        {"db", "FILE", "the store of the steps (default ./blkbench.db; or a postgresql:// URI)"},
+        {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
+        {"format", "FORMAT", "output format", {"text", "markdown", "json"}},
+        {"markdown", "FILE", "also write the summary as Markdown"},
+        {"json", "FILE", "also write the summary as JSON"},
+        {"quiet", "", "no per-run progress lines", {}, 'q'}},
+       false,
+       CheckBisect,
+       [](const Args& a, Client*, std::ostream& out, std::ostream& err) {
+         return CmdBisect(a, out, err);
+       },
+       kBisectCouldNotRun},
       {"calibrate",
        {"PATH"},
        "fit the engine's sim:ssd twin of a local device from a short sweep",

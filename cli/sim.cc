@@ -101,7 +101,8 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
                              .report_path = options.report_path,
                              .quiet = options.quiet,
                              .matrix = std::move(m),
-                             .matrix_text = options.matrix_text},
+                             .matrix_text = options.matrix_text,
+                             .on_results = options.on_results},
                             runner, out, err);
 }
 

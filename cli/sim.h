@@ -2,10 +2,12 @@
 #ifndef BLKBENCH_CLI_SIM_H_
 #define BLKBENCH_CLI_SIM_H_
 
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
 
+#include "blkbench/v1/controller.pb.h"
 #include "workloads/matrix.h"
 
 namespace blkbench {
@@ -20,6 +22,8 @@ struct SimOptions {
   // The matrix of `path` already parsed (the CLI's check did it); null: parse `path`.
   std::shared_ptr<const workloads::Matrix> matrix;
   std::string matrix_text;  // the file's text, for the report ("" = not shown)
+  // As LocalRunOptions::on_results: every run's row once all have run.
+  std::function<void(const v1::GetResultsResponse&)> on_results = nullptr;
 };
 
 // Runs every cell x repeat of the matrix (all cells must have sim: device classes),

@@ -203,26 +203,19 @@ absl::StatusOr<v1::GetResultsResponse> Controller::GetResults(uint64_t id, bool 
                                                               const Deadline& deadline) {
   auto exp = store_.GetExperiment(id, true);
   if (!exp.ok()) return exp.status();
-  v1::GetResultsResponse resp;
-  for (const v1::Run& run : exp->runs()) {
-    v1::ResultRow* row = resp.add_rows();
-    *row->mutable_run() = run;
-    if (run.cell_index() < static_cast<uint32_t>(exp->cells_size())) {
-      *row->mutable_cell() = exp->cells(run.cell_index());
+  v1::GetResultsResponse resp = ResultsOf(*std::move(exp));
+  for (v1::ResultRow& row : *resp.mutable_rows()) {
+    if (!with_samples) break;
+    const uint64_t run = row.run().id();
+    if (absl::Status s = deadline.Check(absl::StrCat("reading the samples of run ", run));
+        !s.ok()) {
+      return s;
     }
-    if (with_samples) {
-      if (absl::Status s = deadline.Check(absl::StrCat("reading the samples of run ", run.id()));
-          !s.ok()) {
-        return s;
-      }
-      auto samples = store_.ListSamples(run.id());
-      if (!samples.ok()) return samples.status();
-      for (v1::Sample& s : *samples) *row->add_samples() = std::move(s);
-    }
+    auto samples = store_.ListSamples(run);
+    if (!samples.ok()) return samples.status();
+    for (v1::Sample& s : *samples) *row.add_samples() = std::move(s);
   }
   if (absl::Status s = deadline.Check("sending the results"); !s.ok()) return s;
-  exp->clear_runs();
-  *resp.mutable_experiment() = std::move(*exp);
   return resp;
 }
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/resolved_job.h"
+#include "google/protobuf/util/json_util.h"
 
 namespace blkbench::gate {
 namespace {
@@ -171,5 +172,46 @@ std::string MarkdownEscape(std::string_view s) {
   }
   return out;
 }
+
+namespace json {
+
+google::protobuf::Value Num(double x) {
+  google::protobuf::Value v;
+  if (std::isfinite(x)) {
+    v.set_number_value(x);
+  } else {
+    v.set_null_value(google::protobuf::NullValue::NULL_VALUE);
+  }
+  return v;
+}
+
+google::protobuf::Value Str(std::string_view s) {
+  google::protobuf::Value v;
+  v.set_string_value(std::string(s));
+  return v;
+}
+
+google::protobuf::Value Bool(bool b) {
+  google::protobuf::Value v;
+  v.set_bool_value(b);
+  return v;
+}
+
+google::protobuf::Value Obj(google::protobuf::Struct s) {
+  google::protobuf::Value v;
+  *v.mutable_struct_value() = std::move(s);
+  return v;
+}
+
+std::string Text(const google::protobuf::Struct& root) {
+  google::protobuf::util::JsonPrintOptions print;
+  print.add_whitespace = true;
+  std::string text;
+  // Cannot fail: every number is finite (Num) and every string came from std::string.
+  (void)google::protobuf::util::MessageToJsonString(root, &text, print);
+  return text;
+}
+
+}  // namespace json
 
 }  // namespace blkbench::gate

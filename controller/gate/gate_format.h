@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "controller/gate/gate_report.h"
+#include "google/protobuf/struct.pb.h"
 
 namespace blkbench::gate {
 
@@ -36,6 +37,24 @@ std::string AlignColumns(const std::vector<std::vector<std::string>>& rows,
 
 std::string XmlEscape(std::string_view s);       // & < > " ' as entities
 std::string MarkdownEscape(std::string_view s);  // | and ` escaped for table cells
+
+// Building JSON output (the gate's RenderJson, `blkbench bisect --format json`) as a
+// protobuf Struct, printed by Text.
+namespace json {
+google::protobuf::Value Num(double x);  // null for NaN and infinities (JSON has neither)
+google::protobuf::Value Str(std::string_view s);
+google::protobuf::Value Bool(bool b);
+google::protobuf::Value Obj(google::protobuf::Struct s);
+template <typename T, typename F>
+google::protobuf::Value List(const std::vector<T>& xs, F to_value) {
+  google::protobuf::Value v;
+  google::protobuf::ListValue* l = v.mutable_list_value();
+  for (const T& x : xs) *l->add_values() = to_value(x);
+  return v;
+}
+// Indented JSON text of `root`.
+std::string Text(const google::protobuf::Struct& root);
+}  // namespace json
 
 }  // namespace blkbench::gate
 

@@ -8,48 +8,17 @@
 #include "controller/gate/gate_format.h"
 #include "controller/gate/gate_report.h"
 #include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
 
 namespace blkbench::gate {
 namespace {
 
-using google::protobuf::ListValue;
-using google::protobuf::NullValue;
 using google::protobuf::Struct;
 using google::protobuf::Value;
-
-// JSON has no NaN or infinity: an unbounded interval or an absent value is null.
-Value Num(double x) {
-  Value v;
-  if (std::isfinite(x)) {
-    v.set_number_value(x);
-  } else {
-    v.set_null_value(NullValue::NULL_VALUE);
-  }
-  return v;
-}
-Value Str(std::string_view s) {
-  Value v;
-  v.set_string_value(std::string(s));
-  return v;
-}
-Value Bool(bool b) {
-  Value v;
-  v.set_bool_value(b);
-  return v;
-}
-template <typename T, typename F>
-Value List(const std::vector<T>& xs, F to_value) {
-  Value v;
-  ListValue* l = v.mutable_list_value();
-  for (const T& x : xs) *l->add_values() = to_value(x);
-  return v;
-}
-Value Obj(Struct s) {
-  Value v;
-  *v.mutable_struct_value() = std::move(s);
-  return v;
-}
+using json::Bool;
+using json::List;
+using json::Num;
+using json::Obj;
+using json::Str;
 
 Value SideJson(const SideFacts& f) {
   Struct s;
@@ -160,12 +129,7 @@ std::string RenderJson(const GateReport& r) {
     return Obj(std::move(s));
   });
   f["warnings"] = List(r.warnings, Str);
-  google::protobuf::util::JsonPrintOptions print;
-  print.add_whitespace = true;
-  std::string json;
-  // Cannot fail: every number is finite and every string came from std::string.
-  (void)google::protobuf::util::MessageToJsonString(root, &json, print);
-  return json;
+  return json::Text(root);
 }
 
 std::string RenderJUnit(const GateReport& r) {

@@ -123,4 +123,18 @@ absl::Status MissingSamples(const AgentReport& report, uint64_t first_missing) {
                                                     " not all stored yet"));
 }
 
+v1::GetResultsResponse ResultsOf(v1::Experiment experiment) {
+  v1::GetResultsResponse resp;
+  for (v1::Run& run : *experiment.mutable_runs()) {
+    v1::ResultRow* row = resp.add_rows();
+    if (run.cell_index() < static_cast<uint32_t>(experiment.cells_size())) {
+      *row->mutable_cell() = experiment.cells(static_cast<int>(run.cell_index()));
+    }
+    *row->mutable_run() = std::move(run);
+  }
+  experiment.clear_runs();
+  *resp.mutable_experiment() = std::move(experiment);
+  return resp;
+}
+
 }  // namespace blkbench

@@ -66,6 +66,10 @@ absl::Status CheckAddRuns(const std::vector<uint32_t>& cell_indices, uint32_t co
 absl::Status CheckFinalState(v1::RunState state);
 absl::Status MissingSamples(const AgentReport& report, uint64_t first_missing);
 
+// GetResults' rows without samples: each run of `experiment` (as GetExperiment returns
+// it with results) with its cell, in run order; the experiment without its runs.
+v1::GetResultsResponse ResultsOf(v1::Experiment experiment);
+
 // Thread-safe: every method may be called from any thread. Every mutating method is
 // one transaction: on error nothing it was asked to change has changed.
 class Store {
