@@ -15,7 +15,7 @@ vm_kind="" vm_class="" vm_device_yaml="" agent_pid=""
 # vm_kind, vm_class (the class the device is offered as) and vm_device_yaml (its lines in
 # a vm_hosts entry of agent.yaml). Values are checked by the agent's config reader.
 vm_parse() {
-  local spec=$1 keys="" pair key value allowed
+  local spec=$1 keys="" pair pairs key value allowed
   vm_kind=${spec%%:*}
   [ "$vm_kind" = "$spec" ] || keys=${spec#*:}
   case "$vm_kind" in
@@ -48,7 +48,7 @@ vm_parse() {
 vm_matrix() {
   local list=$1 out=$2
   with_kernels "$list" "$out.in"
-  sed -i -E "s|(device_class:[[:space:]]*)(\"[^\"]*\"\|[^,}[:space:]]+)|\\1$vm_class|" "$out.in"
+  sed -i -E "s#(device_class:[[:space:]]*)(\"[^\"]*\"|[^,}[:space:]]+)#\\1$vm_class#" "$out.in"
   if [ "$vm_kind" != null_blk ]; then
     awk '/^device:/ { skip = 1; next } skip && /^[[:space:]]/ { next } { skip = 0; print }' \
       "$out.in" > "$out"
