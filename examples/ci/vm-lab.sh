@@ -6,10 +6,19 @@
 
 # How often the agent list is read while the guests boot.
 readonly kVmPollSeconds=1
-# How long a stopping agent gets to cancel its runs and power its guests off.
-readonly kAgentStopSeconds=60
+# How long a stopping agent (or blkbench run) gets to cancel its runs and power its guests
+# off before SIGKILL.
+readonly kStopSeconds=60
 
-vm_kind="" vm_class="" vm_device_yaml="" agent_pid=""
+vm_kind="" vm_class="" vm_device_yaml=""
+agent_pid="" child_pid="" base_release="" cand_release=""
+# kvm where /dev/kvm opens, else tcg; tcg for a runner whose KVM cannot run the guests
+# (nested virtualisation that fails to emulate an instruction hangs the boot).
+vm_accel=${BLKBENCH_CI_VM_ACCEL:-auto}
+case "$vm_accel" in
+  auto|kvm|tcg) ;;
+  *) die "\$BLKBENCH_CI_VM_ACCEL is '$vm_accel' (expected auto, kvm or tcg)" ;;
+esac
 
 # Parses --vm KIND[:KEY=VALUE,...] as `blkbench run --vm` reads it (cli/run_vm.h): sets
 # vm_kind, vm_class (the class the device is offered as) and vm_device_yaml (its lines in
@@ -77,9 +86,11 @@ vm_agent_config() {
     echo "vm_hosts:"
     echo "  - name: base"
     echo "    kernel: $(yaml_string "$baseline")"
+    echo "    accel: $vm_accel"
     echo "$vm_device_yaml"
     echo "  - name: cand"
     echo "    kernel: $(yaml_string "$candidate")"
+    echo "    accel: $vm_accel"
     echo "$vm_device_yaml"
   } > "$work/agent.yaml"
 }
@@ -109,16 +120,35 @@ alive() {
   [ "${stat%% *}" != Z ]
 }
 
-# Stops the transient agent: SIGTERM cancels its runs and powers its guests off; SIGKILL
-# after kAgentStopSeconds (its qemu processes die with it: PR_SET_PDEATHSIG).
-vm_stop_agent() {
-  [ -n "$agent_pid" ] || return 0
-  kill -TERM "$agent_pid" 2>/dev/null || true
-  local deadline=$((SECONDS + kAgentStopSeconds))
-  while alive "$agent_pid" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
-  kill -KILL "$agent_pid" 2>/dev/null || true
-  wait "$agent_pid" 2>/dev/null || true
-  agent_pid=""
+# Stops child $1: SIGTERM (the agent cancels its runs and powers its guests off, `blkbench
+# run` does the same for its own), SIGKILL after kStopSeconds (a guest's qemu dies with
+# its owner: PR_SET_PDEATHSIG).
+stop_child() {
+  [ -n "$1" ] || return 0
+  kill -TERM "$1" 2>/dev/null || true
+  local deadline=$((SECONDS + kStopSeconds))
+  while alive "$1" && [ "$SECONDS" -lt "$deadline" ]; do sleep 0.2; done
+  kill -KILL "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
+# Runs "$@" as a background child and waits for it: a signal to the script then
+# interrupts the wait at once (a foreground command would be waited for first), and the
+# EXIT trap stops the child.
+run_child() {
+  local rc=0
+  "$@" &
+  child_pid=$!
+  wait "$child_pid" || rc=$?
+  child_pid=""
+  return "$rc"
+}
+
+# On any exit: the running command, then the agent, then the temporary directory.
+vm_cleanup() {
+  stop_child "$child_pid"
+  stop_child "$agent_pid"
+  rm -rf "$work"
 }
 
 vm_agent_failed() {
@@ -128,28 +158,26 @@ vm_agent_failed() {
 }
 
 # Polls `blkbench agents` until agent $1 is connected and offers a device of class
-# $vm_class in both guests; prints their kernel releases "BASE CAND". Bounded by --timeout;
-# a guest that did not boot, or the agent exiting, ends the wait at once.
+# $vm_class in both guests; sets base_release and cand_release from the kernel column.
+# Bounded by --timeout; a guest that did not boot, or the agent exiting, ends it at once.
 vm_wait_for_guests() {
-  local id=$1 deadline=$(( $(date +%s) + $(timeout_seconds) )) base="" cand="" host release
+  local id=$1 deadline=$(( $(date +%s) + $(timeout_seconds) )) host release
   while :; do
     alive "$agent_pid" || vm_agent_failed "the agent $id exited"
+    base_release="" cand_release=""
     if "$blkbench" agents --format csv > "$work/agents.csv" 2> "$work/agents.err"; then
       if grep -q "agent $id did not offer vm:" "$work/agents.err"; then
         grep "agent $id did not offer vm:" "$work/agents.err" >&2
         vm_agent_failed "a VM test host did not boot"
       fi
-      # agent,state,kernel,cpus,device,class,...: the kernel of a guest's device is the guest's.
+      # agent,state,kernel,cpus,device,class,...: a guest's device has the guest's kernel.
       for host in base cand; do
         release=$(awk -F, -v a="$id" -v p="vm:$host/" -v c="$vm_class" \
           'NR > 1 && $1 == a && $2 == "connected" && index($5, p) == 1 && $6 == c { print $3; exit }' \
           "$work/agents.csv")
-        if [ "$host" = base ]; then base=$release; else cand=$release; fi
+        printf -v "${host}_release" '%s' "$release"
       done
-      if [ -n "$base" ] && [ -n "$cand" ]; then
-        echo "$base $cand"
-        return
-      fi
+      [ -z "$base_release" ] || [ -z "$cand_release" ] || return 0
     fi
     if [ "$(date +%s)" -ge "$deadline" ]; then
       cat "$work/agents.err" >&2
@@ -166,23 +194,23 @@ same_release() {
 # With a controller: a transient agent offers both guests, the matrix is submitted with the
 # kernel axis set to their releases and gated; the agent is stopped however this ends.
 vm_gate_with_controller() {
-  local agent=${BLKBENCH_AGENT:-blkbench-agent} id releases base cand rc=0
+  local agent=${BLKBENCH_AGENT:-blkbench-agent} id rc=0
   vm_matrix '"base", "cand"' "$work/check.yaml"  # a bad matrix fails before any boot
   command -v "$agent" >/dev/null || die "no agent program '$agent' (install blkbench-agent or set \$BLKBENCH_AGENT)"
   id=$(vm_agent_id)
   vm_agent_config "$id"
-  trap 'vm_stop_agent; rm -rf "$work"' EXIT
+  trap vm_cleanup EXIT
   trap 'exit 3' INT TERM HUP
   echo "gate-kernel-patch: starting agent $id with VM test hosts base ($baseline) and cand ($candidate)" >&2
   "$agent" --config "$work/agent.yaml" > "$work/agent.log" 2>&1 &
   agent_pid=$!
-  releases=$(vm_wait_for_guests "$id")
-  read -r base cand <<< "$releases"
-  echo "gate-kernel-patch: base booted $base, cand booted $cand" >&2
-  [ "$base" != "$cand" ] || same_release "$base"
-  vm_matrix "\"$base\", \"$cand\"" "$work/matrix.yaml"
-  "$blkbench" gate --submit "$work/matrix.yaml" --axis kernel --baseline "$base" \
-    --candidate "$cand" --timeout "$timeout" "${gate_opts[@]}" || rc=$?
+  vm_wait_for_guests "$id"
+  echo "gate-kernel-patch: base booted $base_release, cand booted $cand_release" >&2
+  [ "$base_release" != "$cand_release" ] || same_release "$base_release"
+  vm_matrix "\"$base_release\", \"$cand_release\"" "$work/matrix.yaml"
+  run_child "$blkbench" gate --submit "$work/matrix.yaml" --axis kernel \
+    --baseline "$base_release" --candidate "$cand_release" --timeout "$timeout" \
+    "${gate_opts[@]}" || rc=$?
   exit "$rc"
 }
 
@@ -197,10 +225,19 @@ vm_gate_daemonless() {
       opts+=("${gate_opts[i]}" "${gate_opts[i + 1]}")
     fi
   done
+  [ "$vm_accel" = auto ] ||
+    echo "gate-kernel-patch: \$BLKBENCH_CI_VM_ACCEL needs a controller (blkbench run --vm picks kvm or tcg itself); ignored" >&2
   vm_matrix "" "$work/matrix.yaml"
-  { "$blkbench" run "$work/matrix.yaml" --vm "$vm" --kernel "$baseline" --kernel "$candidate" \
-      --db "$work/ci.db" --state-dir "$work/state" 2>&1 1>&3 | tee "$work/run.err" >&2; } 3>&1 ||
+  trap vm_cleanup EXIT
+  trap 'exit 3' INT TERM HUP
+  # Its progress goes to the job log as it comes, and to run.err for the releases.
+  mkfifo "$work/progress"
+  tee "$work/run.err" < "$work/progress" >&2 &
+  local tee_pid=$!
+  run_child "$blkbench" run "$work/matrix.yaml" --vm "$vm" --kernel "$baseline" \
+    --kernel "$candidate" --db "$work/ci.db" --state-dir "$work/state" 2> "$work/progress" ||
     rc=$?
+  wait "$tee_pid" || true
   line=$(grep -o 'compare the kernels: .*' "$work/run.err" || true)
   if [ -z "$line" ]; then
     ! grep -q ' both booted ' "$work/run.err" ||
@@ -210,7 +247,7 @@ vm_gate_daemonless() {
   # "... --experiment N --axis kernel --baseline R1 --candidate R2", R1 from --baseline.
   read -ra line <<< "${line#*--experiment }"
   rc=0
-  "$blkbench" gate --db "$work/ci.db" --experiment "${line[0]}" --axis kernel \
+  run_child "$blkbench" gate --db "$work/ci.db" --experiment "${line[0]}" --axis kernel \
     --baseline "${line[4]}" --candidate "${line[6]}" "${opts[@]}" || rc=$?
   exit "$rc"
 }
