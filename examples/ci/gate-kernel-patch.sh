@@ -22,8 +22,9 @@
 # the kernel axis set to the two guests' releases; gates; and stops the agent (and so its
 # guests) however it ends. With mutual TLS the agent uses $BLKBENCH_CI_AGENT_TLS_DIR (the
 # lab CA and one agent certificate; its id from $BLKBENCH_CI_AGENT_ID or the single
-# agent-ID.pem there). Without $BLKBENCH_CONTROLLER it runs daemon-less (`blkbench run
-# --vm ... --kernel B --kernel C`) and gates the local store. See docs/ci.md.
+# agent-ID.pem there); $BLKBENCH_CI_VM_ACCEL (auto, kvm, tcg) sets the guests' accel.
+# Without $BLKBENCH_CONTROLLER it runs daemon-less (`blkbench run --vm ... --kernel B
+# --kernel C`) and gates the local store. See docs/ci.md.
 #
 # The controller is $BLKBENCH_CONTROLLER (on another host: with mutual TLS,
 # $BLKBENCH_TLS_DIR; the CLI refuses plain text there). Exit status is the gate's:
