@@ -67,29 +67,27 @@ vm_matrix() {
   "$blkbench" validate "$out" >/dev/null || exit 3
 }
 
-# A kernel spec as a double-quoted YAML string.
-yaml_string() {
-  [[ "$1" != *[\"\\]* && "$1" != *$'\n'* ]] || die "kernel spec '$1' holds a quote or backslash"
-  printf '"%s"' "$1"
-}
-
 # Writes the transient agent's config to $work/agent.yaml: two VM test hosts, base and cand.
+# The values go in as double-quoted YAML strings, so none may hold a quote or backslash.
 vm_agent_config() {
-  local id=$1
+  local id=$1 value
+  for value in "$id" "$baseline" "$candidate" "$BLKBENCH_CONTROLLER" "${BLKBENCH_CI_AGENT_TLS_DIR:-}"; do
+    [[ "$value" != *[\"\\]* && "$value" != *$'\n'* ]] || die "'$value' holds a quote or backslash"
+  done
   {
-    echo "agent_id: $id"
-    echo "controller: $(yaml_string "$BLKBENCH_CONTROLLER")"
-    echo "state_dir: $work/agent-state"
-    [ -z "${BLKBENCH_CI_AGENT_TLS_DIR:-}" ] || echo "tls_dir: $(yaml_string "$BLKBENCH_CI_AGENT_TLS_DIR")"
+    echo "agent_id: \"$id\""
+    echo "controller: \"$BLKBENCH_CONTROLLER\""
+    echo "state_dir: \"$work/agent-state\""
+    [ -z "${BLKBENCH_CI_AGENT_TLS_DIR:-}" ] || echo "tls_dir: \"$BLKBENCH_CI_AGENT_TLS_DIR\""
     echo "sim_devices: []"
     echo 'metrics_listen: ""'
     echo "vm_hosts:"
     echo "  - name: base"
-    echo "    kernel: $(yaml_string "$baseline")"
+    echo "    kernel: \"$baseline\""
     echo "    accel: $vm_accel"
     echo "$vm_device_yaml"
     echo "  - name: cand"
-    echo "    kernel: $(yaml_string "$candidate")"
+    echo "    kernel: \"$candidate\""
     echo "    accel: $vm_accel"
     echo "$vm_device_yaml"
   } > "$work/agent.yaml"
@@ -108,7 +106,7 @@ vm_agent_id() {
     certs=${certs%.pem}
     echo "${certs#agent-}"
   else
-    echo "ci-vm-$(hostname -s)-$$"
+    echo "ci-vm-${HOSTNAME%%.*}-$$"
   fi
 }
 
