@@ -58,10 +58,16 @@ class CiExampleTest : public testing::ClusterTest {
     ASSERT_TRUE(agent_->agent().WaitConnected(true, absl::Seconds(20)));
     setenv("BLKBENCH_CONTROLLER", ControllerAddress().c_str(), 1);
     setenv("BLKBENCH", (BuildDir() + "/cli/blkbench").c_str(), 1);
+    std::filesystem::create_directories(tmp_);
+    setenv("TMPDIR", tmp_.c_str(), 1);  // the script's mktemp -d
   }
   void TearDown() override {
-    unsetenv("BLKBENCH_CONTROLLER");
-    unsetenv("BLKBENCH_CI_HOOKS");
+    for (const char* v : {"BLKBENCH_CONTROLLER", "BLKBENCH_CI_HOOKS", "TMPDIR"}) unsetenv(v);
+  }
+
+  // The script removed its temporary directory.
+  void ExpectNoTemporaryFiles() {
+    EXPECT_TRUE(std::filesystem::is_empty(tmp_)) << "gate-kernel-patch.sh left files in " << tmp_;
   }
 
   testing::CommandResult Script(std::vector<std::string> args) {
@@ -70,6 +76,7 @@ class CiExampleTest : public testing::ClusterTest {
   }
 
   std::unique_ptr<testing::AgentProcess> agent_;
+  const std::string tmp_ = dir_.File("tmp");
 };
 
 TEST_F(CiExampleTest, AnImprovingPatchPassesAndItsRevertFailsTheGate) {
@@ -88,6 +95,7 @@ TEST_F(CiExampleTest, AnImprovingPatchPassesAndItsRevertFailsTheGate) {
   EXPECT_EQ(regress.exit_code, 1) << regress.output;
   EXPECT_THAT(regress.output, HasSubstr("regression of iops"));
   EXPECT_THAT(testing::ReadFileOr(junit2), HasSubstr("<failure type=\"regression\""));
+  ExpectNoTemporaryFiles();
 }
 
 TEST_F(CiExampleTest, AKernelNoAgentOffersIsSaidAtOnceAndTimesOutAsCouldNotRun) {
@@ -151,6 +159,7 @@ TEST_F(CiExampleTest, VmModeArgumentErrorsAreCouldNotRunBeforeAnyBoot) {
   EXPECT_EQ(certs.exit_code, 3);
   EXPECT_THAT(certs.output,
               HasSubstr("needs exactly one agent-ID.pem, or set $BLKBENCH_CI_AGENT_ID"));
+  ExpectNoTemporaryFiles();
 }
 
 // The processes whose command line mentions `text` (the test's directory: the script's

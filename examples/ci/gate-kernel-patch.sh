@@ -100,8 +100,10 @@ case "$baseline$candidate" in
   sim:*sim:*)
     # Both kernels in one experiment; the gate compares them cell by cell.
     with_kernels "\"$baseline\", \"$candidate\"" "$work/matrix.yaml"
-    exec "$blkbench" gate --submit "$work/matrix.yaml" --axis kernel \
-      --baseline "$baseline" --candidate "$candidate" --timeout "$timeout" "${gate_opts[@]}" ;;
+    # (Not exec: the EXIT trap removes $work.)
+    "$blkbench" gate --submit "$work/matrix.yaml" --axis kernel --baseline "$baseline" \
+      --candidate "$candidate" --timeout "$timeout" "${gate_opts[@]}" || exit
+    exit 0 ;;
 esac
 
 # Real kernels: one experiment per kernel, the test host booted into each in turn.
@@ -136,4 +138,4 @@ run_on_kernel() {
 base_id=$baseline_exp
 [ -n "$base_id" ] || base_id=$(run_on_kernel "$baseline") || exit 3
 cand_id=$(run_on_kernel "$candidate") || exit 3
-exec "$blkbench" gate --baseline "$base_id" --candidate "$cand_id" --wait --timeout "$timeout" "${gate_opts[@]}"
+"$blkbench" gate --baseline "$base_id" --candidate "$cand_id" --wait --timeout "$timeout" "${gate_opts[@]}"
