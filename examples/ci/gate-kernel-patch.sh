@@ -72,7 +72,10 @@ with_kernels() {
   else
     sed -E '/# ci-kernels$/d' "$matrix" > "$out"
   fi
-  [ -z "$runtime" ] || sed -i -E "s|^([[:space:]]*runtime:).*\$|\\1 $runtime|" "$out"
+  if [ -n "$runtime" ]; then
+    grep -qE '^[[:space:]]+runtime:' "$out" || die "--runtime: $matrix has no 'runtime:' line in its job"
+    sed -i -E "s|^([[:space:]]+runtime:).*\$|\\1 $runtime|" "$out"
+  fi
   "$blkbench" validate "$out" >/dev/null || exit 3
 }
 
@@ -84,6 +87,7 @@ timeout_seconds() {
 }
 
 if [ -n "$vm" ]; then
+  [ -z "$baseline_exp" ] || die "--baseline-experiment is for hook mode (one experiment per kernel)"
   # shellcheck source=vm-lab.sh source-path=SCRIPTDIR
   source "$here/vm-lab.sh"
   vm_parse "$vm"
