@@ -3,56 +3,115 @@
 #
 #   sim: kernels (no test host; the engine models both):
 #     gate-kernel-patch.sh --baseline sim:6.16 --candidate sim:6.16+dd-batch-dispatch
-#   real kernels on a test host (the lab fills in examples/ci/hooks.sh):
+#   real kernels in VM test hosts (qemu on the CI runner; no hooks):
+#     gate-kernel-patch.sh --vm null_blk --baseline 'deb:6.12*' --candidate out/bzImage:out/mods
+#   real kernels on a bare-metal test host (the lab fills in examples/ci/hooks.sh):
 #     BLKBENCH_CI_HOOKS=hooks.sh gate-kernel-patch.sh --baseline v6.12 --candidate HEAD
 #
-# Options: --matrix FILE (default: kernel-gate.yaml beside this script), --junit FILE,
-# --markdown FILE, --html FILE, --metrics LIST, --auto-repeat N, --timeout DURATION
-# (default 2h; per wait), --baseline-experiment ID (reuse a finished baseline: real
-# kernels only). The controller is $BLKBENCH_CONTROLLER (on another host: with mutual TLS,
+# Options: --matrix FILE (default: kernel-gate.yaml beside this script, kernel-gate-vm.yaml
+# with --vm), --junit FILE, --markdown FILE, --html FILE, --json FILE, --metrics LIST,
+# --auto-repeat N, --min-effect F (all passed to `blkbench gate`), --timeout DURATION
+# (default 2h; per wait), --runtime DURATION (overrides the matrix job's runtime),
+# --baseline-experiment ID (reuse a finished baseline: hook mode only).
+#
+# --vm KIND[:KEY=VALUE,...] (KIND null_blk, nvme, hdd or virtio, as `blkbench run --vm`
+# takes it) makes --baseline and --candidate kernel specs: deb:PATTERN (a Debian package,
+# newest match) or PATH/bzImage[:MODULES_DIR]. With $BLKBENCH_CONTROLLER the script starts
+# a transient agent (${BLKBENCH_AGENT:-blkbench-agent}) with two VM test hosts, base and
+# cand, one per kernel; waits until it offers both guests' devices; submits the matrix with
+# the kernel axis set to the two guests' releases; gates; and stops the agent (and so its
+# guests) however it ends. With mutual TLS the agent uses $BLKBENCH_CI_AGENT_TLS_DIR (the
+# lab CA and one agent certificate; its id from $BLKBENCH_CI_AGENT_ID or the single
+# agent-ID.pem there); $BLKBENCH_CI_VM_ACCEL (auto, kvm, tcg) sets the guests' accel.
+# Without $BLKBENCH_CONTROLLER it runs daemon-less (`blkbench run --vm ... --kernel B
+# --kernel C`) and gates the local store. See docs/ci.md.
+#
+# The controller is $BLKBENCH_CONTROLLER (on another host: with mutual TLS,
 # $BLKBENCH_TLS_DIR; the CLI refuses plain text there). Exit status is the gate's:
-# 0 pass, 1 regression, 2 inconclusive, 3 could not run (no agent offers the kernel
-# before --timeout, controller unreachable, a hook failed).
+# 0 pass, 1 regression, 2 inconclusive, 3 could not run (bad arguments, controller
+# unreachable, a hook failed, a guest did not boot, both kernels have one release, no
+# agent offers the kernel before --timeout).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 blkbench=${BLKBENCH:-blkbench}
-matrix="$here/kernel-gate.yaml"
-baseline="" candidate="" baseline_exp="" timeout=2h
+matrix="" baseline="" candidate="" baseline_exp="" timeout=2h vm="" runtime=""
 gate_opts=()
+die() { echo "gate-kernel-patch: $*" >&2; exit 3; }
 while [ $# -gt 0 ]; do
+  [ $# -ge 2 ] || die "$1 needs a value"
   case "$1" in
-    --baseline) baseline=$2; shift 2 ;;
-    --candidate) candidate=$2; shift 2 ;;
-    --matrix) matrix=$2; shift 2 ;;
-    --baseline-experiment) baseline_exp=$2; shift 2 ;;
-    --timeout) timeout=$2; shift 2 ;;
+    --baseline) baseline=$2 ;;
+    --candidate) candidate=$2 ;;
+    --matrix) matrix=$2 ;;
+    --baseline-experiment) baseline_exp=$2 ;;
+    --timeout) timeout=$2 ;;
+    --vm) vm=$2 ;;
+    --runtime) runtime=$2 ;;
     --junit|--markdown|--html|--json|--metrics|--auto-repeat|--min-effect)
-      gate_opts+=("$1" "$2"); shift 2 ;;
-    *) echo "gate-kernel-patch: unknown argument '$1'" >&2; exit 3 ;;
+      gate_opts+=("$1" "$2") ;;
+    *) die "unknown argument '$1'" ;;
   esac
+  shift 2
 done
-[ -n "$baseline" ] && [ -n "$candidate" ] || { echo "gate-kernel-patch: --baseline and --candidate are required" >&2; exit 3; }
-grep -q '# ci-kernels' "$matrix" || { echo "gate-kernel-patch: $matrix has no 'kernel: [...]  # ci-kernels' line" >&2; exit 3; }
+if [ -z "$baseline" ] || [ -z "$candidate" ]; then die "--baseline and --candidate are required"; fi
+if [ -z "$matrix" ]; then
+  matrix="$here/kernel-gate.yaml"
+  [ -z "$vm" ] || matrix="$here/kernel-gate-vm.yaml"
+fi
+[ -r "$matrix" ] || die "cannot read the matrix $matrix"
+grep -q '# ci-kernels' "$matrix" || die "$matrix has no 'kernel: [...]  # ci-kernels' line"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# The matrix with its kernel axis set to the given kernels (quoted YAML strings).
+# The matrix with its kernel axis set to the given kernels (quoted YAML strings), or with
+# that line removed when $1 is empty; with --runtime, the job's runtime replaced.
 with_kernels() {
   local list=$1 out=$2
-  sed -E "s|^([[:space:]]*kernel:).*# ci-kernels\$|\\1 [$list]  # ci-kernels|" "$matrix" > "$out"
+  if [ -n "$list" ]; then
+    sed -E "s|^([[:space:]]*kernel:).*# ci-kernels\$|\\1 [$list]  # ci-kernels|" "$matrix" > "$out"
+  else
+    sed -E '/# ci-kernels$/d' "$matrix" > "$out"
+  fi
+  if [ -n "$runtime" ]; then
+    grep -qE '^[[:space:]]+runtime:' "$out" || die "--runtime: $matrix has no 'runtime:' line in its job"
+    sed -i -E "s|^([[:space:]]+runtime:).*\$|\\1 $runtime|" "$out"
+  fi
   "$blkbench" validate "$out" >/dev/null || exit 3
 }
+
+timeout_seconds() {
+  case "$timeout" in
+    *h) echo $(( ${timeout%h} * 3600 )) ;; *m) echo $(( ${timeout%m} * 60 )) ;;
+    *s) echo "${timeout%s}" ;; *) echo "$timeout" ;;
+  esac
+}
+
+if [ -n "$vm" ]; then
+  [ -z "$baseline_exp" ] || die "--baseline-experiment is for hook mode (one experiment per kernel)"
+  # shellcheck source=vm-lab.sh source-path=SCRIPTDIR
+  source "$here/vm-lab.sh"
+  vm_parse "$vm"
+  if [ -n "${BLKBENCH_CONTROLLER:-}" ]; then
+    vm_gate_with_controller
+  else
+    vm_gate_daemonless
+  fi
+  # shellcheck disable=SC2317  # (not reached: each exits with the gate's code)
+  exit 3
+fi
 
 case "$baseline$candidate" in
   sim:*sim:*)
     # Both kernels in one experiment; the gate compares them cell by cell.
     with_kernels "\"$baseline\", \"$candidate\"" "$work/matrix.yaml"
-    exec "$blkbench" gate --submit "$work/matrix.yaml" --axis kernel \
-      --baseline "$baseline" --candidate "$candidate" --timeout "$timeout" "${gate_opts[@]}" ;;
+    # (Not exec: the EXIT trap removes $work.)
+    "$blkbench" gate --submit "$work/matrix.yaml" --axis kernel --baseline "$baseline" \
+      --candidate "$candidate" --timeout "$timeout" "${gate_opts[@]}" || exit
+    exit 0 ;;
 esac
 
 # Real kernels: one experiment per kernel, the test host booted into each in turn.
-[ -n "${BLKBENCH_CI_HOOKS:-}" ] || { echo "gate-kernel-patch: real kernels need BLKBENCH_CI_HOOKS (see examples/ci/hooks.example.sh)" >&2; exit 3; }
+[ -n "${BLKBENCH_CI_HOOKS:-}" ] || die "real kernels need --vm KIND (VM test hosts) or BLKBENCH_CI_HOOKS (see examples/ci/hooks.example.sh)"
 # shellcheck source=/dev/null
 source "$BLKBENCH_CI_HOOKS"
 
@@ -66,12 +125,6 @@ wait_for_agent_kernel() {
     fi
     sleep 10
   done
-}
-timeout_seconds() {
-  case "$timeout" in
-    *h) echo $(( ${timeout%h} * 3600 )) ;; *m) echo $(( ${timeout%m} * 60 )) ;;
-    *s) echo "${timeout%s}" ;; *) echo "$timeout" ;;
-  esac
 }
 
 # Runs the matrix on kernel $1 (a git revision); prints the experiment id.
@@ -89,4 +142,4 @@ run_on_kernel() {
 base_id=$baseline_exp
 [ -n "$base_id" ] || base_id=$(run_on_kernel "$baseline") || exit 3
 cand_id=$(run_on_kernel "$candidate") || exit 3
-exec "$blkbench" gate --baseline "$base_id" --candidate "$cand_id" --wait --timeout "$timeout" "${gate_opts[@]}"
+"$blkbench" gate --baseline "$base_id" --candidate "$cand_id" --wait --timeout "$timeout" "${gate_opts[@]}"
