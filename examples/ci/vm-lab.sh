@@ -12,8 +12,8 @@ readonly kStopSeconds=60
 
 vm_kind="" vm_class="" vm_device_yaml=""
 agent_pid="" child_pid="" base_release="" cand_release=""
-# kvm where /dev/kvm opens, else tcg; tcg for a runner whose KVM cannot run the guests
-# (nested virtualisation that fails to emulate an instruction hangs the boot).
+# auto: kvm where it can run the guests, else tcg (a /dev/kvm that opens but cannot is
+# noticed at the first boot: docs/vm-hosts.md); kvm to fail rather than measure under tcg.
 vm_accel=${BLKBENCH_CI_VM_ACCEL:-auto}
 case "$vm_accel" in
   auto|kvm|tcg) ;;
