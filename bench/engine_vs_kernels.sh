@@ -4,7 +4,8 @@
 # 6.12 kernels in qemu guests (blkbench run --vm null_blk), and per cell the change from
 # 6.1 to 6.12 the engine predicts beside the change measured.
 #
-# The matrix is seed 004's setting on a null_blk with a 100 us timer completion: four
+# The matrix is seed 004's setting on a null_blk with a 5 ms timer completion (so the
+# device's service time, not the guest's CPU, sets the rate even under TCG): four
 # psync readers started 200 ms apart (separate queues to bfq) in one cgroup, under bfq
 # (the change: 6.2's "one busy group is not asymmetric", so bfq stops idling on each
 # reader's queue) and mq-deadline (a control: nothing in it changed that the engine
@@ -45,7 +46,7 @@ matrix:
 $2
 target: {device_class: $1$3}
 device:
-  null_blk: {submit_queues: 2, hw_queue_depth: 64, irqmode: 2, completion_nsec: 100000}
+  null_blk: {submit_queues: 2, hw_queue_depth: 64, irqmode: 2, completion_nsec: 5000000}
 EOF
 }
 matrix '"sim:null_blk"' '  kernel: ["sim:6.1", "sim:6.12"]' ', machine: kvm-2vcpu' >"$dir/sim.yaml"

@@ -474,7 +474,8 @@ std::string FactsSection(const std::vector<Cell>& cells) {
       const bool sim = IsSimulated(c.spec->target().device_class());
       const std::string kernel =
           sim ? (c.spec->target().kernel().empty() ? "sim:6.16" : c.spec->target().kernel())
-              : r.host().kernel_release();
+              : absl::StrCat(r.host().kernel_release(), " (", KernelSourceOf(*c.spec, r.device()),
+                             ")");
       // A VM test host's runs: the agent's host, the VM and how it was virtualised.
       const v1::VmFacts& vm = r.device().vm();
       const std::string host =

@@ -99,6 +99,7 @@ ResultRow MakeResultRow(uint64_t experiment_id, const std::string& experiment_na
   add("host", Text(r.host().hostname()));
   add("kernel", Text(k.kernel));
   add("virt", Text(VirtOf(r.device())));
+  add("kernel_source", Text(have ? KernelSourceOf(cell, r.device()) : ""));
   add("profile", Text(k.profile));
   add("patches", Text(k.patches));
   add("device", Text(run.device_path()));

@@ -24,6 +24,11 @@ KernelLabels KernelOf(const v1::CellSpec& cell, const std::string& host_kernel);
 // (DeviceFacts.vm.accel), "" for bare metal and the engine.
 const std::string& VirtOf(const v1::DeviceFacts& device);
 
+// Where the kernel a run ran on came from: "engine" for a sim: cell, "deb:<package>" or
+// "image sha256:<first 12 hex digits>" for a VM test host's guest (DeviceFacts.vm),
+// "host" for the kernel the agent's machine booted.
+std::string KernelSourceOf(const v1::CellSpec& cell, const v1::DeviceFacts& device);
+
 // Said wherever results from a TCG guest are shown (results, report, gate): its timings
 // are QEMU's instruction emulation, not a machine's.
 inline constexpr char kTcgCaveat[] =
