@@ -216,8 +216,7 @@ class CiExampleVmTest : public testing::ClusterTest {
   }
 
   void TearDown() override {
-    for (const char* v :
-         {"BLKBENCH_CONTROLLER", "BLKBENCH", "BLKBENCH_AGENT", "TMPDIR"}) {
+    for (const char* v : {"BLKBENCH_CONTROLLER", "BLKBENCH", "BLKBENCH_AGENT", "TMPDIR"}) {
       unsetenv(v);
     }
   }
