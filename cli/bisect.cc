@@ -275,7 +275,7 @@ std::vector<std::vector<std::string>> StepRows(const BisectOutcome& o) {
   const bool many = o.cells.size() > 1;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"kernel", "role"};
-  if (many) head.push_back("cell");
+  if (many) head.emplace_back("cell");
   head.insert(head.end(), {"runs", o.metric, "vs good end", "vs bad end", "result"});
   rows.push_back(head);
   for (const BisectStep& s : o.steps) {

@@ -166,11 +166,14 @@ class Steps {
     absl::StatusOr<std::vector<v1::Experiment>> list = (*store)->ListExperiments(0);
     if (!list.ok()) return list.status();
     const std::string prefix = absl::StrCat(a_.matrix->name, " @ ");
-    for (auto it = list->rbegin(); it != list->rend(); ++it) {
-      if (!absl::StartsWith(it->name(), prefix) || it->state() != v1::EXPERIMENT_DONE) continue;
-      absl::StatusOr<v1::Experiment> e = (*store)->GetExperiment(it->id(), true);
+    std::reverse(list->begin(), list->end());  // oldest first: rounds in order
+    for (const v1::Experiment& listed : *list) {
+      if (!absl::StartsWith(listed.name(), prefix) || listed.state() != v1::EXPERIMENT_DONE) {
+        continue;
+      }
+      absl::StatusOr<v1::Experiment> e = (*store)->GetExperiment(listed.id(), true);
       if (!e.ok()) return e.status();
-      stored_[it->name()].push_back(*std::move(e));
+      stored_[listed.name()].push_back(*std::move(e));
     }
     return absl::OkStatus();
   }

@@ -57,6 +57,7 @@ v1::GetResultsResponse Results(const std::string& value, double iops, int repeat
 
 std::vector<std::string> Names(int n) {
   std::vector<std::string> k;
+  k.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) k.push_back(absl::StrCat("k", i));
   return k;
 }

@@ -178,7 +178,7 @@ std::vector<std::string> ProcessesMentioning(const std::string& text) {
     if (n <= 0) continue;
     std::string cmdline(buf, static_cast<size_t>(n));
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (absl::StrContains(cmdline, text)) out.push_back(pid + ": " + cmdline);
+    if (absl::StrContains(cmdline, text)) out.push_back(absl::StrCat(pid, ": ", cmdline));
   }
   return out;
 }

@@ -5,11 +5,11 @@
 // `kernel:` run inside the guest through blkbench-vm-cell, their samples and results
 // stored like any other. Needs root, qemu and a warm or reachable kernel cache
 // ($HOME/.cache/blkbench-kernels); label vm.
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <set>
