@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -193,6 +194,10 @@ TEST_F(RunExecutorCgroupTest, BfqWeightsGiveTheHeavyGroupClearlyMoreIo) {
   ASSERT_TRUE(WriteAttribute(queue + "/iosched/slice_idle", "100").ok());
   scheduler_ = loop_->SysfsQueue("scheduler");
   // Heavy first, then light first: the share follows the weight, not the job's index.
+  // Each order must favour heavy clearly (1.5x; weights ignored give ~1x) and the two
+  // together by 2.5x (geometric mean): under TCG on a loaded host one order alone was
+  // measured as low as 2.05x while the other gave 7.8x.
+  double log_ratios = 0;
   for (const char* layout : {"heavy:1000*1,light:100*1", "light:100*1,heavy:1000*1"}) {
     SCOPED_TRACE(layout);
     v1::RunAssignment a = Assignment(layout, 3 * kSec, false);
@@ -209,7 +214,8 @@ TEST_F(RunExecutorCgroupTest, BfqWeightsGiveTheHeavyGroupClearlyMoreIo) {
     std::printf("%s: heavy %llu bytes, light %llu bytes, ratio %.2f, %.0f IOPS in all\n", layout,
                 static_cast<unsigned long long>(heavy), static_cast<unsigned long long>(light),
                 ratio, f.result().iops());
-    EXPECT_GE(ratio, 2.5);
+    EXPECT_GE(ratio, 1.5);
+    log_ratios += std::log(ratio);
     // Every byte the jobs read was charged to one of the two groups (the kernel counts a
     // handful of io_uring reads differently, so within 1 %).
     EXPECT_NEAR(static_cast<double>(heavy + light),
@@ -226,6 +232,7 @@ TEST_F(RunExecutorCgroupTest, BfqWeightsGiveTheHeavyGroupClearlyMoreIo) {
     EXPECT_EQ(loop_->SysfsQueue("iosched/strict_guarantees"), "1");
     ExpectHostAsFound();
   }
+  EXPECT_GE(std::exp(log_ratios / 2), 2.5) << "the geometric mean of the two orders' ratios";
 }
 
 // Named jobs in their named groups: "light" is written first but the layout lists heavy
@@ -272,7 +279,10 @@ TEST_F(RunExecutorCgroupTest, NamedJobsRunInTheGroupsTheyName) {
               static_cast<double>(heavy.io().read_bytes()), heavy.io().read_bytes() / 100.0);
   EXPECT_NEAR(static_cast<double>(read_bytes_["light"]),
               static_cast<double>(light.io().read_bytes()), light.io().read_bytes() / 100.0);
-  EXPECT_GE(job_ratio, 2.5);
+  // The placement is what this test is about; the weights' size is the test above's. One
+  // run under TCG on a loaded host can give as little as ~2x, so here "clearly more" is 1.5x
+  // (the wrong placement gives ~0.1x, weights ignored ~1x).
+  EXPECT_GE(job_ratio, 1.5);
   EXPECT_EQ(light.io().read_bytes() + heavy.io().read_bytes(), f.result().io().read_bytes());
   ExpectHostAsFound();
 }
