@@ -7,6 +7,7 @@
 #include "cli/run_vm.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +21,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "common/testing/loop_device.h"
 #include "common/testing/qemu_children.h"
+#include "common/testing/wait_for_files.h"
 #include "common/vm/files.h"
 #include "common/vm/kernel.h"
 #include "common/vm/qemu.h"
@@ -124,6 +125,22 @@ class RunVmTest : public ::testing::Test {
       _exit(127);
     }
     return pid;
+  }
+
+  // Samples in the store `db`, read without writing (0 when it cannot be read yet).
+  static int64_t StoredSamples(const std::string& db) {
+    sqlite3* conn = nullptr;
+    int64_t n = 0;
+    if (sqlite3_open_v2(db.c_str(), &conn, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(conn, "SELECT count(*) FROM samples", -1, &st, nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int64(st, 0);
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(conn);
+    return n;
   }
 
   static std::string ReadFile(const std::string& path) {
@@ -251,12 +268,10 @@ target: {device_class: null_blk}
                            "--state-dir", state_},
                           err_path);
   if (pid < 0) GTEST_SKIP() << "BLKBENCH_BUILD_DIR not set (run through ctest)";
+  // qemu writes its console log into the VM's directory under state_ as it starts.
   std::vector<pid_t> qemu;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
-  while ((qemu = testing::QemuChildren(pid)).empty() &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling, bounded above
-  }
+  testing::WaitForFiles(dir_.path(), absl::Now() + absl::Minutes(3),
+                        [&] { return !(qemu = testing::QemuChildren(pid)).empty(); });
   ASSERT_FALSE(qemu.empty()) << "qemu never started: " << ReadFile(err_path);
   double took = 0;
   std::string err;
@@ -279,26 +294,19 @@ target: {device_class: null_blk}
                            "--state-dir", state_},
                           err_path);
   if (pid < 0) GTEST_SKIP() << "BLKBENCH_BUILD_DIR not set (run through ctest)";
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-  while (!absl::StrContains(ReadFile(err_path), "booted in") &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
-  }
+  const absl::Time deadline = absl::Now() + absl::Minutes(5);
+  testing::WaitForFiles(dir_.path(), deadline,
+                        [&] { return absl::StrContains(ReadFile(err_path), "booted in"); },
+                        {"stderr"});
   ASSERT_THAT(ReadFile(err_path), HasSubstr("booted in"));
   const std::vector<pid_t> qemu = testing::QemuChildren(pid);
   ASSERT_EQ(qemu.size(), 1u);
-  // Into the run: its first sample is stored (the guest's executor is reporting).
-  std::string samples;
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::string ignored;
-    if (Cli({"results", "1", "--db", db_, "--samples", "--format", "json"}, &samples, &ignored) ==
-            0 &&
-        absl::StrContains(samples, "\"seq\"")) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // polling, bounded above
-  }
-  ASSERT_THAT(samples, HasSubstr("\"seq\"")) << "the run never stored a sample";
+  // Into the run: its first sample is stored (the guest's executor is reporting). Read
+  // with a read-only connection, which writes nothing the wait would see again.
+  const bool sampling =
+      testing::WaitForFiles(dir_.path(), deadline, [&] { return StoredSamples(db_) > 0; },
+                            {"results.db", "results.db-wal"});
+  ASSERT_TRUE(sampling) << "the run never stored a sample";
   double took = 0;
   std::string err;
   ASSERT_NO_FATAL_FAILURE(Interrupt(pid, err_path, &took, &err));
