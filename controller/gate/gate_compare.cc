@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "common/metrics/run_labels.h"  // kTcgCaveat (header only)
+#include "common/metrics/run_labels.h"
 #include "controller/gate/gate_format.h"
 #include "controller/gate/gate_report.h"
 #include "google/protobuf/util/message_differencer.h"

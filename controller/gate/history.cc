@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/metrics/run_labels.h"
 #include "common/resolved_job.h"
 #include "controller/gate/change_point.h"
 #include "controller/gate/gate_format.h"
@@ -131,7 +132,12 @@ absl::StatusOr<v1::GetHistoryResponse> BuildHistory(const std::vector<v1::Experi
         }
         values.push_back(*v);
         AddDistinct(hosts, run.result().host().hostname());
-        AddDistinct(kernels, run.result().host().kernel_release());
+        // Where the kernel came from when it was not the host's own: a guest's package
+        // or built image (KernelSourceOf).
+        const std::string source = KernelSourceOf(cell, run.result().device());
+        AddDistinct(kernels, source == "host" ? run.result().host().kernel_release()
+                                              : absl::StrCat(run.result().host().kernel_release(),
+                                                             " (", source, ")"));
       }
       if (values.empty()) {
         out.add_warnings(

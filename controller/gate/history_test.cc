@@ -112,6 +112,41 @@ TEST(History, FindsTheKernelWhereThroughputDropped) {
   EXPECT_EQ(BuildHistory(flat, Request("iops", "bs", "4k"))->change_points_size(), 0);
 }
 
+// A real-kernel history says where each kernel came from: the host's own release, or a
+// VM guest's Debian package or built image (KernelSourceOf).
+TEST(History, NamesWhereEachRealKernelCameFrom) {
+  Rng rng(7);
+  std::vector<v1::Experiment> exps;
+  for (uint64_t id = 1; id <= 3; ++id) {
+    exps.push_back(Exp(id, "6.*", 100'000, rng));
+    for (v1::CellSpec& c : *exps.back().mutable_cells())
+      c.mutable_target()->set_device_class("null_blk");
+  }
+  for (v1::Run& run : *exps[0].mutable_runs()) {
+    run.mutable_result()->mutable_host()->set_kernel_release("6.18.0-host");
+  }
+  for (v1::Run& run : *exps[1].mutable_runs()) {
+    run.mutable_result()->mutable_host()->set_kernel_release("6.1.0-57-amd64");
+    v1::VmFacts* vm = run.mutable_result()->mutable_device()->mutable_vm();
+    vm->set_name("vm-null_blk");
+    vm->set_kernel_package("linux-image-6.1.0-57-amd64");
+  }
+  for (v1::Run& run : *exps[2].mutable_runs()) {
+    run.mutable_result()->mutable_host()->set_kernel_release("6.13.0-rc1");
+    v1::VmFacts* vm = run.mutable_result()->mutable_device()->mutable_vm();
+    vm->set_name("vm-null_blk");
+    vm->set_kernel_sha256("0123456789abcdef0123456789abcdef");
+  }
+  absl::StatusOr<v1::GetHistoryResponse> h = BuildHistory(exps, Request("iops", "bs", "4k"));
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->points_size(), 3);
+  EXPECT_EQ(h->points(0).kernel(), "6.18.0-host");
+  EXPECT_EQ(h->points(1).kernel(), "6.1.0-57-amd64 (deb:linux-image-6.1.0-57-amd64)");
+  EXPECT_EQ(h->points(2).kernel(), "6.13.0-rc1 (image sha256:0123456789ab)");
+  const std::string text = RenderHistoryText(*h);
+  EXPECT_TRUE(absl::StrContains(text, "deb:linux-image-6.1.0-57-amd64")) << text;
+}
+
 TEST(History, RejectsBadRequests) {
   EXPECT_FALSE(CheckHistoryRequest(Request("nope", "bs", "4k")).ok());
   v1::GetHistoryRequest no_cell;
