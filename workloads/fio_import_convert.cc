@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -124,6 +125,11 @@ constexpr Rejected kRejected[] = {
     {"allrandrepeat", "every blkbench stream derives from randseed, so runs always repeat", false},
 };
 
+// fio options about creating or removing its files before or after the I/O, which a run
+// on blkbench's target does not do; the I/O is the same without them.
+constexpr std::string_view kHousekeeping[] = {"unlink", "unlink_each_loop", "allow_file_create",
+                                              "allow_mounted_write"};
+
 const Rejected* FindRejected(std::string_view key) {
   for (const Rejected& r : kRejected) {
     if (r.key.ends_with('*') ? key.starts_with(r.key.substr(0, r.key.size() - 1)) : key == r.key) {
@@ -181,6 +187,23 @@ bool IsInstance(std::string_view rest, const BlockDevice& d) {
   const size_t p = rest.find('p');
   return p == std::string_view::npos ? Digits(rest)
                                      : Digits(rest.substr(0, p)) && Digits(rest.substr(p + 1));
+}
+
+// fio's filename=a:b:c; a colon inside a name is escaped with '\' (fio's HOWTO, filename:
+// /dev/bsg/0\:0\:0\:0 is one file).
+std::vector<std::string> SplitFilenames(std::string_view value) {
+  std::vector<std::string> files(1);
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (value[i] == '\\' && i + 1 < value.size() && value[i + 1] == ':') {
+      files.back().push_back(':');
+      ++i;
+    } else if (value[i] == ':') {
+      files.emplace_back();
+    } else {
+      files.back().push_back(value[i]);
+    }
+  }
+  return files;
 }
 
 }  // namespace
@@ -287,16 +310,25 @@ Converted ConvertJob(const FioJob& job, bool several_devices) {
     } else if (key == "description") {
       c.description = o.value;
     } else if (key == "filename") {
-      if (o.value.find(':') != std::string::npos) {
+      const std::vector<std::string> files = SplitFilenames(o.value);
+      if (files.size() > 1) {
         if (several_devices) {
-          c.files = static_cast<uint32_t>(std::count(o.value.begin(), o.value.end(), ':') + 1);
+          c.files = static_cast<uint32_t>(files.size());
         } else {
           skip(o, "several files per job; a blkbench run uses one device (the first is the target)",
                true);
         }
       }
-      c.filename = o.value.substr(0, o.value.find(':'));
+      c.filename = files.empty() ? "" : files.front();
       c.filename_where = o.where;
+    } else if (key == "buffered") {
+      // fio: "buffered: inverse of direct" (options.c str_buffered).
+      v1::CellSpec scratch = DefaultCell();
+      if (FindOption("direct")->apply(o.has_value ? o.value : "1", scratch)) {
+        set("direct", scratch.job().direct() ? "0" : "1", o.where, o.key);
+      } else {
+        skip(o, "fio's buffered is a boolean (the inverse of direct)", true);
+      }
     } else if (key == "directory" || key == "filename_format" || key == "opendir") {
       skip(o, "where fio puts its files; the target is the device or file of target.device_class",
            false);
@@ -344,6 +376,8 @@ Converted ConvertJob(const FioJob& job, bool several_devices) {
       }
     } else if (In(kReportOnly, key)) {
       skip(o, "it changes fio's reports only; blkbench stores every result", false);
+    } else if (In(kHousekeeping, key)) {
+      skip(o, "fio's housekeeping of its files, around the I/O; the I/O is the same", false);
     } else {
       skip(o, "not a blkbench option (docs/matrix.md lists the fio options it runs)", true);
     }

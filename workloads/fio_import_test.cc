@@ -744,5 +744,25 @@ iodepth_batch_complete=2
   EXPECT_EQ(MustParse(Import(*cmd, "nvme")).cells[0].job().runtime_ns(), 3'000'000'000u);
 }
 
+// fio's buffered is the inverse of direct; a colon escaped with '\' is part of a name.
+TEST(FioImportTest, BufferedIsTheInverseOfDirectAndEscapedColonsAreOneFile) {
+  for (const auto& [option, direct] :
+       {std::pair{"buffered=0", true}, {"buffered=1", false}, {"buffered", false}}) {
+    absl::StatusOr<FioJobs> jobs =
+        ParseFioJobFile(absl::StrCat("[b]\nfilename=/dev/sdb\n", option, "\n"), "b.fio");
+    ASSERT_TRUE(jobs.ok());
+    FioImport imported = Import(*jobs, "sd");
+    EXPECT_TRUE(imported.dropped.empty()) << imported.yaml;
+    EXPECT_EQ(MustParse(imported).cells[0].job().direct(), direct) << option;
+    EXPECT_THAT(imported.yaml, HasSubstr("  # fio buffered (b.fio:3)"));
+  }
+  absl::StatusOr<FioJobs> bsg = ParseFioJobFile("[b]\nfilename=/dev/bsg/0\\:0\\:0\\:0\n", "c.fio");
+  ASSERT_TRUE(bsg.ok());
+  auto imported = ImportFio(*bsg, {.source = "c.fio", .device_class = "", .kernel = ""});
+  ASSERT_TRUE(imported.ok());
+  EXPECT_TRUE(imported->dropped.empty()) << imported->yaml;  // one file, not four
+  EXPECT_THAT(imported->yaml, HasSubstr("filename=/dev/bsg/0:0:0:0 (c.fio:2): not a block device"));
+}
+
 }  // namespace
 }  // namespace blkbench::workloads
