@@ -482,6 +482,11 @@ TEST(FioImportTest, CorpusLossesAreListedWithTheirPlaceAndChangeTheWorkload) {
       EXPECT_THAT(imported.yaml, Not(HasSubstr("LOSSY")));
     }
     ExpectNothingDropped(*jobs, imported.yaml);
+    const std::string path = absl::StrCat("/tmp/blkbench_fio_import_", getpid(), "_", c.name);
+    std::ofstream(path) << c.text;
+    std::string why;
+    EXPECT_TRUE(FioAccepts({path}, &why)) << why;
+    unlink(path.c_str());
   }
 }
 
