@@ -28,6 +28,13 @@ uint64_t Numjobs(const Converted& c) {
   return it != c.values.end() && absl::SimpleAtoi(it->second.value, &n) && n > 0 ? n : 1;
 }
 
+// Job options one run shares (cell_checks.cc CheckCell: one clock, one launcher).
+constexpr std::string_view kRunKeys[] = {"runtime", "ramp_time", "thread"};
+
+bool IsRunKey(std::string_view key) {
+  return std::find(std::begin(kRunKeys), std::end(kRunKeys), key) != std::end(kRunKeys);
+}
+
 }  // namespace
 
 void AppendKey(std::string& y, const char* indent, const std::string& key, const Carried& c) {
@@ -49,7 +56,8 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& first_phase, const 
   const Converted& first = conv[0];
 
   // What every job sets alike is fio's [global]: job:. The cell's own keys (scheduler, ...)
-  // go there too, the first job's value when they differ, with a comment.
+  // and those its jobs share go there too, the first job's value when they differ, with a
+  // comment and a loss.
   std::vector<std::string> global_keys, global_comments;
   std::set<std::string> global;
   for (const std::string& key : first.key_order) {
@@ -66,7 +74,7 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& first_phase, const 
       }
     }
     const OptionDef* def = FindOption(key);
-    if (same || (def != nullptr && !IsPerJobOption(*def))) {
+    if (same || (def != nullptr && !IsPerJobOption(*def)) || IsRunKey(key)) {
       global_keys.push_back(key);
       global.insert(key);
       if (!same) {
@@ -79,6 +87,21 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& first_phase, const 
                    true}},
                  result);
       }
+    }
+  }
+  for (const Converted& c : conv) {
+    for (std::string_view k : kRunKeys) {
+      const std::string run_key(k);
+      auto it = c.values.find(run_key);
+      if (first.values.count(run_key) || it == c.values.end()) continue;
+      global_comments.push_back(absl::StrCat(run_key, "=", it->second.value, " of job '", c.name,
+                                             "': not carried over: the jobs share job '",
+                                             first.name, "''s [changes the workload]"));
+      AddDrops({{it->second.where, absl::StrCat(run_key, "=", it->second.value),
+                 absl::StrCat("a cell's jobs share one ", run_key, ": job '", first.name,
+                              "''s (fio's default) is used"),
+                 true}},
+               result);
     }
   }
   for (const std::string& comment : first.comments) {
@@ -172,7 +195,7 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& first_phase, const 
     absl::StrAppend(&y, "  ", YamlScalar(name), ":\n");
     bool any = false;
     for (const std::string& key : c.key_order) {
-      if (global.count(key)) continue;
+      if (global.count(key) || IsRunKey(key)) continue;
       AppendKey(y, "    ", key, c.values.at(key));
       any = true;
     }

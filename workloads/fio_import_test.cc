@@ -769,5 +769,25 @@ TEST(FioImportTest, BufferedIsTheInverseOfDirectAndEscapedColonsAreOneFile) {
   EXPECT_THAT(imported->yaml, HasSubstr("filename=/dev/bsg/0:0:0:0 (c.fio:2): not a block device"));
 }
 
+// Jobs that run at once share one run's runtime, ramp_time and thread: the first job's,
+// and another job's own is a loss (the matrix still validates).
+TEST(FioImportTest, JobsAtOnceShareTheRunsClockAndLauncher) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(
+      "[global]\nfilename=/dev/sdb\n[a]\nruntime=10\n[b]\nruntime=20\n[c]\nthread\n", "run.fio");
+  ASSERT_TRUE(jobs.ok());
+  FioImport imported = Import(*jobs, "sd");
+  Matrix m = MustParse(imported);
+  ASSERT_EQ(m.cells[0].jobs_size(), 3);
+  for (const v1::NamedJob& job : m.cells[0].jobs()) {
+    EXPECT_EQ(job.job().runtime_ns(), 10'000'000'000u) << job.name();
+    EXPECT_FALSE(job.job().thread()) << job.name();
+  }
+  std::vector<std::string> lost;
+  for (const FioDrop& d : imported.dropped) {
+    if (d.changes_workload) lost.push_back(absl::StrCat(d.where, ": ", d.what));
+  }
+  EXPECT_THAT(lost, ElementsAre("run.fio:6: runtime of job 'b'", "run.fio:8: thread=1"));
+}
+
 }  // namespace
 }  // namespace blkbench::workloads
