@@ -292,6 +292,44 @@ TEST(CliTest, ImportOfAFioCommandLineRunsOnTheEngine) {
   EXPECT_THAT(err, HasSubstr("cannot read"));
 }
 
+// A job file that loses what changes the workload is refused (exit 1, nothing written),
+// every loss named with its file:line; --lossy writes it with the losses at its top.
+// Errors in the matrix written name --output's file, not the .fio.
+TEST(CliTest, ImportRefusesALossyJobFileUnlessLossy) {
+  testing::TempDir dir("cli_test");
+  const std::string fio = dir.File("engines.fio");
+  std::ofstream(fio) << "[global]\nfilename=/dev/nvme0n1\nioengine=null\n[a]\nrw=randread\n"
+                        "[b]\nstonewall\nrw=write\nbs=64k\n";
+  std::string out, err;
+  EXPECT_EQ(Cli({"import", fio}, &out, &err), 1);
+  EXPECT_EQ(out, "");
+  EXPECT_THAT(err, HasSubstr(fio + ":3: ioengine=null: lost, the workload changes: blkbench's "
+                                   "'ioengine' expects one of"));
+  EXPECT_THAT(err, HasSubstr(fio + ":6: job 'b': lost, the workload changes"));
+  EXPECT_THAT(err, HasSubstr("refused: the matrix would not run what " + fio + " runs"));
+
+  const std::string yaml = dir.File("engines.yaml");
+  ASSERT_EQ(Cli({"import", fio, "--lossy", "-o", yaml}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "");
+  std::string written;
+  std::getline(std::ifstream(yaml), written, '\0');
+  EXPECT_THAT(written,
+              ::testing::StartsWith("# LOSSY IMPORT: this matrix does not run what " + fio +
+                                    " runs. Lost:\n#   " + fio + ":3: ioengine=null: "));
+  EXPECT_EQ(Cli({"validate", yaml}, &out, &err), 0) << err;
+
+  // Nothing lost, but no class to name: written, exit 1, the error placed in the output.
+  const std::string bare = dir.File("bare.fio");
+  std::ofstream(bare) << "[j]\nrw=read\n";
+  const std::string bare_yaml = dir.File("bare.yaml");
+  EXPECT_EQ(Cli({"import", bare, "--output", bare_yaml}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr(bare_yaml + " does not validate; edit it:\n" + bare_yaml + ":"));
+  EXPECT_THAT(err, HasSubstr("key 'device_class': expected a device class"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr(bare + ":")));
+  EXPECT_EQ(Cli({"validate", bare_yaml}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("not a placeholder such as CHANGE-ME"));
+}
+
 // The matrix file is read once: the check's read is what the run uses. A FIFO holds
 // its text for one read only; a second open would block (ctest's timeout ends it).
 TEST(CliTest, SimAndValidateReadTheMatrixFileOnce) {
