@@ -163,7 +163,7 @@ print_section() {
   echo "$(free -g | awk '/Mem:/ {print $2}') GiB RAM, kernel $(uname -r), $(fio --version),"
   echo "liburing $(pkg-config --modversion liburing 2>/dev/null || echo '?'),"
   echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource),"
-  echo "scheduler of $(basename "$LOOP"): $(cat /sys/block/"$(basename "$LOOP")"/queue/scheduler),"
+  echo "scheduler of $(basename "$LOOP"): $(sed 's/ *$//' /sys/block/"$(basename "$LOOP")"/queue/scheduler),"
   echo "load average $LOAD_START at the start and $(cut -d' ' -f1-3 /proc/loadavg) at the end."
   echo "Run on $(date -u +%Y-%m-%d) by \`RUNTIME=$RUNTIME REPEATS=$REPEATS bench/executor_vs_fio.sh\`."
 }
