@@ -6,6 +6,7 @@
 // (fio_null_queue / _commit / _getevents / _event). fsync=N and end_fsync sync nothing.
 // The loop still opens the target as for any engine; reads leave the buffers as they are.
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -15,6 +16,10 @@
 namespace blkbench {
 namespace {
 
+// One ring slot: a pointer to a unit the loop lent.
+// NOLINTNEXTLINE(bugprone-sizeof-expression)
+constexpr size_t kSlotBytes = sizeof(IoUnit*);
+
 class NopEngine final : public IoEngine {
  public:
   bool Init(const EngineSetup& s) override;
@@ -23,7 +28,7 @@ class NopEngine final : public IoEngine {
   int GetEvents(uint32_t min, uint32_t max) override;
   IoUnit* Event(uint32_t i) override { return ring_[(taken_ + i) % depth_]; }
   int Sync(int /*fd*/) override { return 0; }
-  void Cleanup() override { UnmapMemory(ring_, depth_ * sizeof(IoUnit*)); }
+  void Cleanup() override { UnmapMemory(ring_, depth_ * kSlotBytes); }
 
  private:
   SubmitLog* log_ = nullptr;
@@ -37,7 +42,7 @@ class NopEngine final : public IoEngine {
 bool NopEngine::Init(const EngineSetup& s) {
   log_ = &s.log;
   depth_ = s.plan.job->iodepth;
-  ring_ = static_cast<IoUnit**>(MapMemory(depth_ * sizeof(IoUnit*), false, s.reporter));
+  ring_ = static_cast<IoUnit**>(MapMemory(depth_ * kSlotBytes, false, s.reporter));
   return ring_ != nullptr;
 }
 
