@@ -4,23 +4,22 @@
 # no-op engine: ours `nop` against fio's `null`), depth and job count. Runs are interleaved,
 # who goes first alternating (fio ours, ours fio, ...), and each cell is the median with the
 # min–max range of the repeats. Prints a Markdown section (for docs/performance.md, pasted by
-# hand) to stdout or to the file -o names; progress goes to stderr. Needs root (losetup),
-# fio, jq.
+# hand) to stdout or to --out FILE, never into the tree; progress goes to stderr. Needs
+# root (losetup), fio, jq.
 #
-# usage: bench/executor_vs_fio.sh [-o FILE] [BUILD_DIR]   (default BUILD_DIR: build)
+# usage: bench/executor_vs_fio.sh [--out FILE] [BUILD_DIR]   (default BUILD_DIR: build)
 # env:   RUNTIME=5 (s per run)  REPEATS=5  SIZE_MB=1024  ONLY=REGEX (rows whose label matches)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUT=""
-while getopts "o:h" opt; do
-  case $opt in
-    o) OUT=$OPTARG ;;
-    *) sed -n '2,11p' "$0" >&2; exit 2 ;;
+OUT="" BUILD=$ROOT/build
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out | -o) OUT="$2"; shift 2 ;;
+    -h | --help) sed -n 2,11p "$0"; exit 0 ;;
+    *) BUILD="$1"; shift ;;
   esac
 done
-shift $((OPTIND - 1))
-BUILD=${1:-$ROOT/build}
 BIN=$BUILD/agent/executor/blkbench-exec-bench
 RUNTIME=${RUNTIME:-5}
 REPEATS=${REPEATS:-5}
