@@ -292,6 +292,44 @@ TEST(CliTest, ImportOfAFioCommandLineRunsOnTheEngine) {
   EXPECT_THAT(err, HasSubstr("cannot read"));
 }
 
+// A job file that loses what changes the workload is refused (exit 1, nothing written),
+// every loss named with its file:line; --lossy writes it with the losses at its top.
+// Errors in the matrix written name --output's file, not the .fio.
+TEST(CliTest, ImportRefusesALossyJobFileUnlessLossy) {
+  testing::TempDir dir("cli_test");
+  const std::string fio = dir.File("engines.fio");
+  std::ofstream(fio) << "[global]\nfilename=/dev/nvme0n1\nioengine=null\n[a]\nrw=randread\n"
+                        "[b]\nstonewall\nrw=write\nbs=64k\n";
+  std::string out, err;
+  EXPECT_EQ(Cli({"import", fio}, &out, &err), 1);
+  EXPECT_EQ(out, "");
+  EXPECT_THAT(err, HasSubstr(fio + ":3: ioengine=null: lost, the workload changes: blkbench's "
+                                   "'ioengine' expects one of"));
+  EXPECT_THAT(err, HasSubstr(fio + ":6: job 'b': lost, the workload changes"));
+  EXPECT_THAT(err, HasSubstr("refused: the matrix would not run what " + fio + " runs"));
+
+  const std::string yaml = dir.File("engines.yaml");
+  ASSERT_EQ(Cli({"import", fio, "--lossy", "-o", yaml}, &out, &err), 0) << err;
+  EXPECT_EQ(out, "");
+  std::string written;
+  std::getline(std::ifstream(yaml), written, '\0');
+  EXPECT_THAT(written,
+              ::testing::StartsWith("# LOSSY IMPORT: this matrix does not run what " + fio +
+                                    " runs. Lost:\n#   " + fio + ":3: ioengine=null: "));
+  EXPECT_EQ(Cli({"validate", yaml}, &out, &err), 0) << err;
+
+  // Nothing lost, but no class to name: written, exit 1, the error placed in the output.
+  const std::string bare = dir.File("bare.fio");
+  std::ofstream(bare) << "[j]\nrw=read\n";
+  const std::string bare_yaml = dir.File("bare.yaml");
+  EXPECT_EQ(Cli({"import", bare, "--output", bare_yaml}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr(bare_yaml + " does not validate; edit it:\n" + bare_yaml + ":"));
+  EXPECT_THAT(err, HasSubstr("key 'device_class': expected a device class"));
+  EXPECT_THAT(err, ::testing::Not(HasSubstr(bare + ":")));
+  EXPECT_EQ(Cli({"validate", bare_yaml}, &out, &err), 1);
+  EXPECT_THAT(err, HasSubstr("not a placeholder such as CHANGE-ME"));
+}
+
 // The matrix file is read once: the check's read is what the run uses. A FIFO holds
 // its text for one read only; a second open would block (ctest's timeout ends it).
 TEST(CliTest, SimAndValidateReadTheMatrixFileOnce) {
@@ -517,6 +555,33 @@ TEST(FioJsonTest, SyncTotalIosIsTheExecutorsFsyncCount) {
   const auto& job = doc.fields().at("jobs").list_value().values(0).struct_value().fields();
   EXPECT_EQ(job.at("sync").struct_value().fields().at("total_ios").number_value(), 8);
   EXPECT_EQ(job.at("job options").struct_value().fields().at("fsync").string_value(), "32");
+}
+
+// `results --out DIR` with named jobs: one file per (cell, named job), named by both, so
+// two cells' "reader" jobs do not become reader.json and reader-2.json.
+TEST(FioJsonTest, NamedJobFilesNameTheirCell) {
+  v1::GetResultsResponse resp;
+  for (const char* bs : {"4k", "64k"}) {
+    v1::ResultRow* row = resp.add_rows();
+    v1::CellSpec* cell = row->mutable_cell();
+    cell->set_index(static_cast<uint32_t>(resp.rows_size() - 1));
+    cell->mutable_target()->set_device_class("nvme");
+    v1::AxisValue* axis = cell->add_axes();
+    axis->set_key("bs");
+    axis->set_value(bs);
+    for (const char* name : {"reader", "writer"}) cell->add_jobs()->set_name(name);
+    v1::Run* run = row->mutable_run();
+    run->set_id(static_cast<uint64_t>(resp.rows_size()));
+    run->set_cell_index(cell->index());
+    run->set_state(v1::RUN_DONE);
+    run->mutable_result()->set_duration_ns(1'000'000'000);
+    run->mutable_result()->add_jobs();
+    run->mutable_result()->add_jobs();
+  }
+  std::vector<std::string> names;
+  for (const FioJsonFile& f : FioJsonFiles(resp, {})) names.push_back(f.name);
+  EXPECT_THAT(names, ::testing::ElementsAre("bs-4k-reader.json", "bs-4k-writer.json",
+                                            "bs-64k-reader.json", "bs-64k-writer.json"));
 }
 
 // `sim --report` (and `blkbench report`) write one self-contained page whose plots are

@@ -637,7 +637,9 @@ std::vector<FioJsonFile> FioJsonFiles(const v1::GetResultsResponse& resp,
   std::vector<FioJsonFile> files;
   std::map<std::string, int> taken;
   for (const Job& job : jobs) {
-    std::string name = SafeName(job.name);
+    // A named job's file names its cell too: "<cell label>-<job>.json".
+    const std::string label = job.named >= 0 ? CellLabel(*job.cell) : "";
+    std::string name = SafeName(label.empty() ? job.name : absl::StrCat(label, "-", job.name));
     if (int n = taken[name]++; n > 0) absl::StrAppend(&name, "-", n + 1);
     files.push_back({absl::StrCat(name, ".json"), Document({&job}, options.plus)});
   }

@@ -53,17 +53,40 @@ int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     err << "blkbench import: " << jobs.status().message() << "\n";
     return 1;
   }
-  auto imported = workloads::ImportFio(
-      *jobs,
-      {.source = source, .device_class = Flag(a, "device-class"), .kernel = Flag(a, "kernel")});
+  const std::string output = Flag(a, "output");
+  workloads::FioImportOptions options{
+      .source = source, .device_class = Flag(a, "device-class"), .kernel = Flag(a, "kernel")};
+  if (!output.empty()) options.output_name = output;
+  auto imported = workloads::ImportFio(*jobs, options);
   if (!imported.ok()) {
     err << "blkbench import: " << imported.status().message() << "\n";
     return 1;
   }
-  out << imported->yaml;
+  // Every option not carried over, where the fio input has it.
+  for (const workloads::FioDrop& d : imported->dropped) {
+    err << "blkbench import: " << (d.where.empty() ? source : d.where) << ": " << d.what << ": "
+        << (d.changes_workload ? "lost, the workload changes: " : "not carried over: ") << d.why
+        << "\n";
+  }
   for (const std::string& note : imported->notes) err << "blkbench import: " << note << "\n";
+  if (imported->ChangesWorkload() && !a.flags.count("lossy")) {
+    err << "blkbench import: refused: the matrix would not run what " << source
+        << " runs (the losses above); --lossy writes it anyway, with them listed at its top\n";
+    return 1;
+  }
+  if (output.empty()) {
+    out << imported->yaml;
+  } else {
+    std::ofstream file(output, std::ios::trunc);
+    file << imported->yaml;
+    if (!file.flush()) {
+      err << "blkbench import: cannot write '" << output << "'\n";
+      return 1;
+    }
+  }
   if (!imported->problems.empty()) {
-    err << "blkbench import: the matrix above does not validate; edit it:\n"
+    err << "blkbench import: " << (output.empty() ? "the matrix above" : output)
+        << " does not validate; edit it:\n"
         << imported->problems << "\n";
     return 1;
   }

@@ -5,13 +5,17 @@
 // way fio does — `[global]` sections apply to the jobs after them, a job's own options
 // override them, on the command line options before the first `--name` are global —
 // and writes a matrix that `blkbench validate` accepts, with every fio option it could
-// not carry over as a comment that says why (never silently dropped). What each option
-// becomes is the matrix key table's business (job_options.h): an option the table knows
-// and whose value it accepts is carried over as written; anything else is a comment.
+// not carry over as a comment that says why and in `dropped` (never silently lost). What
+// each option becomes is the matrix key table's business (job_options.h): an option the
+// table knows and whose value it accepts is carried over as written; anything else is
+// dropped. A drop that makes the matrix run something else than fio would (an ioengine
+// or access pattern blkbench lacks, a job it cannot run) changes the workload: the caller
+// refuses the import unless told to be lossy, and the matrix then lists them at its top.
 //
 //   auto file = ParseFioJobFile(text, "seed.fio");          // or ParseFioCommandLine(argv)
 //   auto imported = ImportFio(*file, {.source = "seed.fio", .device_class = "sda"});
-//   std::cout << imported->yaml;                              // notes go to stderr
+//   if (imported->ChangesWorkload() && !lossy) refuse;       // dropped, notes: stderr
+//   std::cout << imported->yaml;
 #ifndef BLKBENCH_WORKLOADS_FIO_IMPORT_H_
 #define BLKBENCH_WORKLOADS_FIO_IMPORT_H_
 
@@ -36,6 +40,7 @@ struct FioOption {
 struct FioJob {
   std::string name;
   std::vector<FioOption> options;
+  std::string where;  // its section header or --name: "seed.fio:12", "argument 3"
 };
 
 struct FioJobs {
@@ -58,20 +63,39 @@ absl::StatusOr<FioJobs> ParseFioCommandLine(const std::vector<std::string>& argv
 
 struct FioImportOptions {
   std::string source;        // named in the header comment ("seed.fio", "the command line")
-  std::string device_class;  // target.device_class; "" = guessed from filename, flagged
+  std::string device_class;  // target.device_class; "" = from filename (flagged if guessed)
   std::string kernel;        // target.kernel; "" = none
+  // The name `problems` gives the matrix written: the output file, or "the matrix above"
+  // when it goes to stdout. Its lines and columns are the matrix's, not the fio file's.
+  std::string output_name = "the matrix above";
+};
+
+// A fio option or job the matrix does not carry over.
+struct FioDrop {
+  std::string where;  // "seed.fio:7", "argument 4"
+  std::string what;   // "ioengine=net", "job 'rand-read'"
+  std::string why;    // "blkbench's 'ioengine' expects one of io_uring, ..."
+  // The matrix runs something else than fio would: another engine, access pattern or
+  // size mix, fewer jobs. False for what only changes fio's reports and logs.
+  bool changes_workload = false;
 };
 
 struct FioImport {
-  std::string yaml;                // the matrix
+  std::string yaml;  // the matrix (drops that change the workload listed at its top)
+  // Every option and job not carried over, in input order, each once.
+  std::vector<FioDrop> dropped;
   std::vector<std::string> notes;  // what the user should confirm or know, one per line
   // ParseMatrix's errors for `yaml` ("" when it validates): what fio accepted and
   // blkbench does not, seen together (time_based with a runtime it could not carry over).
   std::string problems;
+
+  bool ChangesWorkload() const;
 };
 
-// The matrix for `jobs`, checked with ParseMatrix. Fails with InvalidArgument only when
-// there is no job.
+// The matrix for `jobs`, checked with ParseMatrix. Jobs that fio runs one phase after
+// another (stonewall) and that differ in one option only become that option's matrix
+// axis, one cell per phase; other phases are dropped. Fails with InvalidArgument only
+// when there is no job.
 absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions& options);
 
 // Whether `text` reads as a fio job file rather than YAML: its first line that is not

@@ -14,11 +14,14 @@
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "workloads/fio_import_jobs.h"
 #include "workloads/matrix.h"
+#include "workloads/yaml_scalar.h"
 
 namespace blkbench::workloads {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -274,8 +277,15 @@ rw=write
   EXPECT_EQ(cell.jobs(1).job().numjobs(), 2u);
   EXPECT_EQ(cell.jobs(1).job().iodepth(), 16u);
   EXPECT_TRUE(cell.jobs(0).job().direct());
-  EXPECT_THAT(imported.yaml, HasSubstr("# fio job 'after' waits for the jobs before it"));
-  EXPECT_THAT(imported.notes, ::testing::Contains(HasSubstr("'after' was not imported")));
+  EXPECT_THAT(imported.yaml,
+              HasSubstr("# fio job 'after' (fair.fio:18) runs after the jobs before it "
+                        "(stonewall) and was not imported: its phase has another number of "
+                        "jobs than the first"));
+  // A job fio runs and the matrix does not: the workload changes.
+  ASSERT_TRUE(imported.ChangesWorkload());
+  EXPECT_THAT(imported.yaml, ::testing::StartsWith("# LOSSY IMPORT: this matrix does not run "
+                                                   "what test runs. Lost:\n#   fair.fio:18: "
+                                                   "job 'after': it runs after"));
   ExpectNothingDropped(*jobs, imported.yaml);
 }
 
@@ -330,7 +340,7 @@ ioscheduler=bfq
   EXPECT_THAT(y, HasSubstr("# zonemode=zbd  (unsupported.fio:5): not carried over: zoned block "
                            "devices are not supported"));
   EXPECT_THAT(y, HasSubstr("# directory=/mnt  (unsupported.fio:6): not carried over"));
-  EXPECT_THAT(y, HasSubstr("# stonewall  (unsupported.fio:7): not carried over"));
+  EXPECT_THAT(y, HasSubstr("# stonewall  (unsupported.fio:7): fio's phases"));
   EXPECT_THAT(y, HasSubstr("several files per job"));
   EXPECT_EQ(m.cells[0].target().device_class(), "sd");  // from the first file
   EXPECT_EQ(m.cells[0].cgroup(), "one:500");
@@ -415,6 +425,372 @@ TEST(FioImportTest, AJobFileGivenAsAMatrixSaysToImportIt) {
   EXPECT_EQ(m.status().message(),
             "seed001.fio:1:1: this looks like a fio job file, not a matrix; convert it with "
             "'blkbench import seed001.fio'");
+}
+
+// A corpus in the shape of fio's own examples/*.fio (not installed by Debian's fio, so
+// written here): what each would lose, and whether that changes the workload.
+struct CorpusCase {
+  const char* name;
+  const char* text;
+  bool changes_workload;
+  const char* lost;  // a FioDrop as "where: what", or "" when nothing changes
+};
+const CorpusCase kCorpus[] = {
+    {"net.fio", "[global]\nioengine=net\nhostname=localhost\nport=8888\n[sender]\nrw=write\n", true,
+     "net.fio:2: ioengine=net"},
+    {"null.fio", "[null]\nioengine=null\nsize=100g\nrw=randread\n", true,
+     "null.fio:2: ioengine=null"},
+    {"uring-cmd.fio", "[cmd]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\n", true,
+     "uring-cmd.fio:3: ioengine=io_uring_cmd"},
+    {"zoned.fio",
+     "[z]\nfilename=/dev/nvme0n1\nrw=randread\nrandom_distribution=zoned:60/10:30/20:8/30:2/40\n",
+     true, "zoned.fio:4: random_distribution=zoned:60/10:30/20:8/30:2/40"},
+    {"split.fio", "[s]\nfilename=/dev/sdb\nrw=randrw\nbssplit=4k/50:64k/50,16k/100\n", true,
+     "split.fio:4: bssplit=4k/50:64k/50,16k/100"},
+    {"exitall.fio", "[e]\nfilename=/dev/sdb\nrw=read\nexitall\n", true, "exitall.fio:4: exitall"},
+    {"logs.fio",
+     "[l]\nfilename=/dev/sdb\nrw=read\nwrite_bw_log=l\nlog_avg_msec=100\ndisable_slat=1\n"
+     "percentile_list=99:99.9\n",
+     false, ""},
+    {"faithful.fio",
+     "[global]\nioengine=libaio\ndirect=1\niodepth=16\n[f]\nfilename=/dev/nvme0n1\nrw=randrw\n"
+     "rwmixread=70\nbssplit=4k/80:64k/20\nrandom_distribution=zipf:1.2\nnorandommap\n",
+     false, ""},
+    {"surface.fio",
+     "[global]\nfilename=/dev/sdc\n[write]\nrw=write\n[verify]\nstonewall\nrw=read\n"
+     "verify=crc32c\n",
+     true, "surface.fio:5: job 'verify'"},
+};
+
+TEST(FioImportTest, CorpusLossesAreListedWithTheirPlaceAndChangeTheWorkload) {
+  for (const CorpusCase& c : kCorpus) {
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<FioJobs> jobs = ParseFioJobFile(c.text, c.name);
+    ASSERT_TRUE(jobs.ok()) << jobs.status();
+    // The lossy matrix still validates: --lossy writes something that runs.
+    FioImport imported = Import(*jobs, "nvme");
+    MustParse(imported);
+    EXPECT_EQ(imported.ChangesWorkload(), c.changes_workload) << imported.yaml;
+    std::vector<std::string> lost, kept;
+    for (const FioDrop& d : imported.dropped) {
+      EXPECT_THAT(d.where, ::testing::StartsWith(std::string(c.name) + ":")) << d.what;
+      (d.changes_workload ? lost : kept).push_back(absl::StrCat(d.where, ": ", d.what));
+    }
+    if (c.changes_workload) {
+      const std::string want = c.lost;
+      EXPECT_THAT(lost, ::testing::Contains(want)) << imported.yaml;
+      EXPECT_THAT(imported.yaml, ::testing::StartsWith("# LOSSY IMPORT: this matrix does not run"));
+      EXPECT_THAT(imported.yaml, HasSubstr("#   " + want + ": "));
+    } else {
+      EXPECT_THAT(lost, ::testing::IsEmpty());
+      EXPECT_THAT(imported.yaml, Not(HasSubstr("LOSSY")));
+    }
+    ExpectNothingDropped(*jobs, imported.yaml);
+    const std::string path = absl::StrCat("/tmp/blkbench_fio_import_", getpid(), "_", c.name);
+    std::ofstream(path) << c.text;
+    std::string why;
+    EXPECT_TRUE(FioAccepts({path}, &why)) << why;
+    unlink(path.c_str());
+  }
+}
+
+// fio's reporting options are dropped but reported; the I/O is the same without them.
+TEST(FioImportTest, ReportOnlyOptionsAreReportedNotLost) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(kCorpus[6].text, "logs.fio");
+  ASSERT_TRUE(jobs.ok());
+  FioImport imported = Import(*jobs, "sd");
+  std::vector<std::string> kept;
+  for (const FioDrop& d : imported.dropped) kept.push_back(absl::StrCat(d.where, ": ", d.what));
+  EXPECT_THAT(kept, ElementsAre("logs.fio:4: write_bw_log=l", "logs.fio:6: disable_slat=1",
+                                "logs.fio:7: percentile_list=99:99.9"));
+  EXPECT_EQ(MustParse(imported).cells[0].job().log_avg_msec(), 100u);
+}
+
+// Phases that differ in one option (fio's examples/ssd-test.fio runs read, randread,
+// write and randwrite one after another) become that option's axis, in fio's order.
+TEST(FioImportTest, StonewallPhasesThatDifferInOneOptionBecomeAnAxis) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(R"([global]
+bs=4k
+ioengine=libaio
+iodepth=4
+size=1g
+direct=1
+runtime=60
+directory=/mnt/ssd
+filename=ssd.test.file
+
+[seq-read]
+rw=read
+stonewall
+
+[rand-read]
+readwrite=randread
+stonewall
+
+[seq-write]
+rw=write
+stonewall
+
+[rand-write]
+rw=randwrite
+stonewall
+)",
+                                                 "bench/ssd-test.fio");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  absl::StatusOr<FioImport> ok =
+      ImportFio(*jobs, {.source = "bench/ssd-test.fio", .device_class = "", .kernel = ""});
+  ASSERT_TRUE(ok.ok());
+  const FioImport& imported = *ok;
+  EXPECT_FALSE(imported.ChangesWorkload()) << imported.yaml;
+  Matrix m = MustParse(imported);
+  EXPECT_EQ(m.name, "ssd-test");
+  EXPECT_THAT(m.axes, ElementsAre("rw"));
+  ASSERT_EQ(m.cells.size(), 4u) << imported.yaml;
+  const v1::RwMode want[] = {v1::READ, v1::RANDREAD, v1::WRITE, v1::RANDWRITE};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(m.cells[i].job().rw(), want[i]) << i;
+    EXPECT_EQ(m.cells[i].job().iodepth(), 4u);
+    EXPECT_EQ(m.cells[i].job().ioengine(), v1::LIBAIO);
+    EXPECT_EQ(m.cells[i].target().device_class(), "file");  // a regular file: no guess
+  }
+  EXPECT_THAT(imported.yaml, HasSubstr("    - randread  # [rand-read] (bench/ssd-test.fio:15)\n"));
+  EXPECT_THAT(imported.yaml, Not(HasSubstr("not imported")));
+  EXPECT_THAT(imported.notes, ::testing::Contains(HasSubstr("phases became the axis rw")));
+  EXPECT_THAT(imported.notes, Not(::testing::Contains(HasSubstr("guessed"))));
+}
+
+// Phases of two jobs each, alike but for the block size: the axis varies both.
+TEST(FioImportTest, PhasesOfSeveralJobsBecomeAnAxisToo) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(R"([global]
+filename=/dev/nvme0n1
+rw=randread
+[r1]
+bs=4k
+[r2]
+bs=4k
+iodepth=8
+[r1-big]
+stonewall
+bs=128k
+[r2-big]
+bs=128k
+iodepth=8
+)",
+                                                 "two.fio");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  FioImport imported = Import(*jobs, "nvme");
+  EXPECT_FALSE(imported.ChangesWorkload()) << imported.yaml;
+  Matrix m = MustParse(imported);
+  ASSERT_EQ(m.cells.size(), 2u) << imported.yaml;
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ(m.cells[i].jobs_size(), 2) << imported.yaml;
+    EXPECT_EQ(m.cells[i].jobs(1).job().iodepth(), 8u);
+    EXPECT_EQ(m.cells[i].jobs(0).job().bs(), i == 0 ? 4096u : 131072u);
+    EXPECT_EQ(m.cells[i].jobs(1).job().bs(), i == 0 ? 4096u : 131072u);
+  }
+}
+
+// Phases that differ in two options, or repeat the first, are dropped and lost.
+TEST(FioImportTest, PhasesThatAreNoAxisAreLost) {
+  const std::pair<const char*, const char*> kCases[] = {
+      {"[a]\nrw=read\n[b]\nstonewall\nrw=write\nbs=64k\n", "differ in bs, rw"},
+      {"[a]\nrw=read\n[b]\nstonewall\nrw=read\n", "repeats the first"},
+      {"[a]\nrw=read\n[b]\nwait_for=a\nrw=write\nthinktime_iotime=1s\n", "does not carry"},
+  };
+  for (const auto& [text, why] : kCases) {
+    SCOPED_TRACE(text);
+    absl::StatusOr<FioJobs> jobs = ParseFioJobFile(text, "p.fio");
+    ASSERT_TRUE(jobs.ok());
+    FioImport imported = Import(*jobs, "nvme");
+    EXPECT_TRUE(imported.ChangesWorkload());
+    EXPECT_EQ(MustParse(imported).cells.size(), 1u);
+    bool found = false;
+    for (const FioDrop& d : imported.dropped) {
+      found |= d.what == "job 'b'" && d.where == "p.fio:3" && d.why.find(why) != std::string::npos;
+    }
+    EXPECT_TRUE(found) << imported.yaml;
+  }
+}
+
+// Every string reads back as itself through the project's matrix reader, as a name, a
+// description, a device class and a named job's name; reserved words are quoted.
+TEST(FioImportTest, YamlScalarRoundTripsThroughTheMatrixReader) {
+  const std::string kWords[] = {
+      "null",  "Null", "NULL", "~",  "true",  "False", "yes",         "No",
+      "on",    "OFF",  "y",    "n",  "123",   "0x1f",  "0o17",        "1e3",
+      "6.10",  "-1",   "+1",   ".5", "1_000", "1:30",  "2024-01-01",  ".inf",
+      "-.Inf", ".NaN", "<<",   "=",  "a: b",  "a #b",  "a#b",         "#x",
+      "-x",    "- x",  "?x",   ":x", "x:",    ",x",    "[x",          "]x",
+      "{x",    "}x",   "&x",   "*x", "!x",    "|x",    ">x",          "'x",
+      "\"x",   "%x",   "@x",   "`x", "x'y",   "x\"y",  "back\\slash", "sim:null_blk",
+      "nvme",  "a:b",  "ünï",
+  };
+  for (const std::string& w : kWords) {
+    SCOPED_TRACE(w);
+    const std::string q = YamlScalar(w);
+    const std::string yaml =
+        absl::StrCat("name: ", q, "\ndescription: ", q, "\njob: {rw: read}\njobs:\n  ", q,
+                     ": {bs: 8k}\ntarget:\n  device_class: ", q, "\n");
+    absl::StatusOr<Matrix> m = ParseMatrix(yaml, "w.yaml");
+    ASSERT_TRUE(m.ok()) << m.status() << "\n" << yaml;
+    EXPECT_EQ(m->name, w);
+    EXPECT_EQ(m->description, w);
+    ASSERT_EQ(m->cells.size(), 1u);
+    EXPECT_EQ(m->cells[0].jobs(0).name(), w);
+    EXPECT_EQ(m->cells[0].target().device_class(), w);
+  }
+  EXPECT_EQ(YamlScalar("yes"), "\"yes\"");
+  EXPECT_EQ(YamlScalar("6.10"), "\"6.10\"");
+  EXPECT_EQ(YamlScalar("a: b"), "\"a: b\"");
+  EXPECT_EQ(YamlScalar("a #b"), "\"a #b\"");
+  EXPECT_EQ(YamlScalar("tab\there"), "\"tab\\there\"");
+  EXPECT_EQ(YamlScalar("nvme"), "nvme");
+  EXPECT_EQ(YamlScalar("a:b"), "a:b");
+  EXPECT_EQ(YamlScalar("32", ScalarKind::kOptionValue), "32");
+  EXPECT_EQ(YamlScalar("32"), "\"32\"");
+  EXPECT_EQ(YamlScalar("on", ScalarKind::kOptionValue), "\"on\"");
+}
+
+// Import -> the project's reader -> the same values: job names and a description that
+// YAML would read as something else.
+TEST(FioImportTest, ImportedNamesRoundTrip) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(
+      "[global]\nfilename=/dev/nvme0n1\ndescription=a: b\n[yes]\nrw=read\n[123]\nrw=write\n"
+      "[on]\nrw=randread\n",
+      "names.fio");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  FioImport imported = Import(*jobs, "6.10");
+  Matrix m = MustParse(imported);
+  EXPECT_EQ(m.name, "yes");
+  EXPECT_EQ(m.description, "a: b");  // fio's own comment rule would take " #..." away
+  ASSERT_EQ(m.cells.size(), 1u);
+  ASSERT_EQ(m.cells[0].jobs_size(), 3);
+  EXPECT_EQ(m.cells[0].jobs(0).name(), "yes");
+  EXPECT_EQ(m.cells[0].jobs(1).name(), "123");
+  EXPECT_EQ(m.cells[0].jobs(2).name(), "on");
+  EXPECT_EQ(m.cells[0].target().device_class(), "6.10");
+}
+
+// Classes are guessed only from block devices' kernel names; a regular file is `file`;
+// anything else is the placeholder, which validate refuses, named in the matrix written.
+TEST(FioImportTest, ClassesAreGuessedFromBlockDeviceNamesOnly) {
+  const std::pair<const char*, ClassGuess> kCases[] = {
+      {"/dev/nvme0n1", {"nvme", true}},
+      {"/dev/nvme1n2p3", {"nvme", true}},
+      {"/dev/nvme0", {"", false}},
+      {"/dev/sda", {"sd", true}},
+      {"/dev/sdab2", {"sd", true}},
+      {"/dev/vdb", {"vd", true}},
+      {"/dev/xvda", {"xvd", true}},
+      {"/dev/nullb0", {"null_blk", true}},
+      {"/dev/loop3", {"loop", true}},
+      {"/dev/mmcblk0p1", {"mmc", true}},
+      {"/dev/dm-2", {"dm", true}},
+      {"/dev/mapper/vg-lv", {"dm", true}},
+      {"/dev/md127", {"md", true}},
+      {"/dev/null", {"", false}},
+      {"/dev/zero", {"", false}},
+      {"/dev/sg0", {"", false}},
+      {"/dev/disk/by-id/nvme-x", {"", false}},
+      {"/dev/snd", {"", false}},
+      {"fio-rand-read", {"file", false}},
+      {"/tmp/testfile", {"file", false}},
+  };
+  for (const auto& [path, want] : kCases) {
+    const ClassGuess got = GuessClass(path);
+    EXPECT_EQ(got.device_class, want.device_class) << path;
+    EXPECT_EQ(got.guessed, want.guessed) << path;
+  }
+  absl::StatusOr<FioJobs> sd = ParseFioJobFile("[j]\nfilename=/dev/sdc\n", "g.fio");
+  ASSERT_TRUE(sd.ok());
+  EXPECT_THAT(Import(*sd).yaml,
+              HasSubstr("device_class: sd  # guessed from filename=/dev/sdc (g.fio:2): confirm"));
+
+  absl::StatusOr<FioJobs> dev_null = ParseFioJobFile("[j]\nfilename=/dev/null\n", "n.fio");
+  ASSERT_TRUE(dev_null.ok());
+  auto imported = ImportFio(
+      *dev_null, {.source = "n.fio", .device_class = "", .kernel = "", .output_name = "n.yaml"});
+  ASSERT_TRUE(imported.ok());
+  EXPECT_THAT(imported->yaml, HasSubstr("device_class: CHANGE-ME"));
+  // Placed in the matrix written, named as its file, not as the .fio.
+  EXPECT_THAT(imported->problems, ::testing::StartsWith("n.yaml:"));
+  EXPECT_THAT(imported->problems, HasSubstr(":17: key 'device_class': expected a device class"));
+  EXPECT_THAT(imported->problems, HasSubstr("not a placeholder"));
+  EXPECT_THAT(imported->notes, ::testing::Contains(HasSubstr("not a block device name")));
+}
+
+// fio's aliases (fio --cmdhelp: "alias:") of the options blkbench runs.
+TEST(FioImportTest, FioAliasesAreTheirOptions) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(R"([a]
+filename=/dev/nvme0n1
+readwrite=randread
+blocksize_range=4k-16k
+io_limit=1g
+fileoffset=1m
+timeout=7
+time_based
+iodepth=16
+iodepth_batch=4
+iodepth_batch_complete=2
+)",
+                                                 "alias.fio");
+  ASSERT_TRUE(jobs.ok());
+  FioImport imported = Import(*jobs, "nvme");
+  EXPECT_TRUE(imported.dropped.empty()) << imported.yaml;
+  const v1::JobSpec job = MustParse(imported).cells[0].job();
+  EXPECT_EQ(job.rw(), v1::RANDREAD);
+  EXPECT_EQ(job.bs(), 4096u);
+  EXPECT_EQ(job.bs_max(), 16384u);
+  EXPECT_EQ(job.io_size(), 1u << 30);
+  EXPECT_EQ(job.offset(), 1u << 20);
+  EXPECT_EQ(job.runtime_ns(), 7'000'000'000u);
+  EXPECT_EQ(job.iodepth_batch_submit(), 4u);
+  EXPECT_EQ(job.iodepth_batch_complete_min(), 2u);
+  EXPECT_THAT(imported.yaml, HasSubstr("runtime: 7  # fio timeout (alias.fio:7)"));
+  // On the command line too: fio takes --timeout as the runtime of every job.
+  absl::StatusOr<FioJobs> cmd = ParseFioCommandLine({"--timeout=3", "--name=x", "--time_based"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(MustParse(Import(*cmd, "nvme")).cells[0].job().runtime_ns(), 3'000'000'000u);
+}
+
+// fio's buffered is the inverse of direct; a colon escaped with '\' is part of a name.
+TEST(FioImportTest, BufferedIsTheInverseOfDirectAndEscapedColonsAreOneFile) {
+  for (const auto& [option, direct] :
+       {std::pair{"buffered=0", true}, {"buffered=1", false}, {"buffered", false}}) {
+    absl::StatusOr<FioJobs> jobs =
+        ParseFioJobFile(absl::StrCat("[b]\nfilename=/dev/sdb\n", option, "\n"), "b.fio");
+    ASSERT_TRUE(jobs.ok());
+    FioImport imported = Import(*jobs, "sd");
+    EXPECT_TRUE(imported.dropped.empty()) << imported.yaml;
+    EXPECT_EQ(MustParse(imported).cells[0].job().direct(), direct) << option;
+    EXPECT_THAT(imported.yaml, HasSubstr("  # fio buffered (b.fio:3)"));
+  }
+  absl::StatusOr<FioJobs> bsg = ParseFioJobFile("[b]\nfilename=/dev/bsg/0\\:0\\:0\\:0\n", "c.fio");
+  ASSERT_TRUE(bsg.ok());
+  auto imported = ImportFio(*bsg, {.source = "c.fio", .device_class = "", .kernel = ""});
+  ASSERT_TRUE(imported.ok());
+  EXPECT_TRUE(imported->dropped.empty()) << imported->yaml;  // one file, not four
+  EXPECT_THAT(imported->yaml, HasSubstr("filename=/dev/bsg/0:0:0:0 (c.fio:2): not a block device"));
+}
+
+// Jobs that run at once share one run's runtime, ramp_time and thread: the first job's,
+// and another job's own is a loss (the matrix still validates).
+TEST(FioImportTest, JobsAtOnceShareTheRunsClockAndLauncher) {
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(
+      "[global]\nfilename=/dev/sdb\n[a]\nruntime=10\n[b]\nruntime=20\n[c]\nthread\n", "run.fio");
+  ASSERT_TRUE(jobs.ok());
+  FioImport imported = Import(*jobs, "sd");
+  Matrix m = MustParse(imported);
+  ASSERT_EQ(m.cells[0].jobs_size(), 3);
+  for (const v1::NamedJob& job : m.cells[0].jobs()) {
+    EXPECT_EQ(job.job().runtime_ns(), 10'000'000'000u) << job.name();
+    EXPECT_FALSE(job.job().thread()) << job.name();
+  }
+  std::vector<std::string> lost;
+  for (const FioDrop& d : imported.dropped) {
+    if (d.changes_workload) lost.push_back(absl::StrCat(d.where, ": ", d.what));
+  }
+  EXPECT_THAT(lost, ElementsAre("run.fio:6: runtime of job 'b'", "run.fio:8: thread=1"));
 }
 
 }  // namespace

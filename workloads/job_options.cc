@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
@@ -126,11 +127,25 @@ bool ApplyCgroup(std::string_view s, CellSpec& cell) {
   return true;
 }
 
-// Real classes are free-form labels; a simulated one names its model after "sim:". The
-// importer's placeholder is not a class: a matrix keeping it would validate and then wait
-// for an agent that offers "CHANGE-ME".
+// Words written where a class belongs until someone knows it (the importer writes
+// CHANGE-ME): never a class an agent offers, so a matrix keeping one would validate and
+// then wait for ever. Compared without case, '-', '_' and spaces; or anything in <>.
+bool IsPlaceholderClass(std::string_view s) {
+  constexpr std::string_view kPlaceholders[] = {"changeme", "todo",        "fixme", "xxx",
+                                                "tbd",      "placeholder", "class", "deviceclass"};
+  if (s.size() >= 2 && s.front() == '<' && s.back() == '>') return true;
+  std::string word;
+  for (char c : s) {
+    if (c != '-' && c != '_' && c != ' ')
+      word.push_back(absl::ascii_tolower(static_cast<unsigned char>(c)));
+  }
+  return std::find(std::begin(kPlaceholders), std::end(kPlaceholders), word) !=
+         std::end(kPlaceholders);
+}
+
+// Real classes are free-form labels; a simulated one names its model after "sim:".
 bool ApplyDeviceClass(std::string_view s, CellSpec& cell) {
-  if (s.empty() || s == "sim:" || s == "CHANGE-ME" || !LabelProblem(s).empty()) return false;
+  if (s.empty() || s == "sim:" || IsPlaceholderClass(s) || !LabelProblem(s).empty()) return false;
   cell.mutable_target()->set_device_class(std::string(s));
   return true;
 }
@@ -418,8 +433,8 @@ constexpr OptionDef kOptions[] = {
      }},
     // Where a cell may run.
     {"device_class", "device_class", Scope::kTarget,
-     "a device class of up to 128 printable characters (e.g. null_blk, nvme, sim:null_blk; "
-     "CHANGE-ME is the importer's placeholder for one)",
+     "a device class of up to 128 printable characters (e.g. null_blk, nvme, file, "
+     "sim:null_blk), not a placeholder such as CHANGE-ME, TODO or <class>",
      &ApplyDeviceClass},
     {"kernel", "kernel", Scope::kTarget, "a kernel release glob (e.g. 6.*) or sim:<profile>",
      &ApplyKernel},

@@ -172,6 +172,23 @@ TEST(MatrixErrorsTest, MissingDeviceClass) {
                   "m.yaml:2:24: key 'device_class': expected a device class of up to 128")));
 }
 
+// A placeholder (the importer writes CHANGE-ME) is not a class: a matrix keeping one would
+// validate, be submitted, and wait for an agent that offers it.
+TEST(MatrixErrorsTest, PlaceholderDeviceClassIsAnError) {
+  for (const char* placeholder : {"CHANGE-ME", "change_me", "TODO", "FIXME", "xxx", "<class>"}) {
+    EXPECT_THAT(Errors(absl::StrCat("name: x\ntarget:\n  device_class: '", placeholder, "'\n")),
+                ElementsAre(absl::StrCat(
+                    "m.yaml:3:17: key 'device_class': expected a device class of up to 128 "
+                    "printable characters (e.g. null_blk, nvme, file, sim:null_blk), not a "
+                    "placeholder such as CHANGE-ME, TODO or <class>, got '",
+                    placeholder, "'")));
+  }
+  // An axis of classes is checked value by value.
+  EXPECT_THAT(Errors("name: x\ntarget: {device_class: [sd, TBD]}\n"),
+              ElementsAre(HasSubstr("m.yaml:2:29: key 'device_class': expected a device class")));
+  EXPECT_TRUE(ParseMatrix("name: x\ntarget: {device_class: changed-me}\n", "m.yaml").ok());
+}
+
 TEST(MatrixErrorsTest, YamlSyntaxErrorHasPosition) {
   EXPECT_THAT(Errors("name: x\njob: {bs: [4k, 8k}\n"), ElementsAre(StartsWith("m.yaml:2:")));
   EXPECT_THAT(Errors("name: x\njob: {bs: [4k, 8k}\n")[0], HasSubstr("YAML syntax error"));

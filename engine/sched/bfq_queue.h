@@ -10,6 +10,7 @@
 
 #include "engine/sched/bfq.h"
 #include "engine/sched/bfq_wf2q.h"
+#include "engine/sched/flat_map.h"
 
 namespace blkbench::engine {
 
@@ -25,8 +26,8 @@ struct Bfq::Queue {
   uint32_t ioprio_level = 4;
   uint64_t creation_ns = 0;  // bfqq->creation_time
 
-  std::map<Key, SchedRequest*> sort_list;  // (sector, seq)
-  std::map<Key, SchedRequest*> fifo;       // (fifo_time, seq)
+  FlatMap<Key, SchedRequest*> sort_list;  // (sector, seq)
+  FlatMap<Key, SchedRequest*> fifo;       // (fifo_time, seq)
   SchedRequest* next_rq = nullptr;
   std::array<uint32_t, 2> queued{};  // [sync]
   uint32_t dispatched = 0;           // in the driver

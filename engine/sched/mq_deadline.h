@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/sched/elevator.h"
+#include "engine/sched/flat_map.h"
 
 namespace blkbench::engine {
 
@@ -125,8 +126,8 @@ class MqDeadline final : public Elevator {
   // struct dd_per_prio.
   struct PerPrio {
     std::deque<SchedRequest*> dispatch;
-    std::array<std::map<SortKey, SchedRequest*>, 2> sort_list;
-    std::array<std::map<FifoKey, SchedRequest*>, 2> fifo_list;
+    std::array<FlatMap<SortKey, SchedRequest*>, 2> sort_list;
+    std::array<FlatMap<FifoKey, SchedRequest*>, 2> fifo_list;
     std::array<uint64_t, 2> latest_pos{};    // 6.5+
     std::array<SchedRequest*, 2> next_rq{};  // < 6.5
     PrioStats stats;
@@ -167,7 +168,7 @@ class MqDeadline final : public Elevator {
   uint32_t async_depth_ = 0;
   std::array<PerPrio, kDdNumPrios> per_prio_;
   // Queue-wide back-merge hash (q->elevator->hash), keyed by end sector then seq.
-  std::map<std::pair<uint64_t, uint64_t>, SchedRequest*> hash_;
+  FlatMap<std::pair<uint64_t, uint64_t>, SchedRequest*> hash_;
   SchedRequest* last_merge_ = nullptr;  // q->last_merge
   int last_dir_ = kRead;                // dd->last_dir
   int batching_ = 0;                    // dd->batching

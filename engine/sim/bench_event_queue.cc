@@ -64,10 +64,10 @@ void BM_SimulatorHoldWithCancel(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-template <int Arity>
+template <typename Queue>
 void BM_HeapHold(benchmark::State& state) {
   const int64_t n = state.range(0);
-  EventHeap<Arity> heap;
+  Queue heap;
   Rng rng(1);
   uint64_t seq = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -84,8 +84,10 @@ void BM_HeapHold(benchmark::State& state) {
 
 BENCHMARK(BM_SimulatorHold)->Arg(64)->Arg(4096)->Arg(65536);
 BENCHMARK(BM_SimulatorHoldWithCancel)->Arg(64)->Arg(4096)->Arg(65536);
-BENCHMARK(BM_HeapHold<2>)->Arg(64)->Arg(4096)->Arg(65536);
-BENCHMARK(BM_HeapHold<4>)->Arg(64)->Arg(4096)->Arg(65536);
+BENCHMARK(BM_HeapHold<EventHeap<2>>)->Arg(16)->Arg(64)->Arg(4096)->Arg(65536);
+BENCHMARK(BM_HeapHold<EventHeap<4>>)->Arg(16)->Arg(64)->Arg(4096)->Arg(65536);
+BENCHMARK(BM_HeapHold<SortedEventQueue>)->Arg(16)->Arg(64)->Arg(512);
+BENCHMARK(BM_HeapHold<EventQueue>)->Arg(16)->Arg(64)->Arg(4096)->Arg(65536);
 
 }  // namespace
 }  // namespace blkbench::engine

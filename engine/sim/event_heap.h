@@ -1,11 +1,14 @@
-// A d-ary min-heap of event keys (time, sequence, node index) packed into 16 bytes.
-// Used by Simulator; templated on arity so bench_event_queue can compare 2 vs 4.
+// Queues of event keys (time, sequence, node index) packed into 16 bytes: a d-ary
+// min-heap, a sorted vector, and EventQueue over both. Simulator uses EventQueue (a sorted vector,
+// or a 4-ary heap when long); bench_event_queue compares them.
 #ifndef BLKBENCH_ENGINE_SIM_EVENT_HEAP_H_
 #define BLKBENCH_ENGINE_SIM_EVENT_HEAP_H_
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/sim/time.h"
@@ -61,6 +64,13 @@ class EventHeap {
     return result;
   }
 
+  // Replaces the contents with `keys` in any order (O(n)); TakeKeys empties the heap.
+  void Assign(std::vector<EventKey> keys) {
+    keys_ = std::move(keys);
+    Heapify();
+  }
+  std::vector<EventKey> TakeKeys() { return std::exchange(keys_, {}); }
+
   // Keeps only the keys for which keep(key) is true, then restores the heap in O(n).
   template <typename Pred>
   void Filter(Pred keep) {
@@ -69,11 +79,16 @@ class EventHeap {
       if (keep(key)) keys_[out++] = key;
     }
     keys_.resize(out);
-    if (out < 2) return;
-    for (size_t i = (out - 2) / Arity + 1; i-- > 0;) SiftDown(i, keys_[i]);
+    Heapify();
   }
 
  private:
+  void Heapify() {
+    const size_t n = keys_.size();
+    if (n < 2) return;
+    for (size_t i = (n - 2) / Arity + 1; i-- > 0;) SiftDown(i, keys_[i]);
+  }
+
   void SiftUp(size_t i) {
     EventKey key = keys_[i];
     while (i > 0) {
@@ -104,6 +119,121 @@ class EventHeap {
   }
 
   std::vector<EventKey> keys_;
+};
+
+// The same interface over a vector kept sorted latest-first, so the next event is the
+// last element: Pop is O(1) and Push scans from the back past the earlier keys only. A
+// simulated machine keeps tens of events pending and most new ones are due soon, so a
+// push moves a few keys where a heap's sift-down compares several children per level.
+// Filter keeps the order. Degrades to O(n) pushes for far-future events on a long queue;
+// bench_event_queue compares it with the heaps.
+class SortedEventQueue {
+ public:
+  bool empty() const { return keys_.empty(); }
+  size_t size() const { return keys_.size(); }
+  const EventKey& top() const {
+    assert(!keys_.empty());
+    return keys_.back();
+  }
+  void reserve(size_t n) { keys_.reserve(n); }
+  void clear() { keys_.clear(); }
+
+  void Push(EventKey key) {
+    // The first position whose key is earlier than `key` (the keys are latest first).
+    size_t lo = 0, hi = keys_.size();
+    while (lo < hi) {
+      const size_t mid = (lo + hi) / 2;
+      if (keys_[mid] < key) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    keys_.insert(keys_.begin() + static_cast<std::ptrdiff_t>(lo), key);
+  }
+
+  // REQUIRES: !empty().
+  EventKey Pop() {
+    assert(!keys_.empty());
+    EventKey result = keys_.back();
+    keys_.pop_back();
+    return result;
+  }
+
+  void Assign(std::vector<EventKey> keys) {
+    keys_ = std::move(keys);
+    std::sort(keys_.begin(), keys_.end(),
+              [](const EventKey& a, const EventKey& b) { return b < a; });
+  }
+  std::vector<EventKey> TakeKeys() { return std::exchange(keys_, {}); }
+
+  template <typename Pred>
+  void Filter(Pred keep) {
+    size_t out = 0;
+    for (const EventKey& key : keys_) {
+      if (keep(key)) keys_[out++] = key;
+    }
+    keys_.resize(out);
+  }
+
+ private:
+  std::vector<EventKey> keys_;  // latest first
+};
+
+// The simulator's queue: the sorted vector while few events are pending (the usual
+// case: tens), the 4-ary heap once more are (thousands of timers or requests in flight
+// would make every sorted push an O(n) move). Both pop in (time, order), so switching
+// changes nothing a run can see; the gap between the two thresholds keeps a queue near
+// one of them from switching back and forth.
+class EventQueue {
+ public:
+  static constexpr size_t kToHeap = 512;
+  static constexpr size_t kToSorted = 128;
+
+  bool empty() const { return heap_mode_ ? heap_.empty() : sorted_.empty(); }
+  size_t size() const { return heap_mode_ ? heap_.size() : sorted_.size(); }
+  const EventKey& top() const { return heap_mode_ ? heap_.top() : sorted_.top(); }
+  bool heap_mode() const { return heap_mode_; }
+  void reserve(size_t n) {
+    heap_.reserve(n);
+    sorted_.reserve(n);
+  }
+
+  void Push(EventKey key) {
+    if (heap_mode_) {
+      heap_.Push(key);
+      return;
+    }
+    sorted_.Push(key);
+    if (sorted_.size() > kToHeap) {
+      heap_.Assign(sorted_.TakeKeys());
+      heap_mode_ = true;
+    }
+  }
+
+  EventKey Pop() {
+    if (!heap_mode_) return sorted_.Pop();
+    const EventKey key = heap_.Pop();
+    if (heap_.size() < kToSorted) {
+      sorted_.Assign(heap_.TakeKeys());
+      heap_mode_ = false;
+    }
+    return key;
+  }
+
+  template <typename Pred>
+  void Filter(Pred keep) {
+    if (heap_mode_) {
+      heap_.Filter(keep);
+    } else {
+      sorted_.Filter(keep);
+    }
+  }
+
+ private:
+  bool heap_mode_ = false;
+  SortedEventQueue sorted_;
+  EventHeap<4> heap_;
 };
 
 }  // namespace blkbench::engine

@@ -5,44 +5,10 @@
 
 namespace blkbench::engine {
 
-uint32_t Simulator::AllocNode() {
-  if (!free_nodes_.empty()) {
-    uint32_t index = free_nodes_.back();
-    free_nodes_.pop_back();
-    return index;
-  }
-  assert(nodes_.size() < EventKey::kMaxNodes);
-  nodes_.emplace_back();
-  return static_cast<uint32_t>(nodes_.size() - 1);
-}
-
-void Simulator::FreeNode(uint32_t index) {
-  Node& node = nodes_[index];
-  node.live = false;
-  node.target = nullptr;
-  if (++node.generation == 0) node.generation = 1;  // 0 would make MakeId(0, 0) == {}
-  free_nodes_.push_back(index);
-}
-
 void Simulator::Reserve(size_t n) {
   heap_.reserve(n);
   nodes_.reserve(n);
   free_nodes_.reserve(n);
-}
-
-EventId Simulator::Schedule(SimTime at, EventHandler* target, uint32_t kind, uint64_t arg) {
-  assert(at >= now_);
-  assert(target != nullptr);
-  assert(next_sequence_ < EventKey::kMaxSequence);
-  uint32_t index = AllocNode();
-  Node& node = nodes_[index];
-  node.target = target;
-  node.kind = kind;
-  node.arg = arg;
-  node.live = true;
-  heap_.Push(EventKey{at, (next_sequence_++ << EventKey::kNodeBits) | index});
-  ++live_;
-  return MakeId(index, node.generation);
 }
 
 bool Simulator::IsPending(EventId id) const {

@@ -3,6 +3,7 @@
 #ifndef BLKBENCH_ENGINE_SIM_SIMULATOR_H_
 #define BLKBENCH_ENGINE_SIM_SIMULATOR_H_
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -105,7 +106,7 @@ class Simulator {
   bool SkipDead();
   void MaybeCompact();
 
-  EventHeap<4> heap_;
+  EventQueue heap_;
   std::vector<Node> nodes_;
   std::vector<uint32_t> free_nodes_;
   SimTime now_ = 0;
@@ -117,6 +118,41 @@ class Simulator {
   bool stop_requested_ = false;
   TraceHash trace_;
 };
+
+// Inline: every component schedules several events per request.
+inline uint32_t Simulator::AllocNode() {
+  if (!free_nodes_.empty()) {
+    uint32_t index = free_nodes_.back();
+    free_nodes_.pop_back();
+    return index;
+  }
+  assert(nodes_.size() < EventKey::kMaxNodes);
+  nodes_.emplace_back();
+  return static_cast<uint32_t>(nodes_.size() - 1);
+}
+
+inline void Simulator::FreeNode(uint32_t index) {
+  Node& node = nodes_[index];
+  node.live = false;
+  node.target = nullptr;
+  if (++node.generation == 0) node.generation = 1;  // 0 would make MakeId(0, 0) == {}
+  free_nodes_.push_back(index);
+}
+
+inline EventId Simulator::Schedule(SimTime at, EventHandler* target, uint32_t kind, uint64_t arg) {
+  assert(at >= now_);
+  assert(target != nullptr);
+  assert(next_sequence_ < EventKey::kMaxSequence);
+  uint32_t index = AllocNode();
+  Node& node = nodes_[index];
+  node.target = target;
+  node.kind = kind;
+  node.arg = arg;
+  node.live = true;
+  heap_.Push(EventKey{at, (next_sequence_++ << EventKey::kNodeBits) | index});
+  ++live_;
+  return MakeId(index, node.generation);
+}
 
 }  // namespace blkbench::engine
 

@@ -198,5 +198,67 @@ TEST(EventHeapTest, BinaryAndQuaternaryAgree) {
   EXPECT_TRUE(h4.empty());
 }
 
+// The simulator's sorted queue pops in the heaps' order, with pushes and pops mixed as a
+// run mixes them (most new events due soon, some far ahead) and a Filter in between.
+TEST(EventHeapTest, SortedQueueAgreesWithTheHeap) {
+  EventHeap<4> heap;
+  SortedEventQueue sorted;
+  Rng rng(11);
+  SimTime now = 0;
+  uint64_t seq = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int pushes = static_cast<int>(rng.Uniform(3));
+    for (int p = 0; p < pushes; ++p) {
+      const SimTime at = now + (rng.Uniform(10) == 0 ? rng.Uniform(1'000'000) : rng.Uniform(50));
+      const EventKey k{at, (seq++ << EventKey::kNodeBits) | (seq & 0xff)};
+      heap.Push(k);
+      sorted.Push(k);
+    }
+    if (round % 5000 == 4999) {
+      heap.Filter([](const EventKey& k) { return k.sequence() % 7 != 0; });
+      sorted.Filter([](const EventKey& k) { return k.sequence() % 7 != 0; });
+    }
+    ASSERT_EQ(heap.size(), sorted.size());
+    if (!heap.empty() && rng.Uniform(2) == 0) {
+      ASSERT_EQ(heap.top().order, sorted.top().order);
+      const EventKey a = heap.Pop(), b = sorted.Pop();
+      ASSERT_EQ(a.time, b.time);
+      ASSERT_EQ(a.order, b.order);
+      now = a.time;
+    }
+  }
+  while (!heap.empty()) ASSERT_EQ(heap.Pop().order, sorted.Pop().order);
+  EXPECT_TRUE(sorted.empty());
+}
+
+// EventQueue switches to the heap past kToHeap pending and back below kToSorted; the
+// order it pops in never changes.
+TEST(EventHeapTest, EventQueueKeepsItsOrderAcrossTheSwitch) {
+  EventHeap<2> ref;
+  EventQueue queue;
+  Rng rng(13);
+  uint64_t seq = 0;
+  SimTime now = 0;
+  bool was_heap = false, back_to_sorted = false;
+  for (const size_t target : {300, 2000, 50, 1500, 10, 0}) {
+    while (ref.size() < target) {
+      const EventKey k{now + rng.Uniform(100'000), seq++ << EventKey::kNodeBits};
+      ref.Push(k);
+      queue.Push(k);
+    }
+    while (ref.size() > target) {
+      const EventKey a = ref.Pop(), b = queue.Pop();
+      ASSERT_EQ(a.order, b.order);
+      now = a.time;
+    }
+    was_heap = was_heap || queue.heap_mode();
+    back_to_sorted = back_to_sorted || (was_heap && !queue.heap_mode());
+    ASSERT_EQ(queue.size(), ref.size());
+  }
+  EXPECT_TRUE(was_heap);
+  EXPECT_TRUE(back_to_sorted);
+  EXPECT_TRUE(queue.empty());
+}
+
 }  // namespace
 }  // namespace blkbench::engine
