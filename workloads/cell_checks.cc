@@ -30,10 +30,17 @@ void CheckJob(const v1::JobSpec& job, const std::string& name, const v1::Target&
               std::vector<CellIssue>& issues) {
   const std::string prefix = name.empty() ? "" : absl::StrCat("job '", name, "': ");
   // fio's job rules and the engines' limits: common/resolved_job.h, the one place.
-  for (JobProblem& p : ResolveJob(job).problems) {
+  JobResolution resolved = ResolveJob(job);
+  for (JobProblem& p : resolved.problems) {
     issues.push_back({std::move(p.keys), absl::StrCat(prefix, p.message), name});
   }
   if (!IsSimulated(target.device_class())) return;
+  if (std::string why = SimulatedJobProblem(resolved.job);
+      resolved.problems.empty() && !why.empty()) {
+    issues.push_back({{"ioengine", "device_class"},
+                      absl::StrCat(prefix, why, " (device_class '", target.device_class(), "')"),
+                      name});
+  }
   // fio options the engine's job loop does not model: an error, never silently ignored.
   const struct {
     std::string_view key;

@@ -302,7 +302,9 @@ constexpr std::string_view kBsRange =
     "reads and writes)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
 // common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
-constexpr std::string_view kIoengineChoices = "one of io_uring, libaio, psync, sync, pvsync2";
+// fio's null is YAML's empty value unquoted: the hint says how to write it.
+constexpr std::string_view kIoengineChoices =
+    "one of io_uring, libaio, psync, sync, pvsync2, nop (fio's null: write nop or \"null\")";
 constexpr std::string_view kDuration = "a duration (e.g. 30s, 500ms, 2m; a bare number is seconds)";
 
 constexpr OptionDef kOptions[] = {

@@ -176,6 +176,10 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
       return absl::InvalidArgumentError(
           absl::StrCat("job '", cj.name, "': ", resolved.status().message()));
     }
+    if (std::string why = SimulatedJobProblem(*resolved); !why.empty()) {
+      return absl::InvalidArgumentError(
+          cj.name.empty() ? why : absl::StrCat("job '", cj.name, "': ", why));
+    }
     JobOptions& o = c.jobs.emplace_back();
     static_cast<ResolvedJob&>(o) = *std::move(resolved);
     o.name = cj.name;
