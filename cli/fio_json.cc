@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cell_label.h"
 #include "common/histogram.h"
+#include "common/iosched_tunables.h"
 #include "common/resolved_job.h"
 #include "common/units.h"
 
@@ -505,6 +506,11 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   }
   if (job.cell->queue().max_sectors_kb()) {
     j.Str("max_sectors_kb", absl::StrCat(job.cell->queue().max_sectors_kb()));
+  }
+  // The scheduler's tunables the cell set (fifo_batch, slice_idle, ...), in write order.
+  for (const IoschedTunableDef& def : IoschedTunables()) {
+    const auto it = job.cell->queue().iosched().find(std::string(def.name));
+    if (it != job.cell->queue().iosched().end()) j.Str(std::string(def.name), it->second);
   }
   j.Close();
 }
