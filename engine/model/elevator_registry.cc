@@ -1,7 +1,7 @@
 // The registered elevators (the kernel's elv_list) and the factory of each: how it is
 // built from the cell's kernel profile, patch flags and configuration. Adding an
 // elevator = its files in engine/sched/ and one line in kBuiltin.
-#include "engine/sched/elevator_registry.h"
+#include "engine/model/elevator_registry.h"
 
 #include <algorithm>
 #include <cassert>
