@@ -21,7 +21,8 @@ struct DaemonManInfo {
 };
 
 // The roff source of `info.program`(8): NAME, SYNOPSIS, DESCRIPTION, OPTIONS (the flags
-// --help lists, sorted, each with its help and default), FILES, SEE ALSO. `version` goes in the page's footer.
+// --help lists, sorted, each with its help and default), FILES, SEE ALSO. `version` goes in the
+// page's footer.
 std::string DaemonManPage(const DaemonManInfo& info, const std::string& version);
 
 // With --man on the command line (after absl::ParseCommandLine): prints the page to

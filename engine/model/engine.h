@@ -22,13 +22,13 @@
 #include "engine/model/blk_mq.h"
 #include "engine/model/completion.h"
 #include "engine/model/config.h"
+#include "engine/model/elevator_registry.h"
 #include "engine/model/hw_queues.h"
 #include "engine/model/measurements.h"
 #include "engine/model/sched_path.h"
 #include "engine/model/submission.h"
 #include "engine/model/tracer.h"
 #include "engine/sched/elevator.h"
-#include "engine/model/elevator_registry.h"
 #include "engine/sim/spinlock.h"
 
 namespace blkbench::engine {
