@@ -104,6 +104,7 @@ absl::StatusOr<v1::GetHistoryResponse> BuildHistory(const std::vector<v1::Experi
   out.set_higher_is_better(def.direction == Direction::kHigherIsBetter);
 
   std::vector<const v1::Experiment*> ordered;
+  ordered.reserve(experiments.size());
   for (const v1::Experiment& e : experiments) ordered.push_back(&e);
   std::sort(ordered.begin(), ordered.end(), [](const v1::Experiment* a, const v1::Experiment* b) {
     return std::make_pair(a->created_unix_ms(), a->id()) <

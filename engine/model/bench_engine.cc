@@ -2,9 +2,8 @@
 // per wall-clock second) for a CPU-bound null_blk workload (with each elevator) and a
 // seek-bound HDD workload. CPU time is the process's, so a busy machine slows the wall
 // figure but not the CPU one.
-#include <time.h>
-
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "blkbench/v1/workload.pb.h"

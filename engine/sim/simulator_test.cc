@@ -210,7 +210,8 @@ TEST(EventHeapTest, SortedQueueAgreesWithTheHeap) {
     const int pushes = static_cast<int>(rng.Uniform(3));
     for (int p = 0; p < pushes; ++p) {
       const SimTime at = now + (rng.Uniform(10) == 0 ? rng.Uniform(1'000'000) : rng.Uniform(50));
-      const EventKey k{at, (seq++ << EventKey::kNodeBits) | (seq & 0xff)};
+      const EventKey k{at, (seq << EventKey::kNodeBits) | (seq & 0xff)};
+      ++seq;
       heap.Push(k);
       sorted.Push(k);
     }
