@@ -18,6 +18,11 @@
 # Changed files: .cc files and the .cc beside each changed header, against the merge base
 # with origin/main or main (BLKBENCH_TIDY_BASE=REV to choose another), plus untracked ones.
 # A file that fails tidy fails the run at the end, after every file is checked.
+# Clean results are cached (BLKBENCH_TIDY_CACHE, default ~/.cache/blkbench-tidy; =off to
+# not use it): a file is checked again only when the file, a header it includes (as the
+# build's ninja deps list them), its compile command, .clang-tidy or clang-tidy itself
+# changed. The cache decides only whether to repeat a check with identical inputs, so it
+# changes how long a run takes, never what it finds; findings are never cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=default
@@ -99,18 +104,86 @@ if [ "${BLKBENCH_TIDY_STRICT:-0}" = 1 ]; then
 fi
 
 start=$(date +%s)
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cache="${BLKBENCH_TIDY_CACHE:-$HOME/.cache/blkbench-tidy}"
+[ "$cache" = off ] || mkdir -p "$cache"
+# keys FILE...: "FILE KEY" per file, KEY a hash of everything clang-tidy reads for it
+# ("-" when the build has no deps for it: never cached).
+keys() {
+  if [ "$cache" = off ]; then
+    printf '%s -\n' "$@"
+    return
+  fi
+  python3 - "$build" "$@" <<'EOF'
+import hashlib, json, os, re, subprocess, sys
+build, files = sys.argv[1], sys.argv[2:]
+root = os.getcwd()
+version = subprocess.run(["clang-tidy", "--version"], capture_output=True, text=True).stdout
+config = open(".clang-tidy", "rb").read() if os.path.exists(".clang-tidy") else b""
+commands = {}
+for e in json.load(open(os.path.join(build, "compile_commands.json"))):
+    commands[os.path.relpath(os.path.join(e["directory"], e["file"]), root)] = e
+# ninja -t deps: "OBJECT: #deps N, deps mtime M (VALID)", then one indented path a line.
+deps, obj = {}, None
+out = subprocess.run(["ninja", "-C", build, "-t", "deps"], capture_output=True, text=True).stdout
+for line in out.splitlines():
+    if line and not line.startswith(" "):
+        obj = line.split(":")[0] if "(VALID)" in line else None
+        if obj:
+            deps[obj] = []
+    elif obj and line.strip():
+        deps[obj].append(line.strip())
+digests = {}
+def digest(path):
+    if path not in digests:
+        try:
+            digests[path] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+        except OSError:
+            digests[path] = "missing"
+    return digests[path]
+for f in files:
+    e = commands.get(f)
+    m = re.search(r"(?:^|\s)-o\s+(\S+)", e["command"]) if e else None
+    if not m or m.group(1) not in deps:
+        print(f, "-")
+        continue
+    h = hashlib.sha256()
+    h.update(version.encode() + config + json.dumps(e, sort_keys=True).encode())
+    for d in deps[m.group(1)]:
+        path = os.path.normpath(os.path.join(e["directory"], d))
+        h.update(path.encode() + b"\0" + digest(path).encode())
+    print(f, h.hexdigest())
+EOF
+}
 failed=0
 warned=0
-run_files() {  # run_files fatal|warn FILE...: clang-tidy on each file, $jobs in parallel
+cached=0
+run_files() {  # run_files fatal|warn FILE...: clang-tidy on each file not cached, $jobs at once
   local kind="$1"
   shift
   [ "$#" -gt 0 ] || return 0
-  if ! printf '%s\n' "$@" | xargs -P "$jobs" -n 1 clang-tidy -p "$build" --quiet >"$log" 2>&1; then
+  local todo=() file key
+  while read -r file key; do
+    if [ "$key" != - ] && [ -e "$cache/$key" ]; then
+      cached=$((cached + 1))
+    else
+      todo+=("$file" "$key")
+    fi
+  done < <(keys "$@")
+  [ "${#todo[@]}" -gt 0 ] || return 0
+  # Each file: its own log, and its cache entry when clang-tidy exits 0 and says nothing.
+  if ! printf '%s\n' "${todo[@]}" |
+      CACHE="$cache" BUILD="$build" TMP="$tmp" xargs -d '\n' -P "$jobs" -n 2 sh -c '
+        log="$TMP/$(printf %s "$0" | tr / _).log"
+        clang-tidy -p "$BUILD" --quiet "$0" >"$log" 2>&1 || exit 1
+        if [ "$1" != - ] && [ "$CACHE" != off ] && ! grep -q "warning:\|error:" "$log"; then
+          touch "$CACHE/$1"
+        fi'; then
     if [ "$kind" = fatal ]; then failed=1; else warned=1; fi
   fi
-  grep -E 'warning:|error:' -A3 "$log" | grep -v 'warnings generated' || true
+  cat "$tmp"/*.log 2>/dev/null | grep -E 'warning:|error:' -A3 | grep -v 'warnings generated' || true
+  rm -f "$tmp"/*.log
 }
 case "$mode" in
   part) echo "tidy: part $part of the tree: ${#fatal[@]} of ${#in_db[@]} files" ;;
@@ -119,7 +192,7 @@ case "$mode" in
 esac
 run_files fatal "${fatal[@]}"
 run_files warn "${rest[@]}"
-echo "tidy: $(( ${#fatal[@]} + ${#rest[@]} )) of ${#in_db[@]} files checked in $(( $(date +%s) - start ))s"
+echo "tidy: $(( ${#fatal[@]} + ${#rest[@]} )) of ${#in_db[@]} files checked in $(( $(date +%s) - start ))s ($cached of them clean in the cache)"
 if [ "$warned" != 0 ]; then
   echo "tidy: findings above in files this branch did not change (not fatal unless BLKBENCH_TIDY_STRICT=1)" >&2
 fi
