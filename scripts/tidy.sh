@@ -99,6 +99,8 @@ for entry in "${in_db[@]}"; do
     rest+=("$f")
   fi
 done
+n_changed=${#fatal[@]}
+n_rest=${#rest[@]}
 if [ "${BLKBENCH_TIDY_STRICT:-0}" = 1 ]; then
   fatal+=("${rest[@]}")
   rest=()
@@ -189,7 +191,7 @@ run_files() {  # run_files fatal|warn FILE...: clang-tidy on each file not cache
 case "$mode" in
   part) echo "tidy: part $part of the tree: ${#fatal[@]} of ${#in_db[@]} files" ;;
   changed) echo "tidy: ${#fatal[@]} changed file(s) since ${base:0:12}" ;;
-  *) echo "tidy: ${#fatal[@]} file(s) changed since ${base:0:12} or strict, then ${#rest[@]} others (part $part)" ;;
+  *) echo "tidy: $n_changed changed file(s) since ${base:0:12} (fatal), then the $n_rest others of part $part of the tree" ;;
 esac
 run_files fatal "${fatal[@]}"
 run_files warn "${rest[@]}"
