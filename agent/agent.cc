@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/cell/sim_device.h"
 #include "agent/device/host_facts.h"
+#include "common/build_info.h"
 #include "common/log/log.h"
 #include "common/metrics/free_memory.h"
 #include "common/tls/credentials.h"
@@ -185,7 +186,7 @@ grpc::Status Agent::Session() {
 v1::Register Agent::MakeRegister() {
   v1::Register reg;
   reg.set_agent_id(config_.agent_id);
-  reg.set_version("0.1.0");
+  reg.set_version(BuildVersion());  // the CMake project version (common/build_info.h)
   reg.set_metrics_address(config_.metrics_listen);
   reg.set_instance_id(instance_id_);
   {

@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "agent/agent.h"
 #include "agent/run_executor.h"
+#include "common/build_info.h"
 #include "common/clock.h"
 #include "common/testing/loop_device.h"
 #include "grpcpp/grpcpp.h"
@@ -287,7 +288,10 @@ class AgentProtocolTest : public ::testing::Test {
 
   // Waits for the agent's Register and the heartbeat it sends once registered.
   void Handshake() {
-    ASSERT_TRUE(fake_->Next([](const v1::AgentMessage& m) { return m.has_register_(); }, kWait));
+    std::optional<v1::AgentMessage> reg =
+        fake_->Next([](const v1::AgentMessage& m) { return m.has_register_(); }, kWait);
+    ASSERT_TRUE(reg);
+    EXPECT_EQ(reg->register_().version(), BuildVersion());  // the binary's, not a literal
     ASSERT_TRUE(fake_->Next(AnyHeartbeat(), kWait));
   }
 

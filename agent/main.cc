@@ -19,6 +19,7 @@
 #include "agent/runners.h"
 #include "common/daemon_flags.h"
 #include "common/log/log.h"
+#include "common/man/daemon_man_page.h"
 #include "common/tls/pki.h"
 
 ABSL_FLAG(std::string, config, "/etc/blkbench/agent.yaml", "agent config file (YAML)");
@@ -29,9 +30,43 @@ ABSL_FLAG(bool, insecure, false,
 ABSL_FLAG(std::optional<std::string>, metrics_listen, std::nullopt,
           "override the config's metrics_listen (Prometheus /metrics host:port, '' for none)");
 
+namespace {
+
+// blkbench-agent(8): the text around the flags (`blkbench-agent --man`).
+blkbench::DaemonManInfo ManInfo() {
+  return {
+      .program = "blkbench-agent",
+      .summary = "the blkbench agent daemon, runs benchmarks on this machine's devices",
+      .synopsis = {"blkbench-agent [--config FILE] [--controller ADDR] [options]"},
+      .description =
+          {"The agent of blkbench, a block-layer benchmarking service. It dials the "
+           "controller (blkbench-controller(8)), offers the devices its configuration "
+           "allowlists (and simulated sim: devices, and VM test hosts' devices), and runs the "
+           "benchmark runs placed on them: it sets the queue settings a run asks for, runs "
+           "the I/O, streams samples and the result, and restores every setting afterwards. "
+           "Only allowlisted devices are ever touched; one that is mounted, has holders, is "
+           "swap, carries a signature or is no longer the device recorded at registration "
+           "is refused. After a crash it restores what a run left changed before it "
+           "connects again.",
+           "Its configuration is a YAML file (--config); the package installs "
+           "/etc/blkbench/agent.yaml with every setting commented out, and "
+           "/usr/share/blkbench/config/agent.example.yaml explains each one. The packaged "
+           "systemd unit blkbench-agent.service runs it as root with a bounded capability "
+           "set; the package neither enables nor starts it."},
+      .files = {{"/etc/blkbench/agent.yaml", "the configuration (a conffile of the package)"},
+                {"/etc/blkbench/tls/", "the lab PKI: ca.pem and this agent's certificate and key"},
+                {"/var/lib/blkbench-agent/", "the journal of original queue settings"},
+                {"/usr/share/blkbench/profiles/", "machine profiles of the simulated devices"}},
+      .see_also = {"blkbench(1)", "blkbench-controller(8)", "wipefs(8)"},
+  };
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   blkbench::InitDaemonFlags("blkbench-agent", "blkbench-agent --config agent.yaml [flags]");
   absl::ParseCommandLine(argc, argv);
+  if (blkbench::PrintManPageIfAsked(ManInfo())) return 0;
   auto config = blkbench::LoadAgentConfig(absl::GetFlag(FLAGS_config));
   if (!config.ok()) {
     fprintf(stderr, "blkbench-agent: %s\n", std::string(config.status().message()).c_str());

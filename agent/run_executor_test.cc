@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "agent/cell/sim_device.h"
+#include "agent/device/sysfs.h"
 #include "agent/runners.h"
 #include "common/testing/loop_device.h"
 #include "engine/model/engine_runner.h"
@@ -138,6 +140,65 @@ TEST_F(RunExecutorTest, QueueSettingsAppliedDuringRunAndRestoredAfter) {
   EXPECT_EQ(f.result().device().kernel_name(), loop->name());
   EXPECT_EQ(loop->SysfsQueue("scheduler"), sched);
   EXPECT_EQ(loop->SysfsQueue("nr_requests"), nr);
+}
+
+// The scheduler's tunables: in force during the run (applied.iosched) and the device as an
+// admin left it afterwards (mq-deadline with fifo_batch 7), whether the run succeeded,
+// failed after the device was prepared (a CPU the host lacks) or was cancelled.
+TEST_F(RunExecutorTest, TunablesAppliedDuringRunAndRestoredAfterSuccessFailureAndCancel) {
+  auto loop = LoopDevice::Create(16);
+  if (!loop) GTEST_SKIP() << "loop devices unavailable";
+  if (loop->SysfsQueue("scheduler").find("mq-deadline") == std::string::npos) {
+    GTEST_SKIP() << "no mq-deadline";
+  }
+  const std::string queue = "/sys/block/" + loop->name() + "/queue/";
+  ASSERT_TRUE(WriteAttribute(queue + "scheduler", "mq-deadline").ok());
+  ASSERT_TRUE(WriteAttribute(queue + "iosched/fifo_batch", "7").ok());
+  auto tunable = [&](const std::string& name) {
+    return std::string(absl::StripAsciiWhitespace(loop->SysfsQueue("iosched/" + name)));
+  };
+  const std::string read_expire = tunable("read_expire");
+  Init({{loop->path(), "loop"}});
+  auto assignment = [&] {
+    v1::RunAssignment a = Assignment(loop->path());
+    a.mutable_cell()->mutable_queue()->set_scheduler("mq-deadline");
+    (*a.mutable_cell()->mutable_queue()->mutable_iosched())["fifo_batch"] = "1";
+    (*a.mutable_cell()->mutable_queue()->mutable_iosched())["read_expire"] = "200";
+    a.mutable_cell()->mutable_job()->set_direct(true);
+    return a;
+  };
+  auto expect_as_found = [&] {
+    EXPECT_THAT(loop->SysfsQueue("scheduler"), HasSubstr("[mq-deadline]"));
+    EXPECT_EQ(tunable("fifo_batch"), "7");
+    EXPECT_EQ(tunable("read_expire"), read_expire);
+  };
+
+  v1::RunFinished ok = Run(assignment());
+  ASSERT_EQ(ok.outcome(), v1::RUN_OUTCOME_SUCCEEDED) << ok.error();
+  EXPECT_EQ(ok.result().applied().iosched().at("fifo_batch"), "1");
+  EXPECT_EQ(ok.result().applied().iosched().at("read_expire"), "200");
+  EXPECT_EQ(ok.result().applied().iosched().at("writes_starved"), "2");     // in force, not set
+  EXPECT_EQ(ok.result().device().queue().iosched().at("fifo_batch"), "7");  // as found
+  expect_as_found();
+
+  v1::RunAssignment failing = assignment();
+  failing.mutable_cell()->mutable_job()->set_cpus_allowed("4000");
+  v1::RunFinished failed = Run(failing);
+  EXPECT_EQ(failed.outcome(), v1::RUN_OUTCOME_FAILED);
+  EXPECT_THAT(failed.error(), HasSubstr("cpus_allowed"));
+  expect_as_found();
+
+  v1::RunAssignment long_run = assignment();
+  long_run.mutable_cell()->mutable_job()->set_time_based(true);
+  long_run.mutable_cell()->mutable_job()->set_runtime_ns(60'000'000'000);
+  std::string during;
+  v1::RunFinished cancelled = executor_->Execute(long_run, cancel_, [&](const v1::Sample&) {
+    if (during.empty()) during = tunable("fifo_batch");
+    cancel_ = true;
+  });
+  EXPECT_EQ(cancelled.outcome(), v1::RUN_OUTCOME_CANCELED) << cancelled.error();
+  EXPECT_EQ(during, "1");
+  expect_as_found();
 }
 
 // The device's own counters over the run: a read-only job's 1 MiB reached the device

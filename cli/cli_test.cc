@@ -557,6 +557,33 @@ TEST(FioJsonTest, SyncTotalIosIsTheExecutorsFsyncCount) {
   EXPECT_EQ(job.at("job options").struct_value().fields().at("fsync").string_value(), "32");
 }
 
+// `results --out DIR` with named jobs: one file per (cell, named job), named by both, so
+// two cells' "reader" jobs do not become reader.json and reader-2.json.
+TEST(FioJsonTest, NamedJobFilesNameTheirCell) {
+  v1::GetResultsResponse resp;
+  for (const char* bs : {"4k", "64k"}) {
+    v1::ResultRow* row = resp.add_rows();
+    v1::CellSpec* cell = row->mutable_cell();
+    cell->set_index(static_cast<uint32_t>(resp.rows_size() - 1));
+    cell->mutable_target()->set_device_class("nvme");
+    v1::AxisValue* axis = cell->add_axes();
+    axis->set_key("bs");
+    axis->set_value(bs);
+    for (const char* name : {"reader", "writer"}) cell->add_jobs()->set_name(name);
+    v1::Run* run = row->mutable_run();
+    run->set_id(static_cast<uint64_t>(resp.rows_size()));
+    run->set_cell_index(cell->index());
+    run->set_state(v1::RUN_DONE);
+    run->mutable_result()->set_duration_ns(1'000'000'000);
+    run->mutable_result()->add_jobs();
+    run->mutable_result()->add_jobs();
+  }
+  std::vector<std::string> names;
+  for (const FioJsonFile& f : FioJsonFiles(resp, {})) names.push_back(f.name);
+  EXPECT_THAT(names, ::testing::ElementsAre("bs-4k-reader.json", "bs-4k-writer.json",
+                                            "bs-64k-reader.json", "bs-64k-writer.json"));
+}
+
 // `sim --report` (and `blkbench report`) write one self-contained page whose plots are
 // there: named in the markup, well-formed, and drawn when Chromium renders it headless.
 TEST(ReportTest, PlotsArePresentAndRenderHeadless) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "common/man/roff.h"
 
 namespace blkbench {
 namespace {
@@ -50,13 +51,6 @@ std::vector<std::string> Owners(const std::vector<CommandSpec>& commands, const 
   for (const CommandSpec& c : commands) {
     if (FindFlag(c.flags, name) != nullptr) out.push_back(c.name);
   }
-  return out;
-}
-
-// Text with roff's special characters escaped.
-std::string Roff(const std::string& s) {
-  std::string out = absl::StrReplaceAll(s, {{"\\", "\\e"}, {"-", "\\-"}});
-  if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out = "\\&" + out;
   return out;
 }
 

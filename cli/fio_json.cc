@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/cell_label.h"
 #include "common/histogram.h"
+#include "common/iosched_tunables.h"
 #include "common/resolved_job.h"
 #include "common/units.h"
 
@@ -506,6 +507,11 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   if (job.cell->queue().max_sectors_kb()) {
     j.Str("max_sectors_kb", absl::StrCat(job.cell->queue().max_sectors_kb()));
   }
+  // The scheduler's tunables the cell set (fifo_batch, slice_idle, ...), in write order.
+  for (const IoschedTunableDef& def : IoschedTunables()) {
+    const auto it = job.cell->queue().iosched().find(std::string(def.name));
+    if (it != job.cell->queue().iosched().end()) j.Str(std::string(def.name), it->second);
+  }
   j.Close();
 }
 
@@ -637,7 +643,9 @@ std::vector<FioJsonFile> FioJsonFiles(const v1::GetResultsResponse& resp,
   std::vector<FioJsonFile> files;
   std::map<std::string, int> taken;
   for (const Job& job : jobs) {
-    std::string name = SafeName(job.name);
+    // A named job's file names its cell too: "<cell label>-<job>.json".
+    const std::string label = job.named >= 0 ? CellLabel(*job.cell) : "";
+    std::string name = SafeName(label.empty() ? job.name : absl::StrCat(label, "-", job.name));
     if (int n = taken[name]++; n > 0) absl::StrAppend(&name, "-", n + 1);
     files.push_back({absl::StrCat(name, ".json"), Document({&job}, options.plus)});
   }

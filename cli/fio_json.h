@@ -30,7 +30,9 @@ struct FioJsonOptions {
 std::string FioJsonDocument(const v1::GetResultsResponse& resp, const FioJsonOptions& options);
 
 struct FioJsonFile {
-  std::string name;  // "<cell label>.json" or "<cell label>-rep<N>.json", filesystem-safe
+  // "<cell label>[-<named job>].json", with "_rep<N>" per run; filesystem-safe ('=' as
+  // '-', other punctuation as '_'), "-2", "-3" added only if two would still collide.
+  std::string name;
   std::string json;  // a whole fio document with one job
 };
 // One document per cell (or run): what running fio once per cell would have written.

@@ -34,11 +34,14 @@ void CheckSectorAligned(const v1::JobSpec& spec, std::string_view key, uint64_t 
 constexpr IoEngineInfo kEngines[] = {
     {"io_uring", v1::IO_URING, IoEngineKind::kIoUring,
      kEngineHipri | kEngineFixedBufs | kEngineRegisterFiles | kEngineSqThreadPoll, kMaxUringDepth,
-     "maximum ring size of 32768 (the ring has iodepth entries)"},
-    {"libaio", v1::LIBAIO, IoEngineKind::kLibaio, 0, kMaxIodepth, ""},
-    {"psync", v1::PSYNC, IoEngineKind::kPsync, kEngineSync, kMaxIodepth, ""},
-    {"sync", v1::SYNC, IoEngineKind::kSync, kEngineSync, kMaxIodepth, ""},
-    {"pvsync2", v1::PVSYNC2, IoEngineKind::kPvsync2, kEngineSync | kEngineHipri, kMaxIodepth, ""},
+     "maximum ring size of 32768 (the ring has iodepth entries)", ""},
+    {"libaio", v1::LIBAIO, IoEngineKind::kLibaio, 0, kMaxIodepth, "", ""},
+    {"psync", v1::PSYNC, IoEngineKind::kPsync, kEngineSync, kMaxIodepth, "", ""},
+    {"sync", v1::SYNC, IoEngineKind::kSync, kEngineSync, kMaxIodepth, "", ""},
+    {"pvsync2", v1::PVSYNC2, IoEngineKind::kPvsync2, kEngineSync | kEngineHipri, kMaxIodepth, "",
+     ""},
+    // fio calls it null, which a YAML reader takes for "no value": matrices write nop.
+    {"nop", v1::NOP, IoEngineKind::kNop, kEngineNoIo, kMaxIodepth, "", "null"},
 };
 static_assert(kMaxUringDepth == 32768, "kEngines' io_uring message names the limit");
 
@@ -232,7 +235,7 @@ const IoEngineInfo* FindIoEngine(v1::IoEngine e) {
 
 const IoEngineInfo* FindIoEngine(std::string_view name) {
   for (const IoEngineInfo& i : kEngines) {
-    if (i.name == name) return &i;
+    if (i.name == name || (!i.fio_name.empty() && i.fio_name == name)) return &i;
   }
   return nullptr;
 }
@@ -423,6 +426,13 @@ absl::StatusOr<ResolvedJob> ResolveJobOrError(const v1::JobSpec& spec) {
 
 bool IsSimulated(std::string_view device_class_or_kernel) {
   return device_class_or_kernel.substr(0, kSimPrefix.size()) == kSimPrefix;
+}
+
+std::string SimulatedJobProblem(const ResolvedJob& job) {
+  if ((job.engine_caps & kEngineNoIo) == 0) return "";
+  return absl::StrCat("ioengine ", std::string(job.engine_name),
+                      " issues no I/O, so a simulated device has nothing to time; it runs on "
+                      "real devices only");
 }
 
 v1::CellSpec CellForRepeat(const v1::CellSpec& cell, uint32_t repeat) {

@@ -29,7 +29,7 @@ inline constexpr uint64_t kSectorSize = 512;
 // fio's defaults for values a JobSpec leaves 0.
 inline constexpr uint64_t kFioDefaultBs = 4096;
 
-enum class IoEngineKind { kPsync, kIoUring, kLibaio, kSync, kPvsync2 };
+enum class IoEngineKind { kPsync, kIoUring, kLibaio, kSync, kPvsync2, kNop };
 
 // fio file_service_type: how a job spreads its I/O over several files (devices).
 // kUring is blkbench's own, "t/io_uring": the files dealt out to the job's threads (file
@@ -58,6 +58,7 @@ enum IoEngineCap : uint32_t {
   kEngineFixedBufs = 1u << 2,      // fixedbufs: buffers registered with the kernel
   kEngineRegisterFiles = 1u << 3,  // registerfiles
   kEngineSqThreadPoll = 1u << 4,   // sqthread_poll: a kernel thread submits
+  kEngineNoIo = 1u << 5,  // completes requests without touching the target (fio FIO_FAKEIO)
 };
 
 // One ioengine= value: the vocabulary every layer shares (parser, agent, executor, model).
@@ -68,12 +69,14 @@ struct IoEngineInfo {
   uint32_t caps;                   // IoEngineCap bits
   uint32_t max_depth;              // the engine's own iodepth limit (<= kMaxIodepth)
   std::string_view max_depth_why;  // completes "exceeds <name>'s ..."; "" = kMaxIodepth only
+  std::string_view fio_name;       // fio's name where it differs (nop: null); "" = name
 };
 
 // The known engines, in the order error messages list them (fio's default, psync, is
 // what an unset ioengine means).
 std::span<const IoEngineInfo> IoEngines();
-// nullptr when unknown. IO_ENGINE_UNSPECIFIED is psync.
+// nullptr when unknown. IO_ENGINE_UNSPECIFIED is psync. A name may be blkbench's or fio's
+// ("null" finds nop, so imported fio job files keep their meaning).
 const IoEngineInfo* FindIoEngine(v1::IoEngine e);
 const IoEngineInfo* FindIoEngine(std::string_view name);
 // "io_uring, psync, ..." — for "expected one of" messages.
@@ -199,6 +202,11 @@ absl::StatusOr<ResolvedJob> ResolveJobOrError(const v1::JobSpec& spec);
 // True for a device class or kernel that names the scheduler engine ("sim:ssd",
 // "sim:6.16+dd-batch-dispatch").
 bool IsSimulated(std::string_view device_class_or_kernel);
+
+// Why the scheduler engine cannot run `job` on a simulated device, or "": an I/O engine
+// that issues no I/O (nop) gives a model nothing to time. The matrix checks (with the
+// file position) and the engine's config both ask here.
+std::string SimulatedJobProblem(const ResolvedJob& job);
 
 // The cell that repeat `repeat` of a run executes: the same cell with randseed + repeat,
 // so repeats are independent samples and every run is reproducible.

@@ -101,7 +101,10 @@ TEST(ResolveJobTest, EveryEngineHasItsLimitsAndSwitches) {
   }
   EXPECT_EQ(FindIoEngine(v1::IO_ENGINE_UNSPECIFIED)->name, "psync");
   EXPECT_EQ(FindIoEngine("posixaio"), nullptr);
-  EXPECT_EQ(IoEngineNames(), "io_uring, libaio, psync, sync, pvsync2");
+  EXPECT_EQ(IoEngineNames(), "io_uring, libaio, psync, sync, pvsync2, nop");
+  // fio's name for the no-op engine finds it too (imported job files).
+  EXPECT_EQ(FindIoEngine("null"), FindIoEngine(v1::NOP));
+  EXPECT_EQ(FindIoEngine("null")->name, "nop");
 
   // libaio: asynchronous at the asked depth; no io_uring switches, no polling.
   v1::JobSpec aio = Job(v1::LIBAIO, 128);
@@ -142,6 +145,20 @@ TEST(ResolveJobTest, EveryEngineHasItsLimitsAndSwitches) {
   EXPECT_THAT(ResolveJob(pv).problems.at(0).message, HasSubstr("direct=1"));
   pv.set_direct(true);
   EXPECT_TRUE(ResolveJob(pv).problems.empty());
+  // nop: asynchronous at the asked depth, no switches; only real devices run it.
+  v1::JobSpec nop = Job(v1::NOP, 256);
+  nop.set_iodepth_batch_complete_min(8);
+  r = ResolveJob(nop);
+  ASSERT_TRUE(r.problems.empty());
+  EXPECT_EQ(r.job.engine, IoEngineKind::kNop);
+  EXPECT_EQ(r.job.iodepth, 256u);
+  EXPECT_EQ(r.job.complete_min, 8u);
+  EXPECT_EQ(SimulatedJobProblem(r.job),
+            "ioengine nop issues no I/O, so a simulated device has nothing to time; it runs on "
+            "real devices only");
+  EXPECT_EQ(SimulatedJobProblem(ResolveJob(aio).job), "");
+  nop.set_sqthread_poll(true);
+  EXPECT_EQ(ResolveJob(nop).problems.at(0).keys.front(), "sqthread_poll");
   v1::JobSpec bad = Job(v1::PSYNC, 1);
   bad.set_ioengine(static_cast<v1::IoEngine>(99));
   EXPECT_EQ(ResolveJob(bad).problems.at(0).keys.front(), "ioengine");

@@ -13,6 +13,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "common/daemon_flags.h"
+#include "common/man/daemon_man_page.h"
 #include "common/tls/transport.h"
 #include "controller/server.h"
 #include "controller/store/store_factory.h"
@@ -124,6 +125,39 @@ int Migrate(int argc, char** argv) {
   return 0;
 }
 
+// blkbench-controller(8): the text around the flags (`blkbench-controller --man`).
+blkbench::DaemonManInfo ManInfo() {
+  return {
+      .program = "blkbench-controller",
+      .summary = "the blkbench controller daemon",
+      .synopsis = {"blkbench-controller [--listen ADDR] [--socket PATH] [--db FILE|URI] "
+                   "[--metrics_listen ADDR] [options]",
+                   "blkbench-controller migrate --from sqlite:FILE --to postgresql://URI"},
+      .description =
+          {"The controller of blkbench, a block-layer benchmarking service: it keeps the "
+           "experiments, their runs, samples and results in a store (a SQLite file or a "
+           "PostgreSQL database), places runs on the agents (blkbench-agent(8)) that dial "
+           "in, re-queues a run whose agent goes silent, and serves the blkbench(1) command "
+           "line over gRPC: on TCP with mutual TLS (--tls_dir) and on a local Unix socket. "
+           "Prometheus metrics, agent discovery (/sd/agents) and the results API are served "
+           "over HTTP(S) on --metrics_listen.",
+           "The packaged systemd unit blkbench-controller.service runs it on 0.0.0.0:7450 "
+           "with the lab PKI in /etc/blkbench/tls and its database in /var/lib/blkbench; "
+           "the package neither enables nor starts it.",
+           "migrate copies a stopped controller's SQLite store into an empty PostgreSQL "
+           "database in one transaction."},
+      .files = {{"/etc/blkbench/tls/",
+                 "the lab PKI (ca.pem, controller.pem, controller.key, "
+                 "revoked.txt) and metrics.token"},
+                {"/var/lib/blkbench/blkbench.db", "the SQLite store of the packaged unit"},
+                {"/run/blkbench/controller.sock", "the local Unix socket (the default --socket)"},
+                {"/usr/share/doc/blkbench/",
+                 "the README; docs/deploy.md and docs/security.md "
+                 "in the source tree"}},
+      .see_also = {"blkbench(1)", "blkbench-agent(8)", "systemd.service(5)"},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -134,6 +168,7 @@ int main(int argc, char** argv) {
                             "       blkbench-controller migrate --from sqlite:FILE --to "
                             "postgresql://…");
   absl::ParseCommandLine(argc, argv);
+  if (blkbench::PrintManPageIfAsked(ManInfo())) return 0;
   blkbench::ServerOptions opts;
   opts.listen = absl::GetFlag(FLAGS_listen);
   opts.unix_socket = absl::GetFlag(FLAGS_socket);

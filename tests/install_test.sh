@@ -25,7 +25,9 @@ for f in bin/blkbench bin/blkbench-controller bin/blkbench-agent \
          share/blkbench/examples/quickstart.yaml share/blkbench/config/agent.example.yaml \
          lib/systemd/system/blkbench-agent.service lib/systemd/system/blkbench-controller.service \
          share/bash-completion/completions/blkbench share/zsh/vendor-completions/_blkbench \
-         share/man/man1/blkbench.1; do
+         share/man/man1/blkbench.1.gz share/man/man8/blkbench-agent.8.gz \
+         share/man/man8/blkbench-controller.8.gz share/doc/blkbench/copyright \
+         share/doc/blkbench/changelog.gz etc/blkbench/agent.yaml; do
   [ -e "$tmp/prefix/$f" ] || fail "cmake --install did not install $f"
 done
 grep -q "^ExecStart=$tmp/prefix/bin/blkbench-agent " "$tmp/prefix/lib/systemd/system/blkbench-agent.service" \
@@ -50,8 +52,9 @@ timeout 3 "$tmp/prefix/bin/blkbench-agent" --config "$tmp/a0.yaml" 2>"$tmp/a0.lo
 grep -q "not offering simulated devices" "$tmp/a0.log" || fail "agent without profiles: $(cat "$tmp/a0.log")"
 
 # 2. The .deb: runtime dependencies only, and it works unpacked anywhere.
-(cd "$build" && cpack -G DEB >/dev/null)
-deb=$(ls "$build"/package/blkbench_*.deb | head -n 1)
+# Into this test's own directory: the lintian test (deb_lintian_test.sh) packages too.
+deb=$("$src/scripts/package.sh" "$build" "$tmp/package" 2>"$tmp/cpack.log") \
+  || fail "scripts/package.sh: $(cat "$tmp/cpack.log")"
 depends=$(dpkg-deb -f "$deb" Depends)
 # An ASan+UBSan build links the sanitizer runtimes; a release package never does.
 if [ "$sanitized" = ON ]; then

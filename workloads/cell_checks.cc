@@ -7,11 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
+#include "common/iosched_tunables.h"
 #include "common/sim_vocabulary.h"
 #include "common/units.h"
 #include "workloads/absl_compat.h"
@@ -30,10 +32,17 @@ void CheckJob(const v1::JobSpec& job, const std::string& name, const v1::Target&
               std::vector<CellIssue>& issues) {
   const std::string prefix = name.empty() ? "" : absl::StrCat("job '", name, "': ");
   // fio's job rules and the engines' limits: common/resolved_job.h, the one place.
-  for (JobProblem& p : ResolveJob(job).problems) {
+  JobResolution resolved = ResolveJob(job);
+  for (JobProblem& p : resolved.problems) {
     issues.push_back({std::move(p.keys), absl::StrCat(prefix, p.message), name});
   }
   if (!IsSimulated(target.device_class())) return;
+  if (std::string why = SimulatedJobProblem(resolved.job);
+      resolved.problems.empty() && !why.empty()) {
+    issues.push_back({{"ioengine", "device_class"},
+                      absl::StrCat(prefix, why, " (device_class '", target.device_class(), "')"),
+                      name});
+  }
   // fio options the engine's job loop does not model: an error, never silently ignored.
   const struct {
     std::string_view key;
@@ -149,6 +158,21 @@ std::vector<CellIssue> CheckCell(const v1::CellSpec& cell) {
         issues.push_back({{sched ? "scheduler" : "device_class"}, std::move(why), ""});
       }
     }
+  }
+  // The scheduler's tunables: the chosen scheduler's own, in the kernel's era (known for a
+  // sim: kernel only), and on a simulated device only values the engine models.
+  int version = 0;
+  if (sim_device) {
+    if (absl::StatusOr<SimKernel> k = ParseSimKernel(target.kernel()); k.ok()) {
+      version = k->major * 100 + k->minor;
+    }
+  }
+  for (IoschedProblem& p : CheckIoschedTunables(cell.queue(), version, sim_device)) {
+    const OptionDef* def = FindOption(p.name);
+    if (def == nullptr) continue;  // every tunable has a row (job_options.cc)
+    std::vector<std::string_view> keys = {def->canonical};
+    if (!p.other_key.empty()) keys.push_back(p.other_key);
+    issues.push_back({std::move(keys), std::move(p.message), ""});
   }
   if (!target.machine().empty() && !sim_device) {
     issues.push_back({{"machine", "device_class"},

@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
+#include "common/iosched_tunables.h"
 #include "workloads/absl_compat.h"
 #include "workloads/fio_import.h"
 #include "workloads/fio_import_jobs.h"
@@ -78,7 +79,8 @@ constexpr std::string_view kReportOnly[] = {
 };
 
 // Matrix keys that are blkbench's, not fio's: a fio option of that name is never one
-// of them (fio's `cgroup` names a cgroup, the matrix's is a layout).
+// of them (fio's `cgroup` names a cgroup, the matrix's is a layout). The schedulers'
+// tunables (common/iosched_tunables.h) are blkbench's too.
 constexpr std::string_view kBlkbenchOnlyKeys[] = {"scheduler", "nr_requests", "max_sectors_kb",
                                                   "cgroup", "trace"};
 
@@ -351,7 +353,8 @@ Converted ConvertJob(const FioJob& job, bool several_devices) {
       skip(o, r->why, r->changes_workload);
     } else if (const OptionDef* def = FindOption(key);
                def != nullptr && def->scope == Scope::kJob &&
-               (!In(kBlkbenchOnlyKeys, key) || o.key == "ioscheduler")) {
+               ((!In(kBlkbenchOnlyKeys, key) && FindIoschedTunable(key) == nullptr) ||
+                o.key == "ioscheduler")) {
       // Bare booleans mean 1 in fio (parse.c: FIO_OPT_BOOL/STR_SET without a value).
       const std::string value = o.has_value ? o.value : "1";
       v1::CellSpec scratch = DefaultCell();

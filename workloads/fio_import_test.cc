@@ -380,19 +380,23 @@ TEST(FioImportTest, BadInputIsAPositionedError) {
 }
 
 // Values that YAML would read as something else are quoted: a job named "null" stays
-// that name, a control character is escaped; fio's alias io_limit is io_size.
+// that name, fio's null engine stays nop, a control character is escaped; fio's alias
+// io_limit is io_size.
 TEST(FioImportTest, ReservedWordsAreQuotedAndIoLimitIsIoSize) {
   absl::StatusOr<FioJobs> jobs = ParseFioJobFile(
-      "[null]\nfilename=/dev/nullb0\nrw=read\nio_limit=1g\ndescription=a\tb\n", "null.fio");
+      "[null]\nfilename=/dev/nullb0\nrw=read\nio_limit=1g\ndescription=a\tb\nioengine=null\n",
+      "null.fio");
   ASSERT_TRUE(jobs.ok()) << jobs.status();
   FioImport imported = Import(*jobs, "null");
   EXPECT_THAT(imported.yaml, HasSubstr("name: \"null\""));
   EXPECT_THAT(imported.yaml, HasSubstr("device_class: \"null\""));
+  EXPECT_THAT(imported.yaml, HasSubstr("ioengine: \"null\""));
   Matrix m = MustParse(imported);
   ASSERT_EQ(m.cells.size(), 1u);
   EXPECT_EQ(m.name, "null");
   EXPECT_EQ(m.cells[0].target().device_class(), "null");
   EXPECT_EQ(m.cells[0].job().io_size(), 1u << 30);
+  EXPECT_EQ(m.cells[0].job().ioengine(), v1::NOP);
 }
 
 // A file outside /dev is class `file`, whatever its name says.
@@ -434,8 +438,8 @@ struct CorpusCase {
 const CorpusCase kCorpus[] = {
     {"net.fio", "[global]\nioengine=net\nhostname=localhost\nport=8888\n[sender]\nrw=write\n", true,
      "net.fio:2: ioengine=net"},
-    {"null.fio", "[null]\nioengine=null\nsize=100g\nrw=randread\n", true,
-     "null.fio:2: ioengine=null"},
+    // fio's null engine is blkbench's nop: nothing lost.
+    {"null.fio", "[null]\nioengine=null\nsize=100g\nrw=randread\n", false, ""},
     {"uring-cmd.fio", "[cmd]\nfilename=/dev/ng0n1\nioengine=io_uring_cmd\ncmd_type=nvme\n", true,
      "uring-cmd.fio:3: ioengine=io_uring_cmd"},
     {"zoned.fio",

@@ -44,6 +44,9 @@ std::string OneError(const std::string& job_lines, const std::string& device = "
 
 TEST(FioOptionsTest, AcceptedFormsAndWhatTheyStore) {
   EXPECT_TRUE(Good("  norandommap: 1\n").norandommap());
+  // The no-op engine on a real device; fio's name for it, quoted (plain null is YAML's).
+  EXPECT_EQ(Good("  ioengine: nop\n").ioengine(), v1::NOP);
+  EXPECT_EQ(Good("  ioengine: \"null\"\n").ioengine(), v1::NOP);
   v1::JobSpec rr = Good("  randrepeat: 0\n");
   EXPECT_TRUE(rr.has_randrepeat());
   EXPECT_FALSE(rr.randrepeat());
@@ -203,6 +206,9 @@ TEST(FioOptionsTest, SimCellsRejectWhatTheEngineDoesNotModel) {
   EXPECT_EQ(OneError("  rw: write\n  fsync: 8\n", "sim:ssd"),
             "m.yaml:5:10: key 'fsync' is not modelled by the engine (device_class 'sim:ssd'); it "
             "runs on real devices only");
+  EXPECT_EQ(OneError("  ioengine: nop\n", "sim:ssd"),
+            "m.yaml:4:13: ioengine nop issues no I/O, so a simulated device has nothing to time; "
+            "it runs on real devices only (device_class 'sim:ssd')");
   // What the engine does model validates.
   for (const char* ok :
        {"  bssplit: 4k/50:64k/50\n", "  bsrange: 4k-16k\n", "  prioclass: 3\n",

@@ -3,7 +3,9 @@
 #include "workloads/job_options.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
+#include "common/iosched_tunables.h"
 #include "common/job_bounds.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
@@ -302,7 +305,9 @@ constexpr std::string_view kBsRange =
     "reads and writes)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
 // common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
-constexpr std::string_view kIoengineChoices = "one of io_uring, libaio, psync, sync, pvsync2";
+// fio's null is YAML's empty value unquoted: the hint says how to write it.
+constexpr std::string_view kIoengineChoices =
+    "one of io_uring, libaio, psync, sync, pvsync2, nop (fio's null: write nop or \"null\")";
 constexpr std::string_view kDuration = "a duration (e.g. 30s, 500ms, 2m; a bare number is seconds)";
 
 constexpr OptionDef kOptions[] = {
@@ -483,10 +488,44 @@ constexpr OptionDef kOptions[] = {
      [](std::string_view s, CellSpec& c) { return SetNullBlk(s, "null_blk.queue_mode", 0, 2, c); }},
 };
 
+// The schedulers' tunables (common/iosched_tunables.h) are block-layer keys like
+// nr_requests, one per sysfs file, stored as QueueSettings.iosched[name] in sysfs's decimal.
+// Whether the cell's scheduler has them is a cell check (CheckIoschedTunables).
+template <size_t kIndex>
+bool ApplyIoschedTunable(std::string_view s, CellSpec& cell) {
+  const IoschedTunableDef& def = IoschedTunables()[kIndex];
+  std::optional<std::string> value = CanonicalIoschedValue(def, s);
+  if (!value) return false;
+  (*cell.mutable_queue()->mutable_iosched())[std::string(def.name)] = *std::move(value);
+  return true;
+}
+
+// One row per tunable, after kOptions; slice_idle_us is canonically slice_idle (one kernel
+// variable), so a file may give only one of the two.
+template <size_t... kIndex>
+std::array<OptionDef, kNumIoschedTunables> MakeIoschedOptions(std::index_sequence<kIndex...>) {
+  static const std::array<std::string, kNumIoschedTunables> kExpected = {
+      IoschedTunableExpected(IoschedTunables()[kIndex])...};
+  auto canonical = [](const IoschedTunableDef& def) {
+    return def.same_as.empty() ? def.name : def.same_as;
+  };
+  return {OptionDef{IoschedTunables()[kIndex].name, canonical(IoschedTunables()[kIndex]),
+                    Scope::kJob, kExpected[kIndex], &ApplyIoschedTunable<kIndex>}...};
+}
+
+const std::array<OptionDef, kNumIoschedTunables>& IoschedOptions() {
+  static const std::array<OptionDef, kNumIoschedTunables> kDefs =
+      MakeIoschedOptions(std::make_index_sequence<kNumIoschedTunables>());
+  return kDefs;
+}
+
 }  // namespace
 
 const OptionDef* FindOption(std::string_view name) {
   for (const OptionDef& def : kOptions) {
+    if (def.name == name) return &def;
+  }
+  for (const OptionDef& def : IoschedOptions()) {
     if (def.name == name) return &def;
   }
   return nullptr;
@@ -495,6 +534,9 @@ const OptionDef* FindOption(std::string_view name) {
 std::vector<std::string_view> OptionNames(Scope scope) {
   std::vector<std::string_view> names;
   for (const OptionDef& def : kOptions) {
+    if (def.scope == scope) names.push_back(def.name);
+  }
+  for (const OptionDef& def : IoschedOptions()) {
     if (def.scope == scope) names.push_back(def.name);
   }
   return names;

@@ -147,7 +147,12 @@ TEST(MatrixErrorsTest, BadRwAndEngine) {
             "rw, readwrite, got 'randomread'");
   // The choices are common/resolved_job.h's engine vocabulary, in its order.
   EXPECT_EQ(OneError("job: {ioengine: posixaio}\n"),
-            "m.yaml:3:17: key 'ioengine': expected one of " + IoEngineNames() + ", got 'posixaio'");
+            "m.yaml:3:17: key 'ioengine': expected one of " + IoEngineNames() +
+                " (fio's null: write nop or \"null\"), got 'posixaio'");
+  // Unquoted, fio's name for nop is YAML's null (the error points at the key).
+  EXPECT_EQ(OneError("job: {ioengine: null}\n"),
+            "m.yaml:3:7: key 'ioengine': expected one of " + IoEngineNames() +
+                " (fio's null: write nop or \"null\"), got nothing");
 }
 
 TEST(MatrixErrorsTest, MissingName) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/cell_jobs.h"
+#include "common/iosched_tunables.h"
 #include "common/resolved_job.h"
 
 namespace blkbench::workloads {
@@ -21,7 +22,8 @@ bool IsPerJobOption(const OptionDef& def) {
   for (std::string_view key : kCellKeys) {
     if (def.canonical == key) return false;
   }
-  return true;
+  // The scheduler's tunables (fifo_batch, slice_idle, ...) are the queue's, like nr_requests.
+  return FindIoschedTunable(def.canonical) == nullptr;
 }
 
 void ApplyNamedJobs(const std::vector<NamedJobDef>& jobs, v1::CellSpec& cell) {

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/device/queue_settings.h"
 
 namespace blkbench {
 namespace {
@@ -81,6 +82,7 @@ absl::StatusOr<v1::DeviceFacts> ReadBlockDeviceFacts(const std::string& device_d
   facts.mutable_queue()->set_nr_requests(static_cast<uint32_t>(UintOrZero(queue + "/nr_requests")));
   facts.mutable_queue()->set_max_sectors_kb(
       static_cast<uint32_t>(UintOrZero(queue + "/max_sectors_kb")));
+  ReadIoschedValues(queue, facts.mutable_queue()->mutable_iosched());
   // Capabilities: optional attributes (older kernels, drivers without them).
   if (absl::StatusOr<std::string> zoned = ReadAttribute(queue + "/zoned"); zoned.ok()) {
     facts.set_zoned(*zoned);

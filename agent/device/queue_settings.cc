@@ -6,9 +6,14 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/iosched_tunables.h"
 
 namespace blkbench {
 namespace {
@@ -57,13 +62,27 @@ absl::Status SetScheduler(const std::string& disk, const std::string& queue,
   return absl::OkStatus();
 }
 
+// Where `name` goes when tunables are written back: common/iosched_tunables.h's order
+// (bfq's strict_guarantees before slice_idle, which turning it on raises), files it does
+// not know after them.
+size_t WriteRank(const std::string& name) {
+  const std::span<const IoschedTunableDef> defs = IoschedTunables();
+  for (size_t i = 0; i < defs.size(); ++i) {
+    if (defs[i].name == name) return i;
+  }
+  return defs.size();
+}
+
 // The scheduler's writable tunables (queue/iosched/*): switching elevators away and back
-// resets them to defaults, so an admin's tuning is saved too.
-std::vector<SavedValue> IoschedTunables(const std::string& queue) {
+// resets them to defaults, so an admin's tuning is saved too. In write-back order.
+std::vector<SavedValue> SavedIoschedTunables(const std::string& queue) {
   std::vector<SavedValue> tunables;
   const std::string dir = queue + "/iosched";
   absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir);
   if (!names.ok()) return tunables;
+  std::stable_sort(names->begin(), names->end(), [](const std::string& a, const std::string& b) {
+    return WriteRank(a) < WriteRank(b);
+  });
   for (const std::string& name : *names) {
     const std::string path = absl::StrCat(dir, "/", name);
     struct stat st;
@@ -74,6 +93,46 @@ std::vector<SavedValue> IoschedTunables(const std::string& queue) {
     if (value.ok()) tunables.push_back({path, *value});
   }
   return tunables;
+}
+
+// Writes the cell's tunables to iosched/ of the scheduler now in force, in the table's
+// order, then reads every one back: the kernel's store functions clamp silently (and a
+// jiffies value rounds on a kernel with HZ below 1000), which must not pass as applied.
+absl::Status SetIoschedTunables(const std::string& disk, const std::string& queue,
+                                const std::string& scheduler, const v1::QueueSettings& wanted) {
+  std::vector<const IoschedTunableDef*> set;
+  for (const IoschedTunableDef& def : IoschedTunables()) {
+    if (wanted.iosched().count(std::string(def.name)) != 0) set.push_back(&def);
+  }
+  for (const IoschedTunableDef* def : set) {
+    const std::string name(def->name);
+    const std::string path = absl::StrCat(queue, "/iosched/", name);
+    const std::string& value = wanted.iosched().at(name);
+    if (!PathExists(path)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          disk, ": this kernel's ", scheduler, " has no iosched/", name,
+          def->since != 0
+              ? absl::StrCat(" (it came with ", def->since / 100, ".", def->since % 100, ")")
+              : std::string()));
+    }
+    absl::Status written = WriteAttribute(path, value);
+    if (!written.ok()) {
+      return absl::Status(written.code(), absl::StrCat(disk, ": the kernel refused ", name, "=",
+                                                       value, " (", written.message(), ")"));
+    }
+  }
+  for (const IoschedTunableDef* def : set) {
+    const std::string name(def->name);
+    const std::string& value = wanted.iosched().at(name);
+    absl::StatusOr<std::string> now = ReadAttribute(absl::StrCat(queue, "/iosched/", name));
+    if (!now.ok()) return now.status();
+    if (*now != value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(disk, ": the kernel made ", name, " ", value, " into ", *now,
+                       def->unit == "ms" ? " (a time kept in jiffies: HZ is below 1000)" : ""));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ReadBack(const std::string& queue, v1::QueueSettings* applied) {
@@ -89,6 +148,7 @@ absl::Status ReadBack(const std::string& queue, v1::QueueSettings* applied) {
   absl::StatusOr<uint64_t> max_sectors_kb = ReadUintAttribute(queue + "/max_sectors_kb");
   if (!max_sectors_kb.ok()) return max_sectors_kb.status();
   applied->set_max_sectors_kb(static_cast<uint32_t>(*max_sectors_kb));
+  ReadIoschedValues(queue, applied->mutable_iosched());
   return absl::OkStatus();
 }
 
@@ -102,6 +162,24 @@ absl::Status Validate(const std::string& disk, const std::string& queue,
         absl::StrCat("scheduler \"", wanted.scheduler(), "\" is not available on ", disk,
                      " (available: ", absl::StrJoin(schedulers.available, ", "),
                      "; a scheduler built as a module is listed once loaded, e.g. modprobe bfq)"));
+  }
+  if (!wanted.iosched().empty()) {
+    // The parser's checks again, against the scheduler that will be in force: a cell may
+    // have been made by something other than the matrix parser.
+    v1::QueueSettings in_force = wanted;
+    if (in_force.scheduler().empty()) in_force.set_scheduler(schedulers.current);
+    std::vector<IoschedProblem> problems = CheckIoschedTunables(in_force, 0, false);
+    if (!problems.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(disk, ": ", problems.front().message));
+    }
+    for (const auto& [name, value] : wanted.iosched()) {
+      const IoschedTunableDef* def = FindIoschedTunable(name);
+      if (def == nullptr || CanonicalIoschedValue(*def, value) != value) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(disk, ": iosched tunable ", name, " = \"", value, "\" is not ",
+                         def == nullptr ? "a known tunable" : IoschedTunableExpected(*def)));
+      }
+    }
   }
   if (wanted.max_sectors_kb() != 0) {
     absl::StatusOr<uint64_t> max_hw = ReadUintAttribute(queue + "/max_hw_sectors_kb");
@@ -117,6 +195,21 @@ absl::Status Validate(const std::string& disk, const std::string& queue,
 }
 
 }  // namespace
+
+void ReadIoschedValues(const std::string& queue,
+                       google::protobuf::Map<std::string, std::string>* out) {
+  const std::string dir = queue + "/iosched";
+  absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir);
+  if (!names.ok()) return;
+  for (const std::string& name : *names) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (absl::StatusOr<std::string> value = ReadAttribute(path); value.ok()) {
+      (*out)[name] = *std::move(value);
+    }
+  }
+}
 
 absl::StatusOr<std::unique_ptr<QueueSettingsJournal>> QueueSettingsJournal::Open(
     const std::string& state_dir, const SystemPaths& paths, std::vector<std::string> extra_roots,
@@ -184,7 +277,10 @@ absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
   const bool change_scheduler =
       !wanted.scheduler().empty() && wanted.scheduler() != schedulers.current;
   const bool change_depth = change_scheduler || wanted.nr_requests() != 0;
-  if (!change_depth && wanted.max_sectors_kb() == 0) return ReadBack(queue, applied);
+  const bool change_tunables = !wanted.iosched().empty();
+  if (!change_depth && !change_tunables && wanted.max_sectors_kb() == 0) {
+    return ReadBack(queue, applied);
+  }
 
   JournalEntry entry;
   entry.name = name;
@@ -202,7 +298,9 @@ absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
   if (change_scheduler) entry.originals.push_back({queue + "/scheduler", schedulers.current});
   if (change_depth) {
     if (absl::Status status = save("nr_requests"); !status.ok()) return status;
-    for (SavedValue& tunable : IoschedTunables(queue)) {
+  }
+  if (change_depth || change_tunables) {
+    for (SavedValue& tunable : SavedIoschedTunables(queue)) {
       entry.originals.push_back(std::move(tunable));
     }
   }
@@ -222,6 +320,11 @@ absl::Status QueueSettingsJournal::Apply(const v1::DeviceFacts& dev,
   if (change_scheduler) status = SetScheduler(disk, queue, wanted.scheduler());
   if (status.ok() && wanted.nr_requests() != 0) {
     status = SetNumber(disk, queue, "nr_requests", wanted.nr_requests());
+  }
+  if (status.ok() && change_tunables) {
+    const std::string& in_force =
+        wanted.scheduler().empty() ? schedulers.current : wanted.scheduler();
+    status = SetIoschedTunables(disk, queue, in_force, wanted);
   }
   if (status.ok() && wanted.max_sectors_kb() != 0) {
     status = SetNumber(disk, queue, "max_sectors_kb", wanted.max_sectors_kb());

@@ -1,6 +1,7 @@
-// Applies a run's block-queue settings (scheduler, nr_requests, max_sectors_kb) through sysfs
-// and puts the originals back afterwards, journaled durably first so that a crashed agent
-// restores them on its next start (RELIABILITY.md promise 9).
+// Applies a run's block-queue settings (scheduler, nr_requests, the scheduler's iosched/
+// tunables, max_sectors_kb) through sysfs and puts the originals back afterwards, journaled
+// durably first so that a crashed agent restores them on its next start (RELIABILITY.md
+// promise 9).
 #pragma once
 
 #include <memory>
@@ -15,6 +16,12 @@
 
 namespace blkbench {
 
+// The files of `queue`/iosched/ (the tunables of the scheduler in force) with their values,
+// whitespace-trimmed, in name order; nothing for scheduler none or a bio-based queue. What
+// a run's applied settings and a device's facts record (QueueSettings.iosched).
+void ReadIoschedValues(const std::string& queue,
+                       google::protobuf::Map<std::string, std::string>* out);
+
 // Thread-safe; calls for the same device must not overlap (the agent holds a lease on it).
 class QueueSettingsJournal {
  public:
@@ -27,20 +34,24 @@ class QueueSettingsJournal {
       const std::string& state_dir, const SystemPaths& paths = SystemPaths(),
       std::vector<std::string> extra_roots = {}, RemoveDirFn remove_dir = nullptr);
 
-  // Makes `wanted` the queue settings of `dev` (a field left at ""/0 is left as it is) and
-  // sets `*applied` to the settings in force afterwards, as read back from sysfs.
+  // Makes `wanted` the queue settings of `dev` (a field left at ""/0, a tunable not in
+  // `wanted.iosched`, is left as it is) and sets `*applied` to the settings in force
+  // afterwards, as read back from sysfs (`applied->iosched`: every file of iosched/).
   // Before the first write, the originals of everything that will change are journaled,
   // including side effects: a scheduler switch also resets nr_requests and the iosched/
   // tunables, so those are saved too. Order follows the kernel: the scheduler first
-  // (switching elevators resets nr_requests and the tunables), then nr_requests, then
-  // max_sectors_kb. Each write is read back; a value the kernel refuses or clamps is an error
-  // and everything changed so far is rolled back. Not a block device: nothing to do, and
-  // `*applied` is cleared.
+  // (switching elevators resets nr_requests and the tunables), then nr_requests (which
+  // resets mq-deadline's async_depth), then the tunables in common/iosched_tunables.h's
+  // order, then max_sectors_kb. Each write is read back; a value the kernel refuses, clamps
+  // or rounds (a jiffies tunable on a kernel with HZ below 1000) is an error and everything
+  // changed so far is rolled back. Not a block device: nothing to do, and `*applied` is
+  // cleared.
   // Errors: InvalidArgument for a scheduler the device does not offer (naming it and the
-  // available ones), for max_sectors_kb above max_hw_sectors_kb, or for a value the kernel
-  // refused or clamped; FailedPrecondition if the device still has unrestored settings from an
-  // earlier Apply; the sysfs error otherwise. On error nothing is left changed, unless rollback
-  // itself failed, which the message says (the entry then stays for RecoverAll).
+  // available ones), a tunable that is not the scheduler's or that its kernel lacks, for
+  // max_sectors_kb above max_hw_sectors_kb, or for a value the kernel refused or clamped;
+  // FailedPrecondition if the device still has unrestored settings from an earlier Apply;
+  // the sysfs error otherwise. On error nothing is left changed, unless rollback itself
+  // failed, which the message says (the entry then stays for RecoverAll).
   absl::Status Apply(const v1::DeviceFacts& dev, const v1::QueueSettings& wanted,
                      v1::QueueSettings* applied);
 

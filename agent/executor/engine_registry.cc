@@ -17,7 +17,7 @@ struct BuiltinEngine {
 
 constexpr BuiltinEngine kBuiltins[] = {
     {"io_uring", &NewUringEngine}, {"libaio", &NewLibaioEngine},   {"psync", &NewPsyncEngine},
-    {"sync", &NewSyncEngine},      {"pvsync2", &NewPvsync2Engine},
+    {"sync", &NewSyncEngine},      {"pvsync2", &NewPvsync2Engine}, {"nop", &NewNopEngine},
 };
 
 }  // namespace

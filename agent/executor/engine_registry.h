@@ -46,6 +46,7 @@ std::unique_ptr<IoEngine> NewLibaioEngine();
 std::unique_ptr<IoEngine> NewPsyncEngine();
 std::unique_ptr<IoEngine> NewSyncEngine();
 std::unique_ptr<IoEngine> NewPvsync2Engine();
+std::unique_ptr<IoEngine> NewNopEngine();
 
 }  // namespace blkbench
 

@@ -1,5 +1,5 @@
 // IoExecutor: the Runner for real block devices and files. Runs a JobSpec with fio's
-// semantics on any registered I/O engine (io_uring, libaio, psync, sync, pvsync2), jobs as
+// semantics on any registered I/O engine (io_uring, libaio, psync, sync, pvsync2, nop), jobs as
 // threads or processes, and streams samples.
 #ifndef BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_
 #define BLKBENCH_AGENT_EXECUTOR_EXECUTOR_H_

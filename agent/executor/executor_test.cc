@@ -1,6 +1,7 @@
 // IoExecutor against a real file in /dev/shm: counts, regions, written data, wrap-around,
 // queue depth and batching, registered resources, runtime/ramp/CPU, cancel, errors — the
-// engine-agnostic ones on every built-in engine, batching on every asynchronous one.
+// engine-agnostic ones on every built-in engine (the data checks on every engine but nop),
+// batching on every asynchronous one.
 #include "agent/executor/executor.h"
 
 #include <atomic>
@@ -19,6 +20,7 @@ namespace {
 
 using exec_test::AllEngines;
 using exec_test::AsyncEngines;
+using exec_test::DataEngines;
 using exec_test::EngineName;
 using exec_test::Execute;
 using exec_test::ExpectCancelStopsPromptly;
@@ -117,7 +119,7 @@ TEST_P(FileTest, RandomOffsetsStayInsideEachJobsRegionAndAreDeterministic) {
 }
 
 TEST_P(FileTest, WritesLandOnlyInsideTheRegion) {
-  ForEachEngine(AllEngines(), v1::RANDWRITE, GetParam(),
+  ForEachEngine(DataEngines(), v1::RANDWRITE, GetParam(),
                 [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
                   SetUp();  // a fresh zero file per engine
                   j.set_offset(4 * kMiB);
@@ -268,7 +270,7 @@ TEST_P(FileTest, SetupErrorsNameTheCause) {
 TEST_P(FileTest, ShortReadFailsTheRunWithItsOffset) {
   absl::StatusOr<std::unique_ptr<TempFile>> small = TempFile::Create(kMiB);
   ASSERT_TRUE(small.ok());
-  ForEachEngine(AllEngines(), v1::READ, GetParam(), [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
+  ForEachEngine(DataEngines(), v1::READ, GetParam(), [&](v1::IoEngine /*engine*/, v1::JobSpec j) {
     j.set_iodepth(4);
     // The caller claims 8 MiB; reads past the real 1 MiB end come back short (EOF).
     Outcome run = Execute((*small)->path(), 8 * kMiB, j);

@@ -105,6 +105,14 @@ std::vector<v1::IoEngine> AllEngines() {
   return v;
 }
 
+std::vector<v1::IoEngine> DataEngines() {
+  std::vector<v1::IoEngine> v;
+  for (v1::IoEngine e : AllEngines()) {
+    if ((FindIoEngine(e)->caps & kEngineNoIo) == 0) v.push_back(e);
+  }
+  return v;
+}
+
 std::vector<v1::IoEngine> AsyncEngines() {
   std::vector<v1::IoEngine> v;
   for (v1::IoEngine e : AllEngines()) {

@@ -44,9 +44,11 @@ double Internal(const v1::RunResult& r, const char* key);
 
 std::string ModeName(const ::testing::TestParamInfo<bool>& p);
 
-// Every built-in engine (common/resolved_job.h's vocabulary), the asynchronous ones
-// (iodepth > 1) and the synchronous ones (kEngineSync), for engine-agnostic tests.
+// Every built-in engine (common/resolved_job.h's vocabulary), the ones that move data
+// (all but nop, kEngineNoIo), the asynchronous ones (iodepth > 1) and the synchronous ones
+// (kEngineSync), for engine-agnostic tests.
 std::vector<v1::IoEngine> AllEngines();
+std::vector<v1::IoEngine> DataEngines();
 std::vector<v1::IoEngine> AsyncEngines();
 std::vector<v1::IoEngine> SyncEngines();
 // The ioengine= name (RunResult.runner) and whether it runs one I/O at a time.

@@ -12,6 +12,9 @@
 #ifndef BLKBENCH_AGENT_EXECUTOR_IO_ENGINE_H_
 #define BLKBENCH_AGENT_EXECUTOR_IO_ENGINE_H_
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
@@ -109,6 +112,10 @@ class IoEngine {
     (void)i;
     return nullptr;
   }
+
+  // fio's DDIR_SYNC unit (do_io_u_sync): flushes the target `fd` for fsync=N and
+  // end_fsync, with nothing queued or in flight. Returns 0 or -errno. Default fsync(2).
+  virtual int Sync(int fd) { return fsync(fd) == 0 ? 0 : -errno; }
 
   // fio ->cleanup: releases what Init took. Called once after a successful Init, when
   // nothing is queued or in flight (the loop drains first). REQUIRED.

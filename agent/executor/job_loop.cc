@@ -78,7 +78,7 @@ class JobLoop {
   // Nothing is in flight and the pacer holds the next I/O: sync, think or wait for the
   // rate's due time. False when an fsync failed.
   bool Pause();
-  // fsync(2) of the target (fsync=N, end_fsync); false with the failure recorded.
+  // The engine's Sync of the target (fsync=N, end_fsync); false with the failure recorded.
   bool Fsync();
   // fio ios_completed: one clock read for the whole batch of n events.
   void Reap(uint32_t n, uint32_t want);
@@ -141,9 +141,9 @@ void SleepUntil(uint64_t until_ns) {
 }
 
 bool JobLoop::Fsync() {
-  if (fsync(fd_) != 0) {
+  if (const int r = engine_.Sync(fd_); r < 0) {
     io_failed = false;
-    err_res = -errno;
+    err_res = r;
     err_call = "fsync";
     return false;
   }

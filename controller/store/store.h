@@ -165,9 +165,9 @@ class Store {
   // that report's own refusal (NotFound, FailedPrecondition, InvalidArgument), in which
   // case it alone changed nothing.
   //
-  // The default implementation calls GetRun, AppendSample and FinishRun per report, so
-  // a StoreWrapper/FaultyStore sees (and fails) every write; it is not one transaction
-  // (its outer status is always OK). SqliteStore and PgStore: one transaction.
+  // The default implementation calls GetRun, AppendSample and FinishRun per report; it
+  // is not one transaction (its outer status is always OK). SqliteStore and PgStore: one
+  // transaction. StoreWrapper forwards the batch whole, so a wrapped store keeps it one.
   virtual absl::StatusOr<std::vector<absl::Status>> CommitReports(
       const std::vector<AgentReport>& reports);
 

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/cell_jobs.h"
+#include "common/iosched_tunables.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
 
@@ -159,6 +160,21 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
       !why.empty()) {
     return absl::InvalidArgumentError(why);
   }
+  // The tunables must be the scheduler's, of the kernel's era, with values the model
+  // runs: what validate checks, checked again for a cell that did not come through it.
+  if (std::vector<IoschedProblem> problems =
+          CheckIoschedTunables(q, c.kernel.version(), /*simulated=*/true);
+      !problems.empty()) {
+    return absl::InvalidArgumentError(problems.front().message);
+  }
+  for (const auto& [name, value] : q.iosched()) {
+    const IoschedTunableDef* def = FindIoschedTunable(name);
+    if (def == nullptr || CanonicalIoschedValue(*def, value) != value) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("iosched tunable ", name, " = \"", value, "\" is not one the engine takes"));
+    }
+    c.queue.iosched[name] = value;
+  }
   c.queue.nr_requests = q.nr_requests();
   c.queue.max_sectors = (q.max_sectors_kb() ? q.max_sectors_kb() : kDefaultMaxSectorsKb) * 2;
 
@@ -175,6 +191,10 @@ absl::StatusOr<EngineConfig> DeriveConfig(const v1::CellSpec& cell) {
       if (cj.name.empty()) return resolved.status();
       return absl::InvalidArgumentError(
           absl::StrCat("job '", cj.name, "': ", resolved.status().message()));
+    }
+    if (std::string why = SimulatedJobProblem(*resolved); !why.empty()) {
+      return absl::InvalidArgumentError(
+          cj.name.empty() ? why : absl::StrCat("job '", cj.name, "': ", why));
     }
     JobOptions& o = c.jobs.emplace_back();
     static_cast<ResolvedJob&>(o) = *std::move(resolved);

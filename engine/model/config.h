@@ -88,6 +88,10 @@ struct QueueOptions {
   // each its own request queue: tags, hardware queues and device model. Device param
   // "engine.devices"; more than one needs scheduler none on a device without a budget.
   uint32_t devices = 1;
+  // The scheduler's tunables the cell sets (QueueSettings.iosched: sysfs name -> decimal
+  // value, common/iosched_tunables.h), each the scheduler's own; the elevator's factory
+  // reads them (elevator_registry.cc). Empty: the kernel's defaults.
+  std::map<std::string, std::string> iosched;
 };
 
 // The cell's cgroup layout as the model sees it: group 0 is the root; groups 1..n are

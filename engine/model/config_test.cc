@@ -178,6 +178,13 @@ TEST(DeriveConfigTest, Errors) {
   c = DeriveConfig(cell);
   EXPECT_THAT(c.status().message(), HasSubstr("maximum ring size of 32768"));
 
+  // No I/O, nothing to model: the rule validate applies (SimulatedJobProblem).
+  cell = NullBlkCell();
+  cell.mutable_job()->set_ioengine(v1::NOP);
+  c = DeriveConfig(cell);
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("ioengine nop issues no I/O"));
+
   cell = NullBlkCell();
   cell.mutable_target()->set_device_class("ssd");  // not simulated
   EXPECT_EQ(DeriveConfig(cell).status().code(), absl::StatusCode::kInvalidArgument);

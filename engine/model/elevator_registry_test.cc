@@ -1,7 +1,7 @@
 // The elevator registry seen from the blk-mq model: a scheduler registered by this test
 // alone (a FIFO "noop-test") runs a cell without any change to the core, and the
 // registry's own rules (names are unique, the built-in set is mq-deadline, bfq, kyber).
-#include "engine/sched/elevator_registry.h"
+#include "engine/model/elevator_registry.h"
 
 #include <deque>
 #include <memory>

@@ -28,7 +28,7 @@
 #include "engine/model/submission.h"
 #include "engine/model/tracer.h"
 #include "engine/sched/elevator.h"
-#include "engine/sched/elevator_registry.h"
+#include "engine/model/elevator_registry.h"
 #include "engine/sim/spinlock.h"
 
 namespace blkbench::engine {

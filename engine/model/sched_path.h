@@ -16,7 +16,7 @@
 #include "engine/model/blk_mq.h"
 #include "engine/model/issue_order.h"
 #include "engine/sched/elevator.h"
-#include "engine/sched/elevator_registry.h"
+#include "engine/model/elevator_registry.h"
 #include "engine/sim/spinlock.h"
 
 namespace blkbench::engine {

@@ -26,7 +26,8 @@ MqDeadline::MqDeadline(DeadlineProfile profile, DeadlineTunables tunables)
 // dd_init_sched() + dd_depth_updated().
 absl::Status MqDeadline::Init(const ElevatorQueueLimits& limits) {
   if (limits.nr_requests == 0) return absl::InvalidArgumentError("nr_requests must be > 0");
-  if (tunables_.fifo_batch <= 0) return absl::InvalidArgumentError("fifo_batch must be > 0");
+  // The kernel takes fifo_batch 0 (no request continues a batch) but nothing negative.
+  if (tunables_.fifo_batch < 0) return absl::InvalidArgumentError("fifo_batch must be >= 0");
   limits_ = limits;
   rq_data_.Reserve(size_t{limits.nr_requests} * std::max<uint32_t>(1, limits.nr_hw_queues));
   last_dir_ = kWrite;  // dd->last_dir = DD_WRITE
@@ -41,6 +42,9 @@ absl::Status MqDeadline::Init(const ElevatorQueueLimits& limits) {
       async_depth_ = limits.nr_requests;
       break;
   }
+  depth_updated_async_depth_ = async_depth_;
+  // deadline_async_depth_store() after the switch: the limit, not the wake batch.
+  if (async_depth_ != 0 && tunables_.async_depth != 0) async_depth_ = tunables_.async_depth;
   return absl::OkStatus();
 }
 
@@ -50,8 +54,8 @@ absl::Status MqDeadline::Exit() { return counters_.CheckBalanced(queued_ + stage
 // dd_depth_updated() -> sbitmap_queue_min_shallow_depth(): 5.14-6.9 pass async_depth
 // (wake_batch stays 8 for 64 tags); 6.10+ pass 1, so wake_batch becomes 1.
 std::optional<uint32_t> MqDeadline::MinShallowDepth() const {
-  if (async_depth_ == 0) return Elevator::MinShallowDepth();
-  return profile_.async_depth == DdAsyncDepthRule::kNrRequests ? 1u : async_depth_;
+  if (depth_updated_async_depth_ == 0) return Elevator::MinShallowDepth();
+  return profile_.async_depth == DdAsyncDepthRule::kNrRequests ? 1u : depth_updated_async_depth_;
 }
 
 // dd-serialize-dispatch (Axboe 2024): test_bit(DD_DISPATCHING) in dd_dispatch_request().
@@ -217,7 +221,10 @@ SchedRequest* MqDeadline::DispatchFromPrio(PerPrio& pp, uint64_t now_ns, int64_t
       // Not in a batch: choose a direction. Reads win unless writes starved.
       if (!pp.fifo_list[kRead].empty()) {
         dir = kRead;
-        if (FifoRequest(pp, kWrite) != nullptr && starved_++ >= tunables_.writes_starved) {
+        // dd->starved++ >= dd->writes_starved compares unsigned: a negative writes_starved
+        // (the attribute takes INT_MIN..INT_MAX) starves writes all but for ever.
+        if (FifoRequest(pp, kWrite) != nullptr &&
+            starved_++ >= static_cast<unsigned>(tunables_.writes_starved)) {
           dir = kWrite;
         }
       } else if (!pp.fifo_list[kWrite].empty()) {

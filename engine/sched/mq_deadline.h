@@ -54,6 +54,9 @@ struct DeadlineTunables {
   int fifo_batch = kDdFifoBatch;
   bool front_merges = kDdFrontMerges;
   uint64_t prio_aging_expire_ns = kDdPrioAgingExpireNs;
+  // The async_depth attribute (5.14+): 0 keeps what dd_depth_updated() derives from
+  // nr_requests; a value replaces dd->async_depth after it, as a sysfs write does.
+  uint32_t async_depth = 0;
 };
 
 inline constexpr int kDdNumPrios = 3;  // DD_RT_PRIO, DD_BE_PRIO, DD_IDLE_PRIO
@@ -166,13 +169,16 @@ class MqDeadline final : public Elevator {
   DeadlineTunables tunables_;
   ElevatorQueueLimits limits_;
   uint32_t async_depth_ = 0;
+  // What dd_depth_updated() gave sbitmap_queue_min_shallow_depth(): a later async_depth
+  // write (the tunable) changes dd->async_depth but not the wake batch.
+  uint32_t depth_updated_async_depth_ = 0;
   std::array<PerPrio, kDdNumPrios> per_prio_;
   // Queue-wide back-merge hash (q->elevator->hash), keyed by end sector then seq.
   FlatMap<std::pair<uint64_t, uint64_t>, SchedRequest*> hash_;
   SchedRequest* last_merge_ = nullptr;  // q->last_merge
   int last_dir_ = kRead;                // dd->last_dir
   int batching_ = 0;                    // dd->batching
-  int starved_ = 0;                     // dd->starved
+  unsigned starved_ = 0;                // dd->starved (unsigned, as writes_starved is compared)
   uint64_t next_seq_ = 1;
   uint64_t queued_ = 0;
   RequestData<DdRq> rq_data_;

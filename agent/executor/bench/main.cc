@@ -17,7 +17,7 @@
 
 ABSL_FLAG(std::string, filename, "", "target file or block device (must exist)");
 ABSL_FLAG(std::string, rw, "randread", "read|write|randread|randwrite|randrw|readwrite");
-ABSL_FLAG(std::string, ioengine, "io_uring", "io_uring|libaio|psync|sync|pvsync2");
+ABSL_FLAG(std::string, ioengine, "io_uring", "io_uring|libaio|psync|sync|pvsync2|nop (fio's null)");
 ABSL_FLAG(uint64_t, bs, 4096, "block size, bytes");
 ABSL_FLAG(uint32_t, iodepth, 1, "fio iodepth");
 ABSL_FLAG(uint32_t, numjobs, 1, "fio numjobs");

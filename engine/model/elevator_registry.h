@@ -1,8 +1,8 @@
 // ElevatorRegistry: the registered I/O schedulers, after the kernel's struct elevator_type
 // (block/elevator.h) and elv_register() / elevator_find() (block/elevator.c). The blk-mq
 // model picks an elevator here by name and sees only the Elevator interface.
-#ifndef BLKBENCH_ENGINE_SCHED_ELEVATOR_REGISTRY_H_
-#define BLKBENCH_ENGINE_SCHED_ELEVATOR_REGISTRY_H_
+#ifndef BLKBENCH_ENGINE_MODEL_ELEVATOR_REGISTRY_H_
+#define BLKBENCH_ENGINE_MODEL_ELEVATOR_REGISTRY_H_
 
 #include <memory>
 #include <optional>
@@ -82,4 +82,4 @@ class ElevatorRegistry {
 
 }  // namespace blkbench::engine
 
-#endif  // BLKBENCH_ENGINE_SCHED_ELEVATOR_REGISTRY_H_
+#endif  // BLKBENCH_ENGINE_MODEL_ELEVATOR_REGISTRY_H_

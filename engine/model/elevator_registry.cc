@@ -1,13 +1,18 @@
 // The registered elevators (the kernel's elv_list) and the factory of each: how it is
 // built from the cell's kernel profile, patch flags and configuration. Adding an
 // elevator = its files in engine/sched/ and one line in kBuiltin.
-#include "engine/sched/elevator_registry.h"
+#include "engine/model/elevator_registry.h"
 
 #include <algorithm>
 #include <cassert>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/iosched_tunables.h"
 #include "engine/model/config.h"
 #include "engine/sched/bfq.h"
 #include "engine/sched/kyber.h"
@@ -16,17 +21,58 @@
 namespace blkbench::engine {
 namespace {
 
-// mq-deadline (block/mq-deadline.c) of the kernel's era, with seed 000's and 002's patches.
+constexpr uint64_t kNsPerUs = 1'000;  // bfq's slice_idle_us
+
+// The cell's iosched tunables (QueueOptions.iosched), as the elevator's sysfs store
+// functions take them after the switch: each Set* leaves a field alone unless the cell
+// sets its tunable. DeriveConfig has checked names, ranges and the scheduler.
+class CellTunables {
+ public:
+  explicit CellTunables(const EngineConfig& config) : iosched_(config.queue.iosched) {}
+
+  template <typename T>
+  void SetInt(std::string_view name, T& field) const {
+    if (const std::string* v = Find(name)) field = static_cast<T>(IoschedValueInt(*v));
+  }
+  template <typename T>
+  void SetUint(std::string_view name, T& field) const {
+    if (const std::string* v = Find(name)) field = static_cast<T>(IoschedValueUint(*v));
+  }
+  // A time written in `unit_ns` units (kNsPerMs for the _expire ms attributes).
+  void SetNs(std::string_view name, uint64_t unit_ns, uint64_t& field_ns) const {
+    if (const std::string* v = Find(name)) field_ns = IoschedValueUint(*v) * unit_ns;
+  }
+
+ private:
+  const std::string* Find(std::string_view name) const {
+    const auto it = iosched_.find(std::string(name));
+    return it == iosched_.end() ? nullptr : &it->second;
+  }
+  const std::map<std::string, std::string>& iosched_;
+};
+
+// mq-deadline (block/mq-deadline.c) of the kernel's era, with seed 000's and 002's patches
+// and the cell's deadline_attrs[] values.
 std::unique_ptr<Elevator> CreateMqDeadline(const EngineConfig& config) {
   const KernelSpec& k = config.kernel;
   DeadlineProfile p = DeadlineProfile::ForKernel(k.major, k.minor);
   p.batch_dispatch = k.dd_batch_dispatch;
   p.serialize_dispatch = k.dd_serialize_dispatch;
   p.insert_lists = k.dd_insert_lists;
-  return std::make_unique<MqDeadline>(p);
+  DeadlineTunables t;
+  const CellTunables cell(config);
+  cell.SetNs("read_expire", kNsPerMs, t.read_expire_ns);
+  cell.SetNs("write_expire", kNsPerMs, t.write_expire_ns);
+  cell.SetInt("writes_starved", t.writes_starved);
+  cell.SetInt("front_merges", t.front_merges);
+  cell.SetInt("fifo_batch", t.fifo_batch);
+  cell.SetUint("async_depth", t.async_depth);
+  cell.SetNs("prio_aging_expire", kNsPerMs, t.prio_aging_expire_ns);
+  return std::make_unique<MqDeadline>(p, t);
 }
 
-// bfq (block/bfq-iosched.c) with the cell's cgroup weights.
+// bfq (block/bfq-iosched.c) with the cell's cgroup weights and bfq_attrs[] values.
+// low_latency and strict_guarantees are only ever 0 here (not modelled; DeriveConfig).
 std::unique_ptr<Elevator> CreateBfq(const EngineConfig& config) {
   const KernelSpec& k = config.kernel;
   BfqProfile p = BfqProfile::ForKernel(k.major, k.minor);
@@ -35,11 +81,29 @@ std::unique_ptr<Elevator> CreateBfq(const EngineConfig& config) {
   BfqTunables t;
   t.group_weights.push_back(0);  // [0] is the root
   for (const uint32_t w : config.cgroups.weights) t.group_weights.push_back(w);
+  const CellTunables cell(config);
+  cell.SetNs("slice_idle", kNsPerMs, t.slice_idle_ns);
+  cell.SetNs("slice_idle_us", kNsPerUs, t.slice_idle_ns);
+  cell.SetNs("timeout_sync", kNsPerMs, t.timeout_ns);
+  // bfq_max_budget_store(): 0 asks for bfq_calc_max_budget() from the estimated peak rate,
+  // which is not modelled; the model keeps bfq_default_max_budget then.
+  int64_t max_budget = 0;
+  cell.SetInt("max_budget", max_budget);
+  if (max_budget > 0) t.max_budget = max_budget;
+  cell.SetNs("fifo_expire_sync", kNsPerMs, t.fifo_expire_sync_ns);
+  cell.SetNs("fifo_expire_async", kNsPerMs, t.fifo_expire_async_ns);
+  cell.SetUint("back_seek_max", t.back_seek_max_kib);
+  cell.SetUint("back_seek_penalty", t.back_seek_penalty);
   return std::make_unique<Bfq>(p, t);
 }
 
-std::unique_ptr<Elevator> CreateKyber(const EngineConfig& /*config*/) {
-  return std::make_unique<Kyber>();
+// kyber (block/kyber-iosched.c) with the cell's read_lat_nsec / write_lat_nsec.
+std::unique_ptr<Elevator> CreateKyber(const EngineConfig& config) {
+  KyberTunables t;
+  const CellTunables cell(config);
+  cell.SetUint("read_lat_nsec", t.read_lat_ns);
+  cell.SetUint("write_lat_nsec", t.write_lat_ns);
+  return std::make_unique<Kyber>(t);
 }
 
 // mq-deadline (block/mq-deadline.c, 6.x), with a few requests queued (rb depth ~2):
