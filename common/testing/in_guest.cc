@@ -263,6 +263,12 @@ void RunInGuest(const GuestSetup& setup) {
                   << ": the guest must have what the host lacks, and the test should skip";
     return;
   }
+  // The unit lane boots no guest (BLKBENCH_TEST_LANE: loop_device.cc says why).
+  if (const char* lane = std::getenv("BLKBENCH_TEST_LANE"); lane && std::string(lane) == "unit") {
+    ADD_FAILURE() << test << " is labelled unit but may boot a guest: list it in its binary's "
+                  << "VM_TESTS (blkbench_test, CMakeLists.txt)";
+    return;
+  }
   if (absl::StatusOr<std::string> v = vm::QemuVersion(vm::VmConfig{}.qemu); !v.ok()) {
     GTEST_SKIP() << "qemu is absent: " << v.status().message() << "; " << test
                  << " needs a guest for " << setup.offers;

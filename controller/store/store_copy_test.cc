@@ -161,9 +161,12 @@ TEST_P(MigrateTest, APopulatedSqliteStoreReadsBackTheSameFromPostgres) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST(StoreFactoryTest, SchemesPickTheStoreAndLogsNeverShowAPassword) {
-  const std::string dir = ::testing::TempDir();
-  const std::string path = dir + "/factory_test.db";
+// A directory of its own: a fixed name in /tmp is shared with every other run on the
+// host, and SQLite's -wal and -shm files left there by root make it read-only to others.
+class StoreFactoryTest : public ::blkbench::testing::TempDirTest {};
+
+TEST_F(StoreFactoryTest, SchemesPickTheStoreAndLogsNeverShowAPassword) {
+  const std::string path = DbPath();
   absl::StatusOr<std::unique_ptr<Store>> prefixed = OpenStore("sqlite:" + path);
   ASSERT_TRUE(prefixed.ok()) << prefixed.status();
   EXPECT_NE(dynamic_cast<SqliteStore*>(prefixed->get()), nullptr);
@@ -171,7 +174,6 @@ TEST(StoreFactoryTest, SchemesPickTheStoreAndLogsNeverShowAPassword) {
   absl::StatusOr<std::unique_ptr<Store>> plain = OpenStore(path);  // the same file
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_NE(dynamic_cast<SqliteStore*>(plain->get()), nullptr);
-  std::remove(path.c_str());
   EXPECT_EQ(OpenStore("").status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(OpenStore("sqlite:").status().code(), absl::StatusCode::kInvalidArgument);
   // A PostgreSQL URI goes to PgStore: here, a server that is not there.
