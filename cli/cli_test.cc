@@ -298,12 +298,12 @@ TEST(CliTest, ImportOfAFioCommandLineRunsOnTheEngine) {
 TEST(CliTest, ImportRefusesALossyJobFileUnlessLossy) {
   testing::TempDir dir("cli_test");
   const std::string fio = dir.File("engines.fio");
-  std::ofstream(fio) << "[global]\nfilename=/dev/nvme0n1\nioengine=null\n[a]\nrw=randread\n"
+  std::ofstream(fio) << "[global]\nfilename=/dev/nvme0n1\nioengine=net\n[a]\nrw=randread\n"
                         "[b]\nstonewall\nrw=write\nbs=64k\n";
   std::string out, err;
   EXPECT_EQ(Cli({"import", fio}, &out, &err), 1);
   EXPECT_EQ(out, "");
-  EXPECT_THAT(err, HasSubstr(fio + ":3: ioengine=null: lost, the workload changes: blkbench's "
+  EXPECT_THAT(err, HasSubstr(fio + ":3: ioengine=net: lost, the workload changes: blkbench's "
                                    "'ioengine' expects one of"));
   EXPECT_THAT(err, HasSubstr(fio + ":6: job 'b': lost, the workload changes"));
   EXPECT_THAT(err, HasSubstr("refused: the matrix would not run what " + fio + " runs"));
@@ -315,7 +315,7 @@ TEST(CliTest, ImportRefusesALossyJobFileUnlessLossy) {
   std::getline(std::ifstream(yaml), written, '\0');
   EXPECT_THAT(written,
               ::testing::StartsWith("# LOSSY IMPORT: this matrix does not run what " + fio +
-                                    " runs. Lost:\n#   " + fio + ":3: ioengine=null: "));
+                                    " runs. Lost:\n#   " + fio + ":3: ioengine=net: "));
   EXPECT_EQ(Cli({"validate", yaml}, &out, &err), 0) << err;
 
   // Nothing lost, but no class to name: written, exit 1, the error placed in the output.
