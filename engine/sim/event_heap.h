@@ -122,11 +122,10 @@ class EventHeap {
 };
 
 // The same interface over a vector kept sorted latest-first, so the next event is the
-// last element: Pop is O(1) and Push scans from the back past the earlier keys only. A
-// simulated machine keeps tens of events pending and most new ones are due soon, so a
-// push moves a few keys where a heap's sift-down compares several children per level.
-// Filter keeps the order. Degrades to O(n) pushes for far-future events on a long queue;
-// bench_event_queue compares it with the heaps.
+// last element: Pop is O(1), Push finds its place by bisection and moves the keys due
+// before it (a simulated machine keeps tens of events pending, most new ones due soon).
+// Filter keeps the order. A push costs O(n) moves on a long queue, which is why
+// EventQueue turns to the heap there; bench_event_queue compares them.
 class SortedEventQueue {
  public:
   bool empty() const { return keys_.empty(); }
