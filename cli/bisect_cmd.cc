@@ -119,7 +119,7 @@ workloads::Matrix StepMatrix(const workloads::Matrix& m, const std::string& valu
   out.name = absl::StrCat(m.name, " @ ", value);
   for (v1::CellSpec& cell : out.cells) {
     if (IsSim(kernel)) {
-      workloads::FindOption(kBisectAxis)->apply(kernel, cell);
+      workloads::FindOption(kBisectAxis)->Apply(kernel, cell);
     } else {
       cell.mutable_target()->clear_kernel();
     }

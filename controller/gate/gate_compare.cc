@@ -102,7 +102,7 @@ absl::StatusOr<std::string> SpecDifference(const v1::CellSpec& base, const v1::C
     c->clear_axes();
     if (req.axis.empty()) continue;
     const workloads::OptionDef* def = workloads::FindOption(req.axis);
-    if (def == nullptr || !def->apply(req.baseline_value, *c)) {
+    if (def == nullptr || !def->Apply(req.baseline_value, *c)) {
       return absl::InvalidArgumentError(absl::StrCat("axis '", req.axis, "' with value '",
                                                      req.baseline_value,
                                                      "' is not a key blkbench can set on a cell"));

@@ -56,7 +56,7 @@ class Results {
     c.mutable_target()->set_device_class("sim:ssd");
     for (const auto& [key, value] : axes) {
       const workloads::OptionDef* def = workloads::FindOption(key);
-      EXPECT_TRUE(def != nullptr && def->apply(value, c)) << key << "=" << value;
+      EXPECT_TRUE(def != nullptr && def->Apply(value, c)) << key << "=" << value;
       v1::AxisValue* a = c.add_axes();
       a->set_key(key);
       a->set_value(value);

@@ -1,6 +1,6 @@
 // MqDeadline: the unlocked bodies of block/mq-deadline.c's elevator_mq_ops. Each
 // function cites the kernel function it mirrors; the caller charges dd->lock around them.
-#include "engine/sched/mq_deadline.h"
+#include "engine/sched/mq_deadline/mq_deadline.h"
 
 #include <algorithm>
 #include <cassert>
@@ -431,6 +431,60 @@ void MqDeadline::FinishRequest(SchedRequest& rq) {
   Priv(rq).counted = false;
   ++PrioFor(rq).stats.completed;
   ++counters_.completed;
+}
+
+namespace {
+
+// mq-deadline (block/mq-deadline.c) of the kernel's era, with seed 000's and 002's patches
+// and the cell's deadline_attrs[] values.
+std::unique_ptr<Elevator> CreateMqDeadline(const ElevatorSetup& setup) {
+  DeadlineProfile p = DeadlineProfile::ForKernel(setup.kernel_major, setup.kernel_minor);
+  p.batch_dispatch = setup.HasPatch("dd-batch-dispatch");
+  p.serialize_dispatch = setup.HasPatch("dd-serialize-dispatch");
+  p.insert_lists = setup.HasPatch("dd-insert-lists");
+  DeadlineTunables t;
+  setup.SetNs("read_expire", kNsPerMs, t.read_expire_ns);
+  setup.SetNs("write_expire", kNsPerMs, t.write_expire_ns);
+  setup.SetInt("writes_starved", t.writes_starved);
+  setup.SetInt("front_merges", t.front_merges);
+  setup.SetInt("fifo_batch", t.fifo_batch);
+  setup.SetUint("async_depth", t.async_depth);
+  setup.SetNs("prio_aging_expire", kNsPerMs, t.prio_aging_expire_ns);
+  return std::make_unique<MqDeadline>(p, t);
+}
+
+// mq-deadline (block/mq-deadline.c, 6.x), with a few requests queued (rb depth ~2):
+// - bio_merge: q->last_merge, a hash bucket, the sort-list root and dd's line holding
+//   front_merges (false-shared with batching/starved, written by every dispatch), plus
+//   the rb walk (2 lines per visited request of another task): 8.
+// - insert: the fifo heads/stats, sort root and fifo_expire lines of dd, q->last_merge,
+//   two hash buckets, the previous fifo tail, the rb walk: 10; each further request of
+//   the plug batch a new hash bucket and some rebalancing: 1.5.
+// - dispatch: dd's three written lines, the rb walk to a leaf, the chosen request's
+//   queuelist and fifo_time lines, fifo neighbours, rebalancing, its hash bucket,
+//   q->last_merge: 11; each further request of a batch its own lines: 3.5; one that
+//   finds nothing reads dd's three lines: 3. No lock at completion.
+constexpr LockSiteLines kDeadlineLines = {.merge = 8,
+                                          .insert_first = 10,
+                                          .insert_extra = 1.5,
+                                          .dispatch_first = 11,
+                                          .dispatch_extra = 3.5,
+                                          .dispatch_empty = 3};
+
+}  // namespace
+
+const ElevatorType& MqDeadlineType() {
+  static const ElevatorType* const kType = new ElevatorType{
+      .name = "mq-deadline",
+      .create = &CreateMqDeadline,
+      .lock_name = "dd->lock",
+      .insert_lock_name = "dd->insert_lock",
+      .lines = kDeadlineLines,
+      .patches = {"dd-batch-dispatch", "dd-serialize-dispatch", "dd-insert-lists"},
+      .tunables = {"read_expire", "write_expire", "writes_starved", "front_merges", "fifo_batch",
+                   "async_depth", "prio_aging_expire"},
+  };
+  return *kType;
 }
 
 }  // namespace blkbench::engine

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <tuple>
 
-#include "engine/sched/bfq.h"
-#include "engine/sched/bfq_queue.h"
+#include "engine/sched/bfq/bfq.h"
+#include "engine/sched/bfq/bfq_queue.h"
 
 namespace blkbench::engine {
 

@@ -1,13 +1,13 @@
 // Bfq: queues, groups, insertion, selection, dispatch and expiration — the unlocked
 // bodies of block/bfq-iosched.c's elevator_mq_ops (the caller charges bfqd->lock).
-#include "engine/sched/bfq.h"
+#include "engine/sched/bfq/bfq.h"
 
 #include <algorithm>
 #include <cassert>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
-#include "engine/sched/bfq_queue.h"
+#include "engine/sched/bfq/bfq_queue.h"
 
 namespace blkbench::engine {
 namespace {
@@ -533,6 +533,74 @@ bool Bfq::MayDispatch(uint32_t /*hctx*/, uint64_t now_ns) const {
     return profile_.injection && !IdlingBoostsThr(*q) && InjectionCandidate(now_ns) != nullptr;
   }
   return queued_ != 0;
+}
+
+namespace {
+
+constexpr uint64_t kNsPerUs = 1'000;  // slice_idle_us
+
+// bfq (block/bfq-iosched.c) with the cell's cgroup weights and bfq_attrs[] values.
+// low_latency and strict_guarantees are only ever 0 here (not modelled; DeriveConfig).
+std::unique_ptr<Elevator> CreateBfq(const ElevatorSetup& setup) {
+  BfqProfile p = BfqProfile::ForKernel(setup.kernel_major, setup.kernel_minor);
+  p.one_group_no_idle = setup.HasPatch("bfq-one-group-no-idle");
+  p.batch_dispatch = setup.HasPatch("bfq-batch-dispatch");
+  BfqTunables t;
+  t.group_weights.push_back(0);  // [0] is the root
+  for (const uint32_t w : setup.cgroup_weights) t.group_weights.push_back(w);
+  setup.SetNs("slice_idle", kNsPerMs, t.slice_idle_ns);
+  setup.SetNs("slice_idle_us", kNsPerUs, t.slice_idle_ns);
+  setup.SetNs("timeout_sync", kNsPerMs, t.timeout_ns);
+  // bfq_max_budget_store(): 0 asks for bfq_calc_max_budget() from the estimated peak rate,
+  // which is not modelled; the model keeps bfq_default_max_budget then.
+  int64_t max_budget = 0;
+  setup.SetInt("max_budget", max_budget);
+  if (max_budget > 0) t.max_budget = max_budget;
+  setup.SetNs("fifo_expire_sync", kNsPerMs, t.fifo_expire_sync_ns);
+  setup.SetNs("fifo_expire_async", kNsPerMs, t.fifo_expire_async_ns);
+  setup.SetUint("back_seek_max", t.back_seek_max_kib);
+  setup.SetUint("back_seek_penalty", t.back_seek_penalty);
+  return std::make_unique<Bfq>(p, t);
+}
+
+// bfq (block/bfq-iosched.c, 6.x) serving one queue shared by the jobs (stable merge):
+// - bio_merge: q->last_merge, the last_merge request, a hash bucket, the queue's sort
+//   root and the rb walk: 8.
+// - insert, per request: bfqd's queued and position lines, q->last_merge, two hash
+//   buckets, the eight lines of the shared bfq_queue (refs, sort list, fifo/entity,
+//   allocated, dispatched/flags, think and seek time, ...), the fifo tail, next_rq and
+//   the rb walk: 18.
+// - dispatch: four bfqd lines (counters, in_service/position, peak-rate sampling), the
+//   service tree's vtime, five queue lines, the request, its rb and fifo neighbours, a
+//   hash bucket, q->last_merge: 18; each further request of a batch 6; an empty
+//   dispatch still checks idling and injection: 8.
+// - completion (bfq_completed_request): four bfqd lines, about six queue lines, the
+//   submitter's bic: 10.
+constexpr LockSiteLines kBfqLines = {.merge = 8,
+                                     .insert_first = 18,
+                                     .insert_extra = 18,
+                                     .dispatch_first = 18,
+                                     .dispatch_extra = 6,
+                                     .dispatch_empty = 8,
+                                     .completion = 10,
+                                     .insert_per_request = true};
+
+}  // namespace
+
+const ElevatorType& BfqType() {
+  static const ElevatorType* const kType = new ElevatorType{
+      .name = "bfq",
+      .create = &CreateBfq,
+      .lock_name = "bfqd->lock",
+      .lines = kBfqLines,
+      .patches = {"bfq-one-group-no-idle", "bfq-batch-dispatch"},
+      // low_latency and strict_guarantees: only 0 is modelled, which is what the model
+      // does without reading them (validate refuses other values on sim:).
+      .tunables = {"slice_idle", "slice_idle_us", "timeout_sync", "max_budget", "fifo_expire_sync",
+                   "fifo_expire_async", "back_seek_max", "back_seek_penalty", "low_latency",
+                   "strict_guarantees"},
+  };
+  return *kType;
 }
 
 }  // namespace blkbench::engine

@@ -1,7 +1,7 @@
 // B-WF2Q+ timestamping and selection (block/bfq-wf2q.c). Each function cites the kernel
 // function it mirrors; the hierarchy walks (bfq_activate_requeue_entity() and friends)
 // live in bfq.cc because they need the queue state.
-#include "engine/sched/bfq_wf2q.h"
+#include "engine/sched/bfq/bfq_wf2q.h"
 
 #include <algorithm>
 #include <cassert>

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/sched/elevator.h"
+#include "engine/sched/elevator_type.h"
 #include "engine/sched/flat_map.h"
 
 namespace blkbench::engine {
@@ -188,6 +189,10 @@ class MqDeadline final : public Elevator {
   uint64_t dispatching_until_ = 0;
   ElevatorCounters counters_;
 };
+
+// The registry's entry (struct elevator_type mq_deadline): the factory builds the kernel
+// era's mq-deadline with seed 000's and 002's patches and the cell's deadline_attrs[].
+const ElevatorType& MqDeadlineType();
 
 }  // namespace blkbench::engine
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <utility>
 
-#include "engine/sched/bfq.h"
-#include "engine/sched/bfq_wf2q.h"
+#include "engine/sched/bfq/bfq.h"
+#include "engine/sched/bfq/bfq_wf2q.h"
 #include "engine/sched/flat_map.h"
 
 namespace blkbench::engine {

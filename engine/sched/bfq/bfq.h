@@ -29,8 +29,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/sched/bfq_wf2q.h"
+#include "engine/sched/bfq/bfq_wf2q.h"
 #include "engine/sched/elevator.h"
+#include "engine/sched/elevator_type.h"
 
 namespace blkbench::engine {
 
@@ -249,6 +250,10 @@ class Bfq final : public Elevator {
   ElevatorCounters counters_;
   BfqStats stats_;
 };
+
+// The registry's entry (struct elevator_type iosched_bfq_mq): the factory builds the
+// kernel era's bfq with seed 004's patches, the cell's cgroup weights and bfq_attrs[].
+const ElevatorType& BfqType();
 
 }  // namespace blkbench::engine
 

@@ -2,8 +2,8 @@
 // bfq_bfqq_expire() with its slow-queue time charging and budget feedback.
 #include <algorithm>
 
-#include "engine/sched/bfq.h"
-#include "engine/sched/bfq_queue.h"
+#include "engine/sched/bfq/bfq.h"
+#include "engine/sched/bfq/bfq_queue.h"
 
 namespace blkbench::engine {
 

@@ -2,7 +2,7 @@
 // idling decisions, the one-group asymmetric threshold per era, budget rotation,
 // merging, counter balance and determinism. A tiny closed-loop harness plays the
 // processes and a device with a fixed service time and queue depth.
-#include "engine/sched/bfq.h"
+#include "engine/sched/bfq/bfq.h"
 
 #include <algorithm>
 #include <cstdint>

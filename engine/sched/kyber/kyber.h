@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/sched/elevator.h"
+#include "engine/sched/elevator_type.h"
 
 namespace blkbench::engine {
 
@@ -140,6 +141,10 @@ class Kyber final : public Elevator {
   RequestData<KyberRq> rq_data_;
   ElevatorCounters counters_;
 };
+
+// The registry's entry (struct elevator_type kyber_sched): the factory takes the cell's
+// read_lat_nsec and write_lat_nsec.
+const ElevatorType& KyberType();
 
 }  // namespace blkbench::engine
 

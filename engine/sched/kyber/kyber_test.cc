@@ -1,7 +1,7 @@
 // Tests for the standalone kyber model: domain batching and rotation, per-ctx flush
 // order, token limits and wake-ups, the latency timer's depth scaling, limit_depth,
 // merging, counter balance and determinism.
-#include "engine/sched/kyber.h"
+#include "engine/sched/kyber/kyber.h"
 
 #include <cstdint>
 #include <deque>
@@ -211,6 +211,7 @@ TEST_F(KyberTest, PercentilesWaitFor500SamplesOrOneSecond) {
 TEST_F(KyberTest, TokensNeverExceedDepthAfterShrink) {
   Start();
   std::vector<SchedRequest*> in_flight;
+  in_flight.reserve(60);
   for (int i = 0; i < 100; ++i) Add(true);
   for (int i = 0; i < 60; ++i) in_flight.push_back(ky_->DispatchRequest(0));
   // Congestion on reads shrinks writes to 32 while 60 write tokens are held.

@@ -3,8 +3,8 @@
 // limit, and bfq_completed_request().
 #include <algorithm>
 
-#include "engine/sched/bfq.h"
-#include "engine/sched/bfq_queue.h"
+#include "engine/sched/bfq/bfq.h"
+#include "engine/sched/bfq/bfq_queue.h"
 
 namespace blkbench::engine {
 namespace {

@@ -1,7 +1,7 @@
 // Kyber: the bodies of block/kyber-iosched.c's elevator_mq_ops. Kyber has no global
 // lock: khd->lock (per hctx) serialises dispatch and kcq->lock (per ctx) insertion and
 // merging; the caller charges those.
-#include "engine/sched/kyber.h"
+#include "engine/sched/kyber/kyber.h"
 
 #include <algorithm>
 #include <cassert>
@@ -338,6 +338,28 @@ void Kyber::TimerExpired(uint64_t now_ns) {
       Resize(d, (orig * static_cast<uint32_t>(p99 + 1)) >> kKyberLatencyShift);
     }
   }
+}
+
+namespace {
+
+// kyber (block/kyber-iosched.c) with the cell's read_lat_nsec / write_lat_nsec.
+std::unique_ptr<Elevator> CreateKyber(const ElevatorSetup& setup) {
+  KyberTunables t;
+  setup.SetUint("read_lat_nsec", t.read_lat_ns);
+  setup.SetUint("write_lat_nsec", t.write_lat_ns);
+  return std::make_unique<Kyber>(t);
+}
+
+}  // namespace
+
+const ElevatorType& KyberType() {
+  // No global lock: per-ctx lists (kcq->lock, CPU-local) and per-hctx khd->lock.
+  static const ElevatorType* const kType = new ElevatorType{
+      .name = "kyber",
+      .create = &CreateKyber,
+      .tunables = {"read_lat_nsec", "write_lat_nsec"},
+  };
+  return *kType;
 }
 
 }  // namespace blkbench::engine

@@ -1,6 +1,6 @@
 // Tests for the standalone mq-deadline model: sort order, batching, expiry, starvation,
 // priority levels and aging, merging, at_head insertion, limit_depth per era, balance.
-#include "engine/sched/mq_deadline.h"
+#include "engine/sched/mq_deadline/mq_deadline.h"
 
 #include <cstdint>
 #include <deque>
@@ -92,6 +92,7 @@ TEST_F(MqDeadlineTest, ReadExpiryPreemptsSectorOrder) {
   for (int i = 0; i < 8; ++i) Add(i * 100, false, IoprioClass::kBe, 400 * kNsPerMs);
   // Not yet expired: sector order from the cursor.
   std::vector<uint64_t> got;
+  got.reserve(4);
   for (int i = 0; i < 4; ++i) got.push_back(Next(450 * kNsPerMs)->sector);
   EXPECT_EQ(got, (std::vector<uint64_t>{0, 100, 200, 300}));
   // New batch after expiry: the FIFO head wins over the lower sectors.
