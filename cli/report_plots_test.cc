@@ -65,7 +65,7 @@ void AddDeviceRun(v1::GetResultsResponse& resp, const std::string& bs, const std
     const uint64_t interval = last ? 5'000'000 : 1'000'000'000;
     offset += interval;
     v1::Sample* s = row->add_samples();
-    s->set_seq(static_cast<uint64_t>(i + 1));
+    s->set_seq(static_cast<uint64_t>(i) + 1);
     s->set_offset_ns(offset);
     s->set_interval_ns(interval);
     s->mutable_io()->set_read_ios(last ? 20 : 1000);
@@ -107,6 +107,24 @@ TEST(ReportPlotsTest, SimReportPassesTheGeometryChecksInChromium) {
   EXPECT_EQ(g->plots, 6);
   EXPECT_GE(g->series, 3 * 4 + 6 * 2 + 12 * 2);
   EXPECT_GT(g->ticks, 6 * 8);
+  ExpectGeometryHolds(*g);
+}
+
+// Named jobs add the per-job plots (categorical jobs, a log p99 axis).
+TEST(ReportPlotsTest, NamedJobsReportPassesTheGeometryChecksInChromium) {
+  testing::TempDir dir("report_jobs");
+  const std::string page = dir.File("report.html");
+  const std::string matrix = std::string(BLKBENCH_SOURCE_DIR) + "/examples/reader-vs-writer.yaml";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunCli({"sim", matrix, "--report", page, "--format", "csv", "-q"}, out, err), 0)
+      << err.str();
+  EXPECT_THAT(ReadAll(page), HasSubstr("data-plot=\"jobs-p99\""));
+  if (!testing::HaveChromium()) {
+    GTEST_SKIP() << "chromium is not installed (scripts/deps.sh installs it): not measured";
+  }
+  absl::StatusOr<testing::PlotGeometry> g = testing::MeasurePlots(page, kWindowWidth, dir.path());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_GE(g->log_axes, 3);  // percentiles, CDF, p99 per job
   ExpectGeometryHolds(*g);
 }
 

@@ -147,7 +147,7 @@ constexpr char kScript[] = R"JS(
 })();
 )JS";
 
-std::string Unescape(std::string s) {
+std::string Unescape(const std::string& s) {
   return absl::StrReplaceAll(s, {{"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}});
 }
 
