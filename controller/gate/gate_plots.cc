@@ -119,7 +119,12 @@ std::string DotsSvg(const MetricComparison& m, bool wide) {
                    XmlEscape(m.metric.name), "\" viewBox=\"0 0 ", Num(width), " ", Num(height),
                    "\" width=\"", Num(width), "\" height=\"", Num(height),
                    "\" role=\"img\"><title>", XmlEscape(m.metric.name), " per repeat</title>");
-  if (all.empty()) return out + "<text x=\"4\" y=\"20\">no repeats</text></svg>";
+  if (all.empty()) {  // nothing to plot: a note, not a plot
+    return absl::StrCat(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"30\">"
+        "<text x=\"4\" y=\"20\">no repeats of ",
+        XmlEscape(m.metric.name), "</text></svg>");
+  }
   const double hi_raw = *std::max_element(all.begin(), all.end());
   const AxisUnit unit = UnitOf(m.metric, hi_raw);
   const plot::Ticks t = plot::LinearTicks(*std::min_element(all.begin(), all.end()) / unit.div,
