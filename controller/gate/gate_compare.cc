@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/metrics/run_labels.h"
+#include "common/resolved_job.h"
+#include "common/sim_vocabulary.h"
 #include "controller/gate/gate_format.h"
 #include "controller/gate/gate_report.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -124,7 +126,11 @@ SideFacts Facts(const SideIndex& side, const v1::CellSpec& cell) {
   SideFacts f;
   f.cell_index = cell.index();
   f.label = workloads::CellLabel(cell);
-  f.target_kernel = cell.target().kernel();
+  // A simulated cell runs the engine's kernel model whatever host ran it; an empty kernel
+  // there is the engine's default, not "whatever the host had".
+  f.target_kernel = cell.target().kernel().empty() && IsSimulated(cell.target().device_class())
+                        ? std::string(kDefaultSimKernel)
+                        : cell.target().kernel();
   if (auto it = side.done.find(cell.index()); it != side.done.end()) {
     f.done_runs = static_cast<int>(it->second.size());
     for (const v1::Run* r : it->second) {
