@@ -256,6 +256,16 @@ void PgConn::Rollback() {
   if (PQstatus(conn_) == CONNECTION_OK) (void)Exec("rollback", "ROLLBACK");
 }
 
+// One round trip for both statements.
+absl::Status PgConn::Savepoint(bool release_previous) {
+  return Exec("savepoint",
+              release_previous ? "RELEASE SAVEPOINT part; SAVEPOINT part" : "SAVEPOINT part");
+}
+
+absl::Status PgConn::RollbackToSavepoint() {
+  return Exec("rollback to savepoint", "ROLLBACK TO SAVEPOINT part");
+}
+
 absl::StatusOr<int64_t> PgConn::LockSchema() {
   // An arbitrary constant key: "bkb1", like SQLite's application_id. The second opener
   // waits here and then sees the first one's version.

@@ -48,6 +48,8 @@ class PgConn final : public sql::Conn {
   absl::Status Begin(Mode mode) override;
   absl::Status Commit() override;
   void Rollback() override;
+  absl::Status Savepoint(bool release_previous) override;
+  absl::Status RollbackToSavepoint() override;
   // A schema_version table (created by the first migration run) under an advisory lock.
   // PostgreSQL support arrived with schema version 2, so its versions count from there:
   // its version N is schema version N + 1 (migrations 1 and 2 are its version 1).

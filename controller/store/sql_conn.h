@@ -160,6 +160,11 @@ class Conn {
   virtual absl::Status Begin(Mode mode) = 0;
   virtual absl::Status Commit() = 0;
   virtual void Rollback() = 0;
+  // The savepoint of a write transaction's current part (CommitReports: one per
+  // report): Savepoint opens it, releasing the previous part's if `release_previous`
+  // (COMMIT releases the last); RollbackToSavepoint undoes what was written since.
+  virtual absl::Status Savepoint(bool release_previous) = 0;
+  virtual absl::Status RollbackToSavepoint() = 0;
 
   // Schema versioning for ApplyMigrations (schema.h), inside its write transaction.
   // LockSchema serializes concurrent openers, refuses a database that is not a blkbench

@@ -110,12 +110,7 @@ absl::StatusOr<std::vector<absl::Status>> SqlStore::CommitReports(
     absl::StatusOr<std::unordered_map<uint64_t, v1::Run>> runs = ReadRuns(reports);
     if (!runs.ok()) return runs.status();
     for (const AgentReport& r : reports) {
-      // One round trip: release the previous report's savepoint and open this one's
-      // (COMMIT releases the last).
-      if (absl::Status s =
-              conn_->Exec("savepoint", out.empty() ? "SAVEPOINT report"
-                                                   : "RELEASE SAVEPOINT report; SAVEPOINT report");
-          !s.ok()) {
+      if (absl::Status s = conn_->Savepoint(/*release_previous=*/!out.empty()); !s.ok()) {
         return s;
       }
       auto it = runs->find(r.run_id);
@@ -124,10 +119,7 @@ absl::StatusOr<std::vector<absl::Status>> SqlStore::CommitReports(
       absl::Status s = WriteReport(r, it != runs->end() ? &copy : nullptr);
       if (!s.ok() && !IsReportRefusal(s)) return s;  // the transaction rolls everything back
       if (!s.ok()) {
-        if (absl::Status u = conn_->Exec("rollback report", "ROLLBACK TO SAVEPOINT report");
-            !u.ok()) {
-          return u;
-        }
+        if (absl::Status u = conn_->RollbackToSavepoint(); !u.ok()) return u;
       } else if (it != runs->end()) {
         it->second = std::move(copy);
       }

@@ -189,6 +189,20 @@ void SqliteConn::Rollback() {
   if (db_->InTransaction()) (void)db_->Exec("rollback", "ROLLBACK");
 }
 
+// Through the statement cache: parsed once, not once per report.
+absl::Status SqliteConn::Savepoint(bool release_previous) {
+  if (release_previous) {
+    if (absl::Status s = db_->Execute("release savepoint", "RELEASE SAVEPOINT part"); !s.ok()) {
+      return s;
+    }
+  }
+  return db_->Execute("savepoint", "SAVEPOINT part");
+}
+
+absl::Status SqliteConn::RollbackToSavepoint() {
+  return db_->Execute("rollback to savepoint", "ROLLBACK TO SAVEPOINT part");
+}
+
 absl::StatusOr<int64_t> SqliteConn::LockSchema() {
   // BEGIN IMMEDIATE already serializes openers; re-check under the lock what Open checked.
   if (absl::Status s = CheckOwnership(*db_); !s.ok()) return s;

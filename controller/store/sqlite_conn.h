@@ -48,6 +48,8 @@ class SqliteConn final : public sql::Conn {
   // NOMEM); Commit then reports it and Rollback has nothing left to undo.
   absl::Status Commit() override;
   void Rollback() override;
+  absl::Status Savepoint(bool release_previous) override;
+  absl::Status RollbackToSavepoint() override;
   // PRAGMA user_version, and application_id (kApplicationId) set on the way.
   absl::StatusOr<int64_t> LockSchema() override;
   absl::Status RecordMigration(int version, const char* description) override;
