@@ -1,13 +1,15 @@
 // PgStore's own behaviour on a real server, beyond the shared contract: lost connections
 // and a restarted server are Unavailable naming the operation and then recovered from; a
 // batch that cannot commit stores none of its reports; foreign and newer databases are
-// refused.
+// refused; databases written before the dialect seam open.
 #include "controller/store/pg_store.h"
 
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
 
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,60 @@ TEST_P(PgStoreTest, OpeningTwiceMigratesOnceAndForeignOrNewerDatabasesAreRefused
   absl::StatusOr<std::unique_ptr<PgStore>> nowhere =
       PgStore::Open("postgresql:///blkbench?host=/nonexistent-socket-dir");
   EXPECT_EQ(nowhere.status().code(), absl::StatusCode::kUnavailable) << nowhere.status();
+}
+
+// testdata/pg_store_v2.sql: a database as PgStore wrote it before the dialect seam.
+std::string OldDatabaseScript() {
+  std::ifstream in(BLKBENCH_STORE_TESTDATA "/pg_store_v2.sql");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST_P(PgStoreTest, ADatabaseWrittenBeforeTheDialectSeamOpensAndServes) {
+  // Its version 1 (no device counters yet) is migrated; its version 2 is current.
+  for (const bool version_one : {true, false}) {
+    SCOPED_TRACE(version_one ? "version 1" : "version 2");
+    absl::StatusOr<std::string> db = pg_->CreateDatabase();
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE(pg_->Exec(*db, OldDatabaseScript()).ok());
+    if (version_one) {
+      ASSERT_TRUE(pg_->Exec(*db,
+                            "ALTER TABLE samples DROP COLUMN device;"
+                            " DELETE FROM schema_version WHERE version = 2")
+                      .ok());
+    }
+    absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(pg_->Uri(*db));
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ(pg_->QueryText(*db,
+                             "SELECT string_agg(version::text, ',' ORDER BY version)"
+                             " FROM schema_version"),
+              "1,2");
+    absl::StatusOr<v1::Experiment> e = (*store)->GetExperiment(1, /*with_results=*/true);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_EQ(e->submitted_by(), "alice");
+    ASSERT_EQ(e->runs_size(), 1);
+    EXPECT_EQ(e->runs(0).samples(), 2u);
+    EXPECT_EQ(e->runs(0).last_sample().io().write_ios(), 2000u);
+    EXPECT_TRUE(e->runs(0).has_result());
+    absl::StatusOr<std::vector<v1::AgentInfo>> agents = (*store)->ListAgents();
+    ASSERT_TRUE(agents.ok()) << agents.status();
+    ASSERT_EQ(agents->size(), 1u);
+    EXPECT_TRUE((*agents)[0].connected());
+    // New rows continue after the old ones.
+    absl::StatusOr<uint64_t> id = (*store)->CreateExperiment(MakeExperiment("new", 1, 1));
+    ASSERT_TRUE(id.ok()) << id.status();
+    EXPECT_EQ(*id, 2u);
+    v1::Sample with_device = MakeSample(1);
+    with_device.mutable_device()->set_reads(7);
+    ASSERT_TRUE((*store)->AppendSample(2, 0, with_device).ok());
+    absl::StatusOr<std::vector<v1::Sample>> samples = (*store)->ListSamples(2);
+    ASSERT_TRUE(samples.ok()) << samples.status();
+    ASSERT_EQ(samples->size(), 1u);
+    EXPECT_EQ((*samples)[0].device().reads(), 7u);
+    store->reset();
+    EXPECT_TRUE(pg_->DropDatabase(*db).ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Postgres, PgStoreTest, ::testing::Values(StoreKind::kPostgres),

@@ -46,7 +46,8 @@ absl::StatusOr<std::unordered_map<uint64_t, v1::Run>> SqlStore::ReadRuns(
     for (int i = 0; i < rows->rows(); ++i) {
       absl::StatusOr<v1::Run> run = sql::RunFromRow(*rows, i);
       if (!run.ok()) return run.status();
-      runs[run->id()] = *std::move(run);
+      const uint64_t id = run->id();
+      runs[id] = *std::move(run);
     }
   }
   return runs;
