@@ -109,16 +109,6 @@ absl::Status Statement::Run() {
   return ForEachRow([](Statement&) { return absl::OkStatus(); });
 }
 
-absl::Status Statement::Reset() {
-  // sqlite3_reset returns the error of the previous step, which was already reported.
-  sqlite3_reset(stmt_);
-  int rc = sqlite3_clear_bindings(stmt_);
-  next_param_ = 1;
-  bind_status_ = absl::OkStatus();
-  if (rc != SQLITE_OK) return ErrorStatus(db_, rc, absl::StrCat(op_, " (reset)"));
-  return absl::OkStatus();
-}
-
 Statement& Statement::BindNull() {
   CheckBind(sqlite3_bind_null(stmt_, next_param_));
   return *this;

@@ -38,8 +38,6 @@ class Statement {
   ~Statement();
 
   Statement& BindInt(int64_t value);
-  // uint64 is stored as its two's-complement int64 and read back bit-exact by U64().
-  Statement& BindU64(uint64_t value) { return BindInt(static_cast<int64_t>(value)); }
   Statement& BindDouble(double value);
   Statement& BindText(absl::string_view value);
   Statement& BindBlob(absl::string_view bytes);
@@ -80,12 +78,9 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Steps to completion, ignoring any rows (for INSERT/UPDATE/DELETE).
   absl::Status Run();
-  // Resets for re-execution with new bindings.
-  absl::Status Reset();
 
   // Column accessors for the current row (0-based). NULL reads as 0 / "".
   int64_t Int(int col) const;
-  uint64_t U64(int col) const { return static_cast<uint64_t>(Int(col)); }
   double Double(int col) const;
   bool IsNull(int col) const;
   // The current row's width and a column's SQLITE_INTEGER/FLOAT/TEXT/BLOB/NULL.
@@ -146,7 +141,6 @@ class Db {
   // Runs a single-row, single-integer query such as "PRAGMA user_version".
   absl::StatusOr<int64_t> QueryInt(absl::string_view op, absl::string_view sql);
 
-  int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
   // Rows changed by the most recent INSERT/UPDATE/DELETE.
   int64_t Changes() const { return sqlite3_changes64(db_); }
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
