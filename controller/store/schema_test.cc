@@ -7,9 +7,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 
 #include "controller/store/sqlite_conn.h"
 #include "controller/store/sqlite_open_checks.h"
@@ -21,7 +19,6 @@ namespace {
 
 using ::blkbench::sqlite::kApplicationId;
 using ::blkbench::sqlite::SqliteConn;
-using ::blkbench::testing::MakeSample;
 using ::blkbench::testing::QueryText;
 
 class SchemaTest : public ::blkbench::testing::TempDirTest {
@@ -126,12 +123,7 @@ TEST_F(SchemaTest, TypesAreTheDialectsAndOnlyPlaceholdersChange) {
 }
 
 // The store_v3.sql fixture: a store as the schema before the dialect seam wrote it.
-std::string OldStoreScript() {
-  std::ifstream in(BLKBENCH_STORE_TESTDATA "/store_v3.sql");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::string OldStoreScript() { return ::blkbench::testing::TestdataFile("store_v3.sql"); }
 
 // Every column of every table and view, as SQLite describes it.
 std::string Columns(const std::string& path) {
@@ -168,27 +160,7 @@ TEST_F(SchemaTest, AStoreWrittenBeforeTheDialectSeamOpensAndServes) {
 
   absl::StatusOr<std::unique_ptr<SqliteStore>> store = SqliteStore::Open(DbPath());
   ASSERT_TRUE(store.ok()) << store.status();
-  absl::StatusOr<v1::Experiment> e = (*store)->GetExperiment(1, /*with_results=*/true);
-  ASSERT_TRUE(e.ok()) << e.status();
-  EXPECT_EQ(e->name(), "old");
-  EXPECT_EQ(e->submitted_by(), "alice");
-  ASSERT_EQ(e->runs_size(), 1);
-  EXPECT_EQ(e->runs(0).state(), v1::RUN_DONE);
-  EXPECT_EQ(e->runs(0).samples(), 2u);
-  EXPECT_EQ(e->runs(0).last_sample().io().write_ios(), 2000u);
-  EXPECT_TRUE(e->runs(0).has_result());
-  absl::StatusOr<std::vector<v1::AgentInfo>> agents = (*store)->ListAgents();
-  ASSERT_TRUE(agents.ok()) << agents.status();
-  ASSERT_EQ(agents->size(), 1u);
-  EXPECT_TRUE((*agents)[0].connected());
-  ASSERT_EQ((*agents)[0].devices_size(), 1);
-
-  // New rows continue after the old ones, and the version stays.
-  absl::StatusOr<uint64_t> id =
-      (*store)->CreateExperiment(::blkbench::testing::MakeExperiment("new", 1, 1));
-  ASSERT_TRUE(id.ok()) << id.status();
-  EXPECT_EQ(*id, 2u);
-  ASSERT_TRUE((*store)->AppendSample(2, 0, MakeSample(1)).ok());
+  ASSERT_NO_FATAL_FAILURE(::blkbench::testing::ExpectOldStoreServes(**store));
   EXPECT_EQ(QueryText(DbPath(), "SELECT MAX(id) FROM samples"), "3");
   EXPECT_EQ(QueryText(DbPath(), "PRAGMA user_version"), "3");
   EXPECT_EQ(QueryText(DbPath(), "PRAGMA integrity_check"), "ok");
