@@ -1,9 +1,7 @@
-// Row ↔ message conversions for PgStore (see pg_rows.h).
-#include "controller/store/pg_rows.h"
+// Row <-> message conversions for SqlStore (see sql_rows.h).
+#include "controller/store/sql_rows.h"
 
-#include "controller/store/sqlite_rows.h"
-
-namespace blkbench::pg {
+namespace blkbench::sql {
 
 absl::StatusOr<v1::Run> RunFromRow(const Result& r, int row, int c) {
   v1::Run run;
@@ -12,7 +10,7 @@ absl::StatusOr<v1::Run> RunFromRow(const Result& r, int row, int c) {
   run.set_cell_index(static_cast<uint32_t>(r.Int(row, c + 2)));
   run.set_repeat(static_cast<uint32_t>(r.Int(row, c + 3)));
   run.set_attempt(static_cast<uint32_t>(r.Int(row, c + 4)));
-  absl::StatusOr<v1::RunState> state = sqlite::ParseRunState(r.Text(row, c + 5));
+  absl::StatusOr<v1::RunState> state = ParseRunState(r.Text(row, c + 5));
   if (!state.ok()) return state.status();
   run.set_state(*state);
   run.set_agent_id(r.Text(row, c + 6));
@@ -29,7 +27,7 @@ absl::StatusOr<v1::Experiment> ExperimentFromRow(const Result& r, int row) {
   v1::Experiment e;
   e.set_id(r.U64(row, 0));
   e.set_name(r.Text(row, 1));
-  absl::StatusOr<v1::ExperimentState> state = sqlite::ParseExperimentState(r.Text(row, 2));
+  absl::StatusOr<v1::ExperimentState> state = ParseExperimentState(r.Text(row, 2));
   if (!state.ok()) return state.status();
   e.set_state(*state);
   e.set_file_name(r.Text(row, 3));
@@ -53,15 +51,14 @@ absl::StatusOr<v1::Sample> SampleFromRow(const Result& r, int row, int c) {
   io.set_read_bytes(r.U64(row, c + 5));
   io.set_write_bytes(r.U64(row, c + 6));
   if (!r.IsNull(row, c + 7)) {
-    if (absl::Status s =
-            sqlite::ParseBlob(r.Bytes(row, c + 7), "sample histogram", *sample.mutable_lat());
+    if (absl::Status s = ParseBlob(r.Bytes(row, c + 7), "sample histogram", *sample.mutable_lat());
         !s.ok()) {
       return s;
     }
   }
   if (!r.IsNull(row, c + 8)) {
-    if (absl::Status s = sqlite::ParseBlob(r.Bytes(row, c + 8), "sample device counters",
-                                           *sample.mutable_device());
+    if (absl::Status s =
+            ParseBlob(r.Bytes(row, c + 8), "sample device counters", *sample.mutable_device());
         !s.ok()) {
       return s;
     }
@@ -69,4 +66,35 @@ absl::StatusOr<v1::Sample> SampleFromRow(const Result& r, int row, int c) {
   return sample;
 }
 
-}  // namespace blkbench::pg
+std::string RunStateName(v1::RunState state) { return v1::RunState_Name(state); }
+
+std::string ExperimentStateName(v1::ExperimentState state) {
+  return v1::ExperimentState_Name(state);
+}
+
+absl::StatusOr<v1::RunState> ParseRunState(const std::string& name) {
+  v1::RunState state;
+  if (!v1::RunState_Parse(name, &state)) {
+    return absl::DataLossError(absl::StrCat("stored run state '", name, "' is unknown"));
+  }
+  return state;
+}
+
+absl::StatusOr<v1::ExperimentState> ParseExperimentState(const std::string& name) {
+  v1::ExperimentState state;
+  if (!v1::ExperimentState_Parse(name, &state)) {
+    return absl::DataLossError(absl::StrCat("stored experiment state '", name, "' is unknown"));
+  }
+  return state;
+}
+
+absl::StatusOr<std::string> Serialize(const google::protobuf::MessageLite& message,
+                                      absl::string_view what) {
+  std::string bytes;
+  if (!message.SerializeToString(&bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("cannot serialize ", what));
+  }
+  return bytes;
+}
+
+}  // namespace blkbench::sql
