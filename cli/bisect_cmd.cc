@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/bisect.h"
+#include "cli/command_registry.h"
 #include "cli/local_matrix.h"
 #include "cli/run_cmd.h"
 #include "cli/run_vm.h"
@@ -206,33 +207,20 @@ class Steps {
     const auto matrix = std::make_shared<const workloads::Matrix>(step);
     const bool quiet = a_.flags.count("quiet") > 0;
     int rc;
+    const SessionOptions session = {.path = a_.positional[1],
+                                    .db_path = db_,
+                                    .quiet = quiet,
+                                    .matrix = matrix,
+                                    .on_results = keep};
     if (IsSim(kernel)) {
-      rc = RunSim({.path = a_.positional[1],
-                   .db_path = db_,
-                   .trace_path = "",
-                   .format = "table",
-                   .report_path = "",
-                   .quiet = quiet,
-                   .matrix = matrix,
-                   .matrix_text = "",
-                   .on_results = keep},
-                  table, err_);
+      rc = RunSim(session, table, err_);
     } else {
-      rc = RunOnDevices({.path = a_.positional[1],
-                         .devices = {},
+      rc = RunOnDevices({.session = session,
                          .vm = {.vms = All(a_, "vm"),
                                 .kernels = {kernel},
                                 .vcpus = Flag(a_, "vcpus", ""),
                                 .memory = Flag(a_, "memory", "")},
-                         .db_path = db_,
-                         .state_dir = Flag(a_, "state-dir", kDefaultRunStateDir),
-                         .format = "table",
-                         .report_path = "",
-                         .trace_path = "",
-                         .quiet = quiet,
-                         .matrix = matrix,
-                         .matrix_text = "",
-                         .on_results = keep},
+                         .state_dir = Flag(a_, "state-dir", kDefaultRunStateDir)},
                         table, err_);
     }
     if (rc != 0) {
@@ -413,6 +401,44 @@ int CmdBisect(const Args& a, std::ostream& out, std::ostream& err) {
     return kBisectCouldNotRun;
   }
   return BisectExitStatus(*outcome);
+}
+
+CommandSpec BisectCommand() {
+  return {
+      .name = "bisect",
+      .args = {"FILE"},
+      .summary = "find the first kernel of a list where the matrix's metric regresses",
+      .description =
+          "Given kernels in order, the first good and the last bad (--kernels, or --git with "
+          "--good, --bad and a --build hook that prints the kernel a revision builds), runs "
+          "the matrix on both ends, then on midpoints, and classifies each with the gate's "
+          "statistics against both ends: like good, like bad, or undecided (another round of "
+          "runs, up to --max-rounds, then inconclusive). sim: kernels run on the engine; deb: "
+          "packages and PATH/bzImage[:MODULES_DIR] in qemu guests with the --vm devices. "
+          "Every step is an experiment in --db; a stopped bisect reuses the steps it finished. "
+          "Exit 0 first bad kernel found, 1 no regression between the ends, 2 inconclusive, 3 "
+          "could not run (docs/bisect.md).",
+      .flags =
+          {{"kernels", "K1,...,Kn", "the kernels in order: sim:..., deb:GLOB or PATH/bzImage"},
+           {"git", "DIR", "bisect the revisions of this git tree from --good to --bad"},
+           {"good", "REV", "with --git: the last revision known good"},
+           {"bad", "REV", "with --git: the first revision known bad"},
+           {"build", "HOOK", "with --git: run as HOOK REV in DIR; its last line is the kernel"},
+           {"metric", "METRIC", "the metric bisected (default iops; bw, mean_lat, p99, ...)"},
+           {"max-rounds", "N", "rounds of runs per kernel before it is inconclusive (default 3)"},
+           {"vm", "KIND[:SPEC]", "a guest device, as blkbench run --vm; repeat for more"},
+           {"vcpus", "N", "each guest's vCPUs (default 2)"},
+           {"memory", "SIZE", "each guest's memory (default 2g)"},
+           {"db", "FILE", "the store of the steps (default ./blkbench.db; or a postgresql:// URI)"},
+           {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
+           {"format", "FORMAT", "output format", {"text", "markdown", "json"}},
+           {"markdown", "FILE", "also write the summary as Markdown"},
+           {"json", "FILE", "also write the summary as JSON"},
+           {"quiet", "", "no per-run progress lines", {}, 'q'}},
+      .check = CheckBisect,
+      .run = [](const Args& a, Client*, std::ostream& out,
+                std::ostream& err) { return CmdBisect(a, out, err); },
+      .usage_exit = kBisectCouldNotRun};
 }
 
 }  // namespace blkbench

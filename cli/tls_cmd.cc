@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/command_registry.h"
 #include "common/tls/credentials.h"
 #include "common/tls/pki.h"
 
@@ -184,6 +185,37 @@ absl::StatusOr<tls::ClientTransport> CliTransport(const Args& a, const std::stri
   }
   return tls::ClientTransportFor(address, dir, tls::CertStem(tls::Kind::kCli, name), insecure,
                                  "--insecure");
+}
+
+CommandSpec TlsCommand() {
+  return {
+      .name = "tls",
+      .args = {"ca|cert|token", "create|revoke"},
+      .summary =
+          "make the lab PKI for mutual TLS: a CA, then controller, agent and CLI certificates",
+      .description =
+          "blkbench tls ca create --dir D writes ca.pem and ca.key; blkbench tls cert create "
+          "--dir D with --controller HOST[,HOST...] (controller.pem: localhost and 127.0.0.1 "
+          "always; --server [--dns H,...] is the same), --agent ID [--dns H,...] (agent-ID.pem; "
+          "names make it serve HTTPS /metrics too), or --cli NAME --role read|submit|admin "
+          "(cli-NAME.pem). Keys are ECDSA P-256, written 0600, never overwritten. blkbench tls "
+          "cert revoke --dir D --cert FILE.pem or --serial HEX adds the serial to "
+          "D/revoked.txt, which the controller re-reads on change and refuses on every call. "
+          "blkbench tls token create --dir D writes D/metrics.token (0640), the bearer token of "
+          "HTTPS metrics endpoints. See docs/security.md.",
+      .flags = {{"dir", "DIR", "the PKI directory"},
+                {"controller", "HOSTS",
+                 "the controller's certificate for these names/IPs (comma-separated)"},
+                {"server", "", "the controller's certificate (names from --dns)"},
+                {"dns", "NAMES",
+                 "extra DNS names or IPs of the controller or agent (comma-separated)"},
+                {"agent", "ID", "an agent's certificate (its agent_id)"},
+                {"cli", "NAME", "a CLI user's certificate"},
+                {"role", "ROLE", "the CLI user's role", {"read", "submit", "admin"}},
+                {"cert", "FILE", "revoke: the certificate to revoke"},
+                {"serial", "HEX", "revoke: the serial to revoke (openssl x509 -noout -serial)"}},
+      .check = CheckTlsArgs,
+      .run = CmdTls};
 }
 
 }  // namespace blkbench
