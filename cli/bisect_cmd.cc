@@ -38,16 +38,6 @@ namespace {
 
 constexpr char kWho[] = "blkbench bisect: ";
 
-std::string Flag(const Args& a, const char* name, const std::string& fallback) {
-  auto it = a.flags.find(name);
-  return it == a.flags.end() ? fallback : it->second;
-}
-
-std::vector<std::string> All(const Args& a, const char* name) {
-  auto it = a.values.find(name);
-  return it == a.values.end() ? std::vector<std::string>{} : it->second;
-}
-
 bool IsSim(const std::string& kernel) { return kernel.starts_with(kSimPrefix); }
 
 // The kernels of --kernels, or the revisions --git gives (good first, bad last), as the
@@ -96,15 +86,14 @@ std::string KernelProblem(const Args& a, const std::vector<std::string>& kernels
     return "--kernels: either every kernel is a sim: kernel (the engine) or none is (guests)";
   }
   const bool guests = sim == 0;
-  if (guests && All(a, "vm").empty()) {
+  if (guests && a.All("vm").empty()) {
     return "kernels that are not sim: run in qemu guests: give the device with --vm KIND "
            "(e.g. --vm null_blk)";
   }
-  if (!guests && !All(a, "vm").empty())
-    return "--vm: sim: kernels run on the engine, not in guests";
+  if (!guests && !a.All("vm").empty()) return "--vm: sim: kernels run on the engine, not in guests";
   if (guests && !a.flags.count("git")) {
     // Each spec must parse as `blkbench run --kernel` takes it (the image readable).
-    RunVmFlags flags{.vms = All(a, "vm"), .kernels = kernels, .vcpus = "", .memory = ""};
+    RunVmFlags flags{.vms = a.All("vm"), .kernels = kernels, .vcpus = "", .memory = ""};
     if (auto hosts = VmHostsFromFlags(flags); !hosts.ok())
       return std::string(hosts.status().message());
   }
@@ -157,7 +146,7 @@ bool SameCells(const v1::Experiment& stored, const workloads::Matrix& m) {
 class Steps {
  public:
   Steps(const Args& a, std::vector<std::string> kernels, std::ostream& err)
-      : a_(a), kernels_(std::move(kernels)), err_(err), db_(Flag(a, "db", kDefaultRunDb)) {}
+      : a_(a), kernels_(std::move(kernels)), err_(err), db_(a.Get("db", kDefaultRunDb)) {}
 
   // The done experiments already in --db per step name, oldest first.
   absl::Status LoadStored() {
@@ -216,11 +205,11 @@ class Steps {
       rc = RunSim(session, table, err_);
     } else {
       rc = RunOnDevices({.session = session,
-                         .vm = {.vms = All(a_, "vm"),
+                         .vm = {.vms = a_.All("vm"),
                                 .kernels = {kernel},
-                                .vcpus = Flag(a_, "vcpus", ""),
-                                .memory = Flag(a_, "memory", "")},
-                         .state_dir = Flag(a_, "state-dir", kDefaultRunStateDir)},
+                                .vcpus = a_.Get("vcpus", ""),
+                                .memory = a_.Get("memory", "")},
+                         .state_dir = a_.Get("state-dir", kDefaultRunStateDir)},
                         table, err_);
     }
     if (rc != 0) {
@@ -260,7 +249,7 @@ class Steps {
                                              "sim:..., deb:... or PATH/bzImage[:MODULES_DIR])"));
     }
     std::string kernel(absl::StripAsciiWhitespace(lines.back()));
-    if (!IsSim(kernel) && All(a_, "vm").empty()) {
+    if (!IsSim(kernel) && a_.All("vm").empty()) {
       return absl::AbortedError(absl::StrCat("build hook: ", rev, " built ", kernel,
                                              ", which runs in a guest: give --vm KIND"));
     }
@@ -306,16 +295,16 @@ int CheckBisect(Args& a, std::ostream& err) {
       }
     }
   }
-  if (absl::StatusOr<gate::MetricDef> m = gate::ParseMetric(Flag(a, "metric", "iops")); !m.ok()) {
+  if (absl::StatusOr<gate::MetricDef> m = gate::ParseMetric(a.Get("metric", "iops")); !m.ok()) {
     err << kWho << "--metric: " << m.status().message() << "\n";
     return kBisectCouldNotRun;
   }
   int rounds = 0;
-  if (!absl::SimpleAtoi(Flag(a, "max-rounds", "3"), &rounds) || rounds < 1 || rounds > 10) {
+  if (!absl::SimpleAtoi(a.Get("max-rounds", "3"), &rounds) || rounds < 1 || rounds > 10) {
     err << kWho << "--max-rounds: expected 1 to 10\n";
     return kBisectCouldNotRun;
   }
-  const std::string format = Flag(a, "format", "text");
+  const std::string format = a.Get("format", "text");
   if (format != "text" && format != "markdown" && format != "json") {
     err << kWho << "--format: expected text, markdown or json\n";
     return kBisectCouldNotRun;
@@ -381,15 +370,15 @@ int CmdBisect(const Args& a, std::ostream& out, std::ostream& err) {
   }
   BisectOptions options;
   options.kernels = *kernels;
-  options.metric = Flag(a, "metric", "iops");
-  (void)absl::SimpleAtoi(Flag(a, "max-rounds", "3"), &options.max_rounds);  // CheckBisect
+  options.metric = a.Get("metric", "iops");
+  (void)absl::SimpleAtoi(a.Get("max-rounds", "3"), &options.max_rounds);  // CheckBisect
   absl::StatusOr<BisectOutcome> outcome =
       Bisect(options, [&steps](size_t i, int round) { return steps.Measure(i, round); });
   if (!outcome.ok()) {
     err << kWho << outcome.status().message() << "\n";
     return kBisectCouldNotRun;
   }
-  const std::string format = Flag(a, "format", "text");
+  const std::string format = a.Get("format", "text");
   out << (format == "json"       ? RenderBisectJson(*outcome)
           : format == "markdown" ? RenderBisectMarkdown(*outcome)
                                  : RenderBisectText(*outcome));

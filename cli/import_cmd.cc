@@ -9,15 +9,6 @@
 #include "workloads/fio_import.h"
 
 namespace blkbench {
-namespace {
-
-std::string Flag(const Args& a, const std::string& name) {
-  auto it = a.flags.find(name);
-  return it == a.flags.end() ? std::string() : it->second;
-}
-
-}  // namespace
-
 int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
   const std::vector<std::string> args(a.positional.begin() + 1, a.positional.end());
   if (args.empty()) {
@@ -54,9 +45,9 @@ int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     err << "blkbench import: " << jobs.status().message() << "\n";
     return 1;
   }
-  const std::string output = Flag(a, "output");
+  const std::string output = a.Get("output");
   workloads::FioImportOptions options{
-      .source = source, .device_class = Flag(a, "device-class"), .kernel = Flag(a, "kernel")};
+      .source = source, .device_class = a.Get("device-class"), .kernel = a.Get("kernel")};
   if (!output.empty()) options.output_name = output;
   auto imported = workloads::ImportFio(*jobs, options);
   if (!imported.ok()) {

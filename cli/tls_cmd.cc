@@ -15,11 +15,6 @@
 namespace blkbench {
 namespace {
 
-std::string Flag(const Args& a, const std::string& name) {
-  auto it = a.flags.find(name);
-  return it == a.flags.end() ? "" : it->second;
-}
-
 // What `tls cert create` was asked for, or InvalidArgument.
 absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
   tls::CertRequest req;
@@ -31,7 +26,7 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
         "blkbench tls cert create: give exactly one of --controller HOSTS, --agent ID, --cli NAME");
   }
   for (const char* names : {"controller", "dns"}) {
-    for (absl::string_view n : absl::StrSplit(Flag(a, names), ',', absl::SkipEmpty())) {
+    for (absl::string_view n : absl::StrSplit(a.Get(names), ',', absl::SkipEmpty())) {
       req.dns_names.emplace_back(n);
     }
   }
@@ -40,15 +35,15 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
     req.name = "controller";
   } else if (a.flags.count("agent")) {
     req.kind = tls::Kind::kAgent;
-    req.name = Flag(a, "agent");
+    req.name = a.Get("agent");
   } else {
     req.kind = tls::Kind::kCli;
-    req.name = Flag(a, "cli");
+    req.name = a.Get("cli");
     if (!a.flags.count("role")) {
       return absl::InvalidArgumentError(
           "blkbench tls cert create --cli NAME: --role read|submit|admin is required");
     }
-    auto role = tls::ParseRole(Flag(a, "role"));
+    auto role = tls::ParseRole(a.Get("role"));
     if (!role.ok()) return role.status();
     req.role = *role;
   }
@@ -65,11 +60,11 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
 
 // `tls cert revoke`: the serial of --cert or --serial appended to <dir>/revoked.txt.
 int Revoke(const Args& a, std::ostream& out, std::ostream& err) {
-  const std::string dir = Flag(a, "dir");
-  std::string serial = Flag(a, "serial");
+  const std::string dir = a.Get("dir");
+  std::string serial = a.Get("serial");
   std::string comment = "revoked by blkbench tls cert revoke";
   if (a.flags.count("cert")) {
-    auto pem = tls::ReadPemFile(Flag(a, "cert"), "the certificate to revoke");
+    auto pem = tls::ReadPemFile(a.Get("cert"), "the certificate to revoke");
     if (!pem.ok()) {
       err << "blkbench tls cert revoke: " << pem.status().message() << "\n";
       return 1;
@@ -77,7 +72,7 @@ int Revoke(const Args& a, std::ostream& out, std::ostream& err) {
     auto hex = tls::CertSerialHex(*pem);
     auto who = tls::IdentityFromCertPem(*pem);
     if (!hex.ok()) {
-      err << "blkbench tls cert revoke: " << Flag(a, "cert") << ": " << hex.status().message()
+      err << "blkbench tls cert revoke: " << a.Get("cert") << ": " << hex.status().message()
           << "\n";
       return 1;
     }
@@ -105,7 +100,7 @@ int CheckTlsArgs(const Args& a, std::ostream& err) {
         << what << "'\n";
     return 2;
   }
-  if (Flag(a, "dir").empty()) {
+  if (a.Get("dir").empty()) {
     err << "blkbench tls " << what << ": --dir DIR is required\n";
     return 2;
   }
@@ -123,7 +118,7 @@ int CheckTlsArgs(const Args& a, std::ostream& err) {
 }
 
 int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
-  const std::string dir = Flag(a, "dir");
+  const std::string dir = a.Get("dir");
   if (a.positional[1] == "ca") {
     if (absl::Status s = tls::CreateCa(dir); !s.ok()) {
       err << "blkbench tls ca create: " << s.message() << "\n";
@@ -157,12 +152,12 @@ int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
 
 absl::StatusOr<tls::ClientTransport> CliTransport(const Args& a, const std::string& address) {
   const bool insecure = a.flags.count("insecure") > 0;
-  std::string dir = Flag(a, "tls_dir");
+  std::string dir = a.Get("tls_dir");
   if (dir.empty() && getenv("BLKBENCH_TLS_DIR") != nullptr) dir = getenv("BLKBENCH_TLS_DIR");
   if (dir.empty() || tls::IsUnixSocketAddress(address)) {
     return tls::ClientTransportFor(address, "", "", insecure, "--insecure");
   }
-  std::string name = Flag(a, "tls_cert");
+  std::string name = a.Get("tls_cert");
   if (name.empty()) {
     std::vector<std::string> found;
     if (DIR* d = opendir(dir.c_str())) {
