@@ -37,10 +37,15 @@ ref_before=$(reference)
 for i in 1 2 3; do "$build/engine/model/engine_bench" >> "$tmp/engine"; done
 # CPU-seconds of one `blkbench sim FILE` run (user+sys of the process).
 # $3: the machine profiles that binary reads.
+# "fail" when the run fails (a baseline that cannot read a newer profile file a seed
+# example names by path): that row is left out of the comparison.
 cpu_of() {
-  BLKBENCH_ENGINE_PROFILES_DIR="$3" /usr/bin/time -f "%U %S" -o "$tmp/t" "$1" sim "$2" \
-    --format json > /dev/null 2>&1 || true
-  awk '{printf "%.2f", $1+$2}' "$tmp/t"
+  if BLKBENCH_ENGINE_PROFILES_DIR="$3" /usr/bin/time -f "%U %S" -o "$tmp/t" "$1" sim "$2" \
+    --format json > /dev/null 2>&1; then
+    tail -1 "$tmp/t" | awk '{printf "%.2f", $1+$2}'
+  else
+    echo fail
+  fi
 }
 seeds=(examples/seeds/0*.yaml examples/seeds/threads/*.yaml)
 for f in "${seeds[@]}"; do
@@ -72,9 +77,15 @@ for name in sorted(cpu):
     print("| %s | %s | %.2fM | %.2fM |" % (name, iops[name], statistics.median(cpu[name]) / 1e6,
                                         statistics.median(wall[name]) / 1e6))
 rows = collections.defaultdict(dict)
+failed = set()
 for line in open(seeds):
     f, who, s = line.split()
-    rows[f][who] = float(s)
+    if s == "fail":
+        failed.add((f, who))
+    else:
+        rows[f][who] = float(s)
+for f, who in sorted(failed):
+    rows.pop(f, None)
 print()
 print("Every seed example through `blkbench sim` (whole process: parse, simulate, print),")
 print("CPU-seconds%s:" % (", interleaved with the baseline build" if baseline else ""))
@@ -96,6 +107,8 @@ if baseline:
     print("| **all** | %.2f | %.2f | **%.2f** |" % (tot["baseline"], tot["current"], tot["current"] / tot["baseline"]))
 else:
     print("| **all** | %.2f |" % tot["current"])
+for f, who in sorted(failed):
+    print("| %s | %s build failed: left out |%s" % (f, who, " | |" if baseline else ""))
 print()
 print("Run on %s, %d CPUs, shared machine." % (datetime.date.today().isoformat(), os.cpu_count()))
 PY
