@@ -217,6 +217,7 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& first_phase, const 
 
 FioImport FinishImport(std::string y, const TargetClass& target, const FioImportOptions& options,
                        const FioJobs& all, const PhasePlan& plan, FioImport result) {
+  AddDrops(plan.wait_drops, result);
   if (!plan.axis_key.empty()) {
     absl::StrAppend(&y, "matrix:\n  ", plan.axis_key, ":  # fio's ", plan.phases,
                     " phases (stonewall), one cell each, in fio's order\n");

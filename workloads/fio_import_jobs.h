@@ -87,6 +87,10 @@ struct PhasePlan {
   std::vector<std::string> axis_values;  // one per phase, in fio's order
   std::vector<std::string> axis_sources;  // each phase's first job: "[seq-read] (ssd.fio:12)"
   std::string no_axis_why;                // why the later phases are not an axis
+  // The wait_for= options that are no phase boundary in fio (the job waits for one job
+  // while others run on, or the jobs after it do not wait): a phase here runs what fio
+  // would not run alone.
+  std::vector<FioDrop> wait_drops;
 };
 PhasePlan PlanPhases(const FioJobs& jobs);
 

@@ -4,6 +4,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -29,6 +30,47 @@ bool Waits(const FioJob& job) {
     }
   }
   return waits;
+}
+
+// fio's run_threads(): a job with stonewall (or wait_for_previous) stops fio starting
+// any job until every one started has ended; one with wait_for=X only holds itself back
+// until X has ended — the jobs after it start at once. A phase boundary is that only when
+// X is all that runs before the job and the job after it waits too. Returns why a job's
+// wait_for is not one ("" when it is, or when the job has none or also a stonewall).
+std::string InexactWaitFor(const FioJobs& jobs, size_t phase_start, size_t j,
+                           const FioOption** option) {
+  const FioJob& job = jobs.jobs[j];
+  bool stonewall = false;
+  *option = nullptr;
+  for (const FioOption& o : job.options) {
+    if (o.key == "stonewall" || o.key == "wait_for_previous") {
+      stonewall = !o.has_value || (o.value != "0" && !o.value.empty());
+    } else if (o.key == "wait_for") {
+      *option = o.has_value && !o.value.empty() ? &o : nullptr;
+    }
+  }
+  if (stonewall || *option == nullptr) return "";
+  const std::string& waitee = (*option)->value;
+  std::vector<std::string> before;
+  bool found = false;
+  for (size_t k = phase_start; k < j; ++k) {
+    before.push_back(absl::StrCat("'", jobs.jobs[k].name, "'"));
+    found = found || jobs.jobs[k].name == waitee;
+  }
+  if (!found) {
+    return absl::StrCat("fio starts '", job.name, "' when '", waitee,
+                        "' has ended, and no job of the phase before it has that name");
+  }
+  if (before.size() > 1) {
+    return absl::StrCat("fio starts '", job.name, "' when '", waitee, "' alone has ended, while ",
+                        absl::StrJoin(before, ", "),
+                        " may still run; a phase here starts when every job before it has ended");
+  }
+  if (j + 1 < jobs.jobs.size() && !Waits(jobs.jobs[j + 1])) {
+    return absl::StrCat("fio starts '", jobs.jobs[j + 1].name, "' at once, beside '", waitee,
+                        "', not after it; here it would run in the phase of '", job.name, "'");
+  }
+  return "";
 }
 
 // What two conversions of fio jobs differ in: the matrix keys set differently, or a
@@ -64,6 +106,17 @@ PhasePlan PlanPhases(const FioJobs& jobs) {
   plan.phases = starts.size() - 1;
   plan.first_phase_jobs = starts[1];
   if (plan.phases == 1) return plan;
+
+  // A later phase is a cell run after the one before, or lost: a wait_for that is no
+  // phase boundary in fio changes what runs beside what either way.
+  for (size_t p = 1; p < plan.phases; ++p) {
+    const FioOption* option = nullptr;
+    const std::string why = InexactWaitFor(jobs, starts[p - 1], starts[p], &option);
+    if (!why.empty()) {
+      plan.wait_drops.push_back({option->where, absl::StrCat("wait_for=", option->value), why,
+                                 /*changes_workload=*/true});
+    }
+  }
 
   const size_t n = plan.first_phase_jobs;
   std::vector<Converted> conv;

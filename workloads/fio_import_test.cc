@@ -612,6 +612,44 @@ TEST(FioImportTest, PhasesThatAreNoAxisAreLost) {
   }
 }
 
+// fio's wait_for=X holds back only its job, until X has ended; the jobs after it start at
+// once (backend.c run_threads: `continue`, where stonewall `break`s). It is a phase
+// boundary, and the phases an axis, only when X is all that runs before the job and the
+// job after it waits too; otherwise the cells would run what fio does not, a loss.
+TEST(FioImportTest, WaitForIsAPhaseBoundaryOnlyWhereFioWaitsForEverything) {
+  const char kExact[] = "[a]\nrw=read\n[b]\nwait_for=a\nrw=write\n[c]\nwait_for=b\nrw=randwrite\n";
+  absl::StatusOr<FioJobs> jobs = ParseFioJobFile(kExact, "w.fio");
+  ASSERT_TRUE(jobs.ok());
+  FioImport exact = Import(*jobs, "nvme");
+  EXPECT_FALSE(exact.ChangesWorkload()) << exact.yaml;
+  EXPECT_EQ(MustParse(exact).cells.size(), 3u) << exact.yaml;
+
+  const std::pair<const char*, const char*> kInexact[] = {
+      // b runs beside a; c waits for a alone.
+      {"[a]\nrw=read\n[b]\nrw=read\nbs=8k\n[c]\nwait_for=a\nrw=write\n[d]\nrw=write\nbs=8k\n",
+       "fio starts 'c' when 'a' alone has ended, while 'a', 'b' may still run"},
+      // d does not wait: fio starts it at once, beside a.
+      {"[a]\nrw=read\n[c]\nwait_for=a\nrw=write\n[d]\nrw=write\nbs=8k\n",
+       "fio starts 'd' at once, beside 'a', not after it"},
+      // No job of the phase before has that name.
+      {"[a]\nrw=read\n[c]\nwait_for=nobody\nrw=write\n",
+       "no job of the phase before it has that name"},
+  };
+  for (const auto& [text, why] : kInexact) {
+    SCOPED_TRACE(text);
+    absl::StatusOr<FioJobs> parsed = ParseFioJobFile(text, "w.fio");
+    ASSERT_TRUE(parsed.ok());
+    FioImport imported = Import(*parsed, "nvme");
+    EXPECT_TRUE(imported.ChangesWorkload()) << imported.yaml;
+    bool found = false;
+    for (const FioDrop& d : imported.dropped) {
+      found |= d.what.starts_with("wait_for=") && d.changes_workload &&
+               d.why.find(why) != std::string::npos;
+    }
+    EXPECT_TRUE(found) << imported.yaml;
+  }
+}
+
 // Every string reads back as itself through the project's matrix reader, as a name, a
 // description, a device class and a named job's name; reserved words are quoted.
 TEST(FioImportTest, YamlScalarRoundTripsThroughTheMatrixReader) {
