@@ -21,6 +21,7 @@
 #include "common/disk_interval.h"
 #include "common/histogram.h"
 #include "common/metrics/run_labels.h"
+#include "common/plot_axis.h"
 #include "common/resolved_job.h"
 #include "common/sim_vocabulary.h"
 #include "common/states.h"
@@ -46,11 +47,7 @@ figcaption{font-size:13px;font-weight:600;margin-bottom:4px}.note{font-size:12px
 
 std::string Esc(std::string_view s) { return gate::XmlEscape(s); }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string Num(double v) { return plot::SvgCoord(v); }
 
 // A value for a table: 3 significant digits with k/M/G.
 std::string Short(double v) {

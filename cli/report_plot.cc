@@ -44,17 +44,9 @@ svg.plot{width:100%;height:auto;display:block}
 
 std::string Esc(std::string_view s) { return gate::XmlEscape(s); }
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string Num(double v) { return plot::SvgCoord(v); }
 
-std::string Value(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
+std::string Value(double v) { return plot::SvgValue(v); }
 
 std::string Style(size_t si) {
   const char* dash = kDashes[si % std::size(kDashes)];

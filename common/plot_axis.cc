@@ -120,4 +120,16 @@ std::string DurationTick(double ns, const Ticks& t) {
                 {{1, " ns"}, {1e3, " \u00b5s"}, {1e6, " ms"}, {1e9, " s"}});
 }
 
+std::string SvgCoord(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
+}
+
+std::string SvgValue(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
 }  // namespace blkbench::plot

@@ -42,6 +42,11 @@ std::string CountTick(double v, const Ticks& t);
 // A duration's tick label (v in ns) with ns / µs / ms / s, chosen as CountTick does.
 std::string DurationTick(double ns, const Ticks& t);
 
+// Numbers as an SVG attribute takes them: a coordinate to 0.1 px ("12.3"), and a data
+// value with up to 10 significant digits ("0.000123", "1.5e+09") for data-* attributes.
+std::string SvgCoord(double v);
+std::string SvgValue(double v);
+
 }  // namespace blkbench::plot
 
 #endif  // BLKBENCH_COMMON_PLOT_AXIS_H_

@@ -33,17 +33,9 @@ constexpr char kPlotsStyle[] = R"(
 svg.plot{width:100%;height:auto;display:block}
 )";
 
-std::string Num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+std::string Num(double v) { return plot::SvgCoord(v); }
 
-std::string Value(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
+std::string Value(double v) { return plot::SvgValue(v); }
 
 // The unit a metric's axis is ticked in: round ticks of MiB/s, not of bytes/s.
 struct AxisUnit {

@@ -1,9 +1,8 @@
 // The elevator registry seen from the blk-mq model: a scheduler registered by this test
-// alone (a FIFO "noop-test") runs a cell without any change to the core, and the
+// alone (a FIFO "fifo-test") runs a cell without any change to the core, and the
 // registry's own rules (names are unique, the built-in set is mq-deadline, bfq, kyber).
 #include "engine/model/elevator_registry.h"
 
-#include <deque>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -16,6 +15,7 @@
 #include "engine/model/config.h"
 #include "engine/model/engine.h"
 #include "engine/model/engine_test_util.h"
+#include "engine/sched/fifo_test/fifo_test.h"
 #include "engine/sim/machine_profile.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -24,50 +24,6 @@ namespace blkbench::engine {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The toy: one FIFO for every hardware queue, no merging, no depth limit, no lock.
-class NoopTest final : public Elevator {
- public:
-  absl::Status Init(const ElevatorQueueLimits& /*limits*/) override { return absl::OkStatus(); }
-  void PrepareRequest(SchedRequest& rq) override { counted_.Reset(rq); }
-  void InsertRequests(std::span<SchedRequest* const> rqs, InsertFlags /*flags*/,
-                      uint64_t /*now_ns*/, std::vector<SchedRequest*>& /*freed*/) override {
-    for (SchedRequest* rq : rqs) {
-      bool& counted = counted_[*rq].counted;
-      (counted ? counters_.reinserted : counters_.inserted) += 1;
-      counted = true;
-      fifo_.push_back(rq);
-    }
-  }
-  SchedRequest* DispatchRequest(uint64_t /*now_ns*/) override {
-    if (fifo_.empty()) return nullptr;
-    SchedRequest* rq = fifo_.front();
-    fifo_.pop_front();
-    ++counters_.dispatched;
-    return rq;
-  }
-  bool HasWork() const override { return !fifo_.empty(); }
-  void FinishRequest(SchedRequest& rq) override {
-    bool& counted = counted_[rq].counted;
-    if (counted) ++counters_.completed;
-    counted = false;
-  }
-  const ElevatorCounters& counters() const override { return counters_; }
-
- private:
-  struct NoopRq {
-    bool counted = false;
-  };
-  RequestData<NoopRq> counted_;
-  std::deque<SchedRequest*> fifo_;
-  ElevatorCounters counters_;
-};
-
-std::unique_ptr<Elevator> CreateNoopTest(const ElevatorSetup& /*setup*/) {
-  return std::make_unique<NoopTest>();
-}
-
-ElevatorType NoopTestType() { return {.name = "noop-test", .create = &CreateNoopTest}; }
 
 // desktop-16's profile with `costs` added under schedulers:, as a matrix carries a
 // profile file of its own (target.machine_profile).
@@ -80,12 +36,12 @@ std::string Desktop16With(std::string_view costs) {
   return absl::StrReplaceAll(text.str(), {{"\nschedulers:\n", with}});
 }
 
-EngineConfig NoopCell() {
+EngineConfig FifoCell() {
   absl::StatusOr<EngineConfig> c =
       DeriveConfig(test::Cell("null_blk", v1::RANDREAD, 4096, 8, 4, 5'000'000));
   EXPECT_TRUE(c.ok()) << c.status();
-  c->queue.scheduler = "noop-test";  // the matrix vocabulary does not know it
-  c->machine_profile = Desktop16With("  noop-test:\n    dispatch_ns: 90\n");
+  c->queue.scheduler = "fifo-test";  // the matrix vocabulary does not know it
+  c->machine_profile = Desktop16With("  fifo-test:\n    dispatch_ns: 90\n");
   return *c;
 }
 
@@ -95,17 +51,17 @@ TEST(ElevatorRegistryTest, BuiltinTypes) {
   EXPECT_EQ(r.types()[0].name, "mq-deadline");
   EXPECT_EQ(r.Find("bfq")->lock_name, "bfqd->lock");
   EXPECT_EQ(r.Find("kyber")->lock_name, "");
-  EXPECT_EQ(r.Find("noop-test"), nullptr);
+  EXPECT_EQ(r.Find("fifo-test"), nullptr);
 }
 
 TEST(ElevatorRegistryTest, RegisterChecksTheType) {
   ElevatorRegistry r = ElevatorRegistry::Builtin();
-  EXPECT_TRUE(r.Register(NoopTestType()).ok());
-  EXPECT_EQ(r.Register(NoopTestType()).code(), absl::StatusCode::kAlreadyExists);
-  ElevatorType nameless = NoopTestType();
+  EXPECT_TRUE(r.Register(FifoTestType()).ok());
+  EXPECT_EQ(r.Register(FifoTestType()).code(), absl::StatusCode::kAlreadyExists);
+  ElevatorType nameless = FifoTestType();
   nameless.name.clear();
   EXPECT_EQ(r.Register(nameless).code(), absl::StatusCode::kInvalidArgument);
-  ElevatorType insert_only = NoopTestType();
+  ElevatorType insert_only = FifoTestType();
   insert_only.name = "insert-only";
   insert_only.insert_lock_name = "insert->lock";
   EXPECT_EQ(r.Register(insert_only).code(), absl::StatusCode::kInvalidArgument);
@@ -113,7 +69,7 @@ TEST(ElevatorRegistryTest, RegisterChecksTheType) {
 }
 
 TEST(ElevatorRegistryTest, UnregisteredSchedulerIsRejected) {
-  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(NoopCell(), 0);
+  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(FifoCell(), 0);
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -121,16 +77,16 @@ TEST(ElevatorRegistryTest, UnregisteredSchedulerIsRejected) {
 // is refused, naming the profile, the scheduler and what to add.
 TEST(ElevatorRegistryTest, ProfileWithoutTheSchedulersCostsIsRefused) {
   ElevatorRegistry r = ElevatorRegistry::Builtin();
-  ASSERT_TRUE(r.Register(NoopTestType()).ok());
-  EngineConfig config = NoopCell();
-  config.machine_profile.clear();  // the shipped desktop-16 knows nothing of noop-test
+  ASSERT_TRUE(r.Register(FifoTestType()).ok());
+  EngineConfig config = FifoCell();
+  config.machine_profile.clear();  // the shipped desktop-16 knows nothing of fifo-test
   absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(config, 0, r);
   ASSERT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(e.status().message(), HasSubstr("machine profile \"desktop-16\""));
-  EXPECT_THAT(e.status().message(), HasSubstr("no costs for scheduler \"noop-test\""));
-  EXPECT_THAT(e.status().message(), HasSubstr("schedulers: {noop-test: {dispatch_ns: N}}"));
+  EXPECT_THAT(e.status().message(), HasSubstr("no costs for scheduler \"fifo-test\""));
+  EXPECT_THAT(e.status().message(), HasSubstr("schedulers: {fifo-test: {dispatch_ns: N}}"));
   // A scheduler with a global lock needs its lock's costs too.
-  ElevatorType locked = NoopTestType();
+  ElevatorType locked = FifoTestType();
   locked.name = "noop-locked";
   locked.lock_name = "noop->lock";
   ASSERT_TRUE(r.Register(locked).ok());
@@ -145,10 +101,10 @@ TEST(ElevatorRegistryTest, ProfileWithoutTheSchedulersCostsIsRefused) {
 // scheduler tags are allocated, and the run is deterministic.
 TEST(ElevatorRegistryTest, ToyElevatorRunsACell) {
   ElevatorRegistry r = ElevatorRegistry::Builtin();
-  ASSERT_TRUE(r.Register(NoopTestType()).ok());
+  ASSERT_TRUE(r.Register(FifoTestType()).ok());
   uint64_t hash = 0;
   for (int run = 0; run < 2; ++run) {
-    const EngineConfig config = NoopCell();
+    const EngineConfig config = FifoCell();
     absl::StatusOr<std::unique_ptr<Engine>> created = Engine::Create(config, 0, r);
     ASSERT_TRUE(created.ok()) << created.status();
     Engine& e = **created;
