@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "cli/calibrate_cmd.h"
 #include "cli/cli_common.h"
 #include "cli/commands.h"
+#include "cli/fio_logs.h"
 #include "cli/format.h"
 #include "cli/gate_cmd.h"
 #include "cli/gate_proof_cmd.h"
@@ -240,11 +242,14 @@ int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
            "fio-json+ only\n";
     return 2;
   }
-  // fio's bw_*/iops_* statistics come from the interval samples.
+  // fio's bw_*/iops_* statistics and log files come from the interval samples.
+  const std::string logs = Flag(a, "logs", "");
   v1::GetResultsResponse resp;
-  if (int rc = FetchResults(a, c, a.flags.count("samples") > 0 || fio, &resp, err); rc != 0) {
+  if (int rc = FetchResults(a, c, a.flags.count("samples") > 0 || fio || !logs.empty(), &resp, err);
+      rc != 0) {
     return rc;
   }
+  if (!logs.empty() && WriteFioLogsFlag(resp, logs, "blkbench results", err) != 0) return 1;
   if (fio && !a.flags.count("samples")) {
     return PrintFioJson(resp, format, Flag(a, "per", "cell"), Flag(a, "out", ""), out, err,
                         a.flags.count("group_reporting") > 0);
@@ -332,16 +337,31 @@ int CmdAgents(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
+// `--logs DIR` of sim and run: fio's log files written once every run has run; `rc`
+// becomes 1 when one could not be written.
+std::function<void(const v1::GetResultsResponse&)> FioLogsOnResults(const Args& a,
+                                                                    const std::string& who,
+                                                                    std::ostream& err, int& rc) {
+  const std::string dir = Flag(a, "logs", "");
+  if (dir.empty()) return nullptr;
+  return [dir, who, &err, &rc](const v1::GetResultsResponse& resp) {
+    rc = WriteFioLogsFlag(resp, dir, who, err);
+  };
+}
+
 int CmdSim(const Args& a, Client*, std::ostream& out, std::ostream& err) {
-  return RunSim({.path = a.positional[1],
-                 .db_path = Flag(a, "db", ""),
-                 .trace_path = Flag(a, "trace", ""),
-                 .format = Flag(a, "format", "table"),
-                 .report_path = Flag(a, "report", ""),
-                 .quiet = a.flags.count("quiet") > 0,
-                 .matrix = a.matrix,
-                 .matrix_text = a.matrix_text},
-                out, err);
+  int logs_rc = 0;
+  const int rc = RunSim({.path = a.positional[1],
+                         .db_path = Flag(a, "db", ""),
+                         .trace_path = Flag(a, "trace", ""),
+                         .format = Flag(a, "format", "table"),
+                         .report_path = Flag(a, "report", ""),
+                         .quiet = a.flags.count("quiet") > 0,
+                         .matrix = a.matrix,
+                         .matrix_text = a.matrix_text,
+                         .on_results = FioLogsOnResults(a, "blkbench sim", err, logs_rc)},
+                        out, err);
+  return rc != 0 ? rc : logs_rc;
 }
 
 int CmdRun(const Args& a, Client*, std::ostream& out, std::ostream& err) {
@@ -349,21 +369,24 @@ int CmdRun(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     auto it = a.values.find(flag);
     return it == a.values.end() ? std::vector<std::string>{} : it->second;
   };
-  return RunOnDevices({.path = a.positional[1],
-                       .devices = all("device"),
-                       .vm = {.vms = all("vm"),
-                              .kernels = all("kernel"),
-                              .vcpus = Flag(a, "vcpus", ""),
-                              .memory = Flag(a, "memory", "")},
-                       .db_path = Flag(a, "db", kDefaultRunDb),
-                       .state_dir = Flag(a, "state-dir", kDefaultRunStateDir),
-                       .format = Flag(a, "format", "table"),
-                       .report_path = Flag(a, "report", ""),
-                       .trace_path = Flag(a, "trace", ""),
-                       .quiet = a.flags.count("quiet") > 0,
-                       .matrix = a.matrix,
-                       .matrix_text = a.matrix_text},
-                      out, err);
+  int logs_rc = 0;
+  const int rc = RunOnDevices({.path = a.positional[1],
+                               .devices = all("device"),
+                               .vm = {.vms = all("vm"),
+                                      .kernels = all("kernel"),
+                                      .vcpus = Flag(a, "vcpus", ""),
+                                      .memory = Flag(a, "memory", "")},
+                               .db_path = Flag(a, "db", kDefaultRunDb),
+                               .state_dir = Flag(a, "state-dir", kDefaultRunStateDir),
+                               .format = Flag(a, "format", "table"),
+                               .report_path = Flag(a, "report", ""),
+                               .trace_path = Flag(a, "trace", ""),
+                               .quiet = a.flags.count("quiet") > 0,
+                               .matrix = a.matrix,
+                               .matrix_text = a.matrix_text,
+                               .on_results = FioLogsOnResults(a, "blkbench run", err, logs_rc)},
+                              out, err);
+  return rc != 0 ? rc : logs_rc;
 }
 
 int CmdCalibrate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
@@ -421,6 +444,9 @@ int CheckHistory(const Args& a, std::ostream& err) { return HistoryArgsOk(a, err
 
 const FlagSpec kFormatTable = {"format", "FORMAT", "output format", {"table", "json", "csv"}};
 // Commands that read experiments take them from a local store instead of a controller.
+// fio's log files (docs/fio-logs.md).
+const FlagSpec kLogsFlag = {"logs", "DIR",
+                            "write fio's log files (write_bw_log, ...) in DIR, a folder per run"};
 const FlagSpec kLocalDb = {"db", "FILE",
                            "read a local store (what blkbench run or sim --db wrote) instead of "
                            "asking the controller"};
@@ -496,6 +522,7 @@ const std::vector<CommandSpec>& Commands() {
         {"out", "DIR", "fio-json: one fio document per cell (or run) in DIR, not stdout"},
         {"group_reporting", "",
          "fio-json: a cell's named jobs (jobs:) as one fio job, not one per named job"},
+        kLogsFlag,
         kLocalDb},
        true,
        CheckId,
@@ -649,6 +676,7 @@ const std::vector<CommandSpec>& Commands() {
         {"trace", "FILE", "write every run's dispatch/complete events, blkparse-style"},
         {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
         {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+        kLogsFlag,
         {"quiet", "", "no progress lines", {}, 'q'}},
        false,
        CheckMatrix,
@@ -682,6 +710,7 @@ const std::vector<CommandSpec>& Commands() {
          "write every run's Q/G/I/D/C block events, blkparse-style (implies trace: 1)"},
         {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
         {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+        kLogsFlag,
         {"quiet", "", "no progress lines", {}, 'q'}},
        false,
        CheckMatrix,

@@ -66,6 +66,14 @@ absl::StatusOr<v1::Sample> SampleFromRow(const Result& r, int row, int c) {
       return s;
     }
   }
+  if (!r.IsNull(row, c + 9)) {
+    // A Sample holding only its jobs (the insert's JobsBlob).
+    v1::Sample jobs;
+    if (absl::Status s = sqlite::ParseBlob(r.Bytes(row, c + 9), "sample job intervals", jobs);
+        !s.ok())
+      return s;
+    *sample.mutable_jobs() = std::move(*jobs.mutable_jobs());
+  }
   return sample;
 }
 

@@ -150,9 +150,16 @@ constexpr char kSchemaV2[] = R"sql(
 ALTER TABLE samples ADD COLUMN device BYTEA;
 )sql";
 
+// Each job's share of a sample interval (Sample.jobs: a serialized blkbench.v1.Sample
+// holding only its jobs); NULL for samples from agents and engines before it existed.
+constexpr char kSchemaV3[] = R"sql(
+ALTER TABLE samples ADD COLUMN jobs BYTEA;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "device counters per sample", kSchemaV2},
+    {3, "job intervals per sample", kSchemaV3},
 };
 
 // An arbitrary constant key for pg_advisory_xact_lock: "bkb1", like SQLite's application_id.

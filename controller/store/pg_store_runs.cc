@@ -231,10 +231,14 @@ absl::Status PgStore::InsertSample(uint64_t run_id, uint32_t attempt, const v1::
     if (!bytes.ok()) return bytes.status();
     device = *std::move(bytes);
   }
+  // The jobs' intervals, NULL when the sample has none (an older agent).
+  absl::StatusOr<std::string> jobs = sqlite::SerializeSampleJobs(sample);
+  if (!jobs.ok()) return jobs.status();
+  const bool has_jobs = sample.jobs_size() > 0;
   constexpr char kInsert[] =
       "INSERT INTO samples (run_id, attempt, seq, offset_ns, interval_ns, read_ios, write_ios,"
-      " read_bytes, write_bytes, device) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
-      " CASE WHEN $10 THEN $11::bytea END)"
+      " read_bytes, write_bytes, device, jobs) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9,"
+      " CASE WHEN $10 THEN $11::bytea END, CASE WHEN $12 THEN $13::bytea END)"
       " ON CONFLICT (run_id, attempt, seq) DO NOTHING RETURNING id";
   // A duplicate (the agent resent after a lost ack) inserts nothing: the first copy is
   // already durable, and so is its histogram.
@@ -242,7 +246,8 @@ absl::Status PgStore::InsertSample(uint64_t run_id, uint32_t attempt, const v1::
     return conn_
         ->Query("insert sample", kInsert, static_cast<int64_t>(run_id), attempt, sample.seq(),
                 sample.offset_ns(), sample.interval_ns(), io.read_ios(), io.write_ios(),
-                io.read_bytes(), io.write_bytes(), sample.has_device(), Bytea{device})
+                io.read_bytes(), io.write_bytes(), sample.has_device(), Bytea{device}, has_jobs,
+                Bytea{*jobs})
         .status();
   }
   // The sample and its histogram in one statement (one round trip per sample).
@@ -253,12 +258,12 @@ absl::Status PgStore::InsertSample(uint64_t run_id, uint32_t attempt, const v1::
       ->Query("insert sample",
               absl::StrCat("WITH s AS (", kInsert,
                            ") INSERT INTO histograms (owner_kind, owner_id, name, count, min_ns,"
-                           " max_ns, sum_ns, histogram) SELECT 'sample', s.id, 'lat', $12, $13,"
-                           " $14, $15, $16 FROM s"),
+                           " max_ns, sum_ns, histogram) SELECT 'sample', s.id, 'lat', $14, $15,"
+                           " $16, $17, $18 FROM s"),
               static_cast<int64_t>(run_id), attempt, sample.seq(), sample.offset_ns(),
               sample.interval_ns(), io.read_ios(), io.write_ios(), io.read_bytes(),
-              io.write_bytes(), sample.has_device(), Bytea{device}, lat.count(), lat.min_ns(),
-              lat.max_ns(), lat.sum_ns(), Bytea{*bytes})
+              io.write_bytes(), sample.has_device(), Bytea{device}, has_jobs, Bytea{*jobs},
+              lat.count(), lat.min_ns(), lat.max_ns(), lat.sum_ns(), Bytea{*bytes})
       .status();
 }
 

@@ -230,14 +230,19 @@ absl::Status SqliteStore::WriteSample(uint64_t run_id, uint32_t attempt, const v
     if (!bytes.ok()) return bytes.status();
     device = *std::move(bytes);
   }
+  // The jobs' intervals, NULL when the sample has none (an older agent).
+  absl::StatusOr<std::string> jobs = sqlite::SerializeSampleJobs(sample);
+  if (!jobs.ok()) return jobs.status();
+  const bool has_jobs = sample.jobs_size() > 0;
   if (absl::Status s = db_->Execute(
           "insert sample",
           "INSERT INTO samples (run_id, attempt, seq, offset_ns, interval_ns, read_ios,"
-          " write_ios, read_bytes, write_bytes, device)"
-          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? THEN ? END)"
+          " write_ios, read_bytes, write_bytes, device, jobs)"
+          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? THEN ? END, CASE WHEN ? THEN ? END)"
           " ON CONFLICT (run_id, attempt, seq) DO NOTHING",
           id, attempt, sample.seq(), sample.offset_ns(), sample.interval_ns(), io.read_ios(),
-          io.write_ios(), io.read_bytes(), io.write_bytes(), sample.has_device(), BlobArg{device});
+          io.write_ios(), io.read_bytes(), io.write_bytes(), sample.has_device(), BlobArg{device},
+          has_jobs, BlobArg{*jobs});
       !s.ok()) {
     return s;
   }
