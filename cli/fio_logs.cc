@@ -4,7 +4,9 @@
 // stat.c __add_stat_to_log: the window's mean, rounded, one row per direction with I/O.
 #include "cli/fio_logs.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -44,7 +46,7 @@ void Row(std::string& out, uint64_t time_ms, uint64_t value, uint32_t ddir, bool
 }
 
 // The window's mean rounded as __add_stat_to_log rounds it (mean + 0.5, truncated).
-uint64_t Rounded(double mean) { return static_cast<uint64_t>(mean + 0.5); }
+uint64_t Rounded(double mean) { return static_cast<uint64_t>(std::floor(mean + 0.5)); }
 
 // bw (KiB/s) or iops rows: one per interval and direction that did I/O.
 std::string RateLog(const std::vector<Interval>& intervals, bool bw, bool log_offset) {

@@ -150,9 +150,10 @@ TEST(FioLogsTest, SimLogsAreThePerJobSamplesInFiosFormat) {
                                       static_cast<double>(reader.io().read_ios()) / secs + 0.5)),
                                   "0", "0", "0"));
     const double mean = reader.read_lat().sum_ns() / static_cast<double>(reader.read_lat().count());
-    EXPECT_THAT(clat_rows[i], ::testing::ElementsAre(
-                                  absl::StrCat(ms), absl::StrCat(static_cast<uint64_t>(mean + 0.5)),
-                                  "0", "0", "0"));
+    EXPECT_THAT(clat_rows[i],
+                ::testing::ElementsAre(absl::StrCat(ms),
+                                       absl::StrCat(static_cast<uint64_t>(std::floor(mean + 0.5))),
+                                       "0", "0", "0"));
   }
   EXPECT_EQ(ReadFile(logs + "/cell_rep0/p_lat.1.log"), clat);  // psync: lat is clat
   EXPECT_EQ(ReadFile(logs + "/cell_rep0/p_slat.1.log"), "");   // as fio's for psync
