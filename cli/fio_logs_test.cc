@@ -74,13 +74,12 @@ std::string FioTool(const testing::TempDir& dir, const std::string& name) {
 v1::GetResultsResponse RunMatrix(const std::string& path, const std::string& logs_dir) {
   v1::GetResultsResponse resp;
   std::ostringstream out, err;
-  EXPECT_EQ(RunSim({.path = path,
-                    .format = "csv",
-                    .quiet = true,
-                    .on_results = [&](const v1::GetResultsResponse& r) { resp = r; }},
-                   out, err),
-            0)
-      << err.str();
+  SimOptions options;
+  options.path = path;
+  options.format = "csv";
+  options.quiet = true;
+  options.on_results = [&](const v1::GetResultsResponse& r) { resp = r; };
+  EXPECT_EQ(RunSim(options, out, err), 0) << err.str();
   if (!logs_dir.empty()) {
     std::ostringstream o, e;
     EXPECT_EQ(RunCli({"sim", path, "--logs", logs_dir, "-q", "--format", "csv"}, o, e), 0)
