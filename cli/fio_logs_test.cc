@@ -56,6 +56,9 @@ std::vector<std::vector<std::string>> Rows(const std::string& text) {
   return rows;
 }
 
+// A window's mean as fio logs it (stat.c __add_stat_to_log: mean + 0.5, truncated).
+uint64_t FioRound(double v) { return static_cast<uint64_t>(std::floor(v + 0.5)); }
+
 uint64_t U(const std::string& s) {
   uint64_t v = 0;
   EXPECT_TRUE(absl::SimpleAtoi(s, &v)) << s;
@@ -66,7 +69,7 @@ uint64_t U(const std::string& s) {
 std::string FioTool(const testing::TempDir& dir, const std::string& name) {
   const std::string gz = "/usr/share/doc/fio/" + name + ".gz";
   if (!std::filesystem::exists(gz)) return "";
-  const std::string path = dir.File(name);
+  std::string path = dir.File(name);
   if (testing::RunCommand("zcat " + gz + " > " + path) != 0) return "";
   return path;
 }
@@ -137,22 +140,20 @@ TEST(FioLogsTest, SimLogsAreThePerJobSamplesInFiosFormat) {
     const uint64_t ms = s.offset_ns() / 1'000'000;
     const v1::JobInterval& reader = s.jobs(0);
     const v1::JobInterval& writer = s.jobs(1);
-    EXPECT_THAT(bw_rows[i],
+    EXPECT_THAT(
+        bw_rows[i],
+        ::testing::ElementsAre(
+            absl::StrCat(ms),
+            absl::StrCat(FioRound(static_cast<double>(writer.io().write_bytes()) / 1024 / secs)),
+            "1", "0", "0"));
+    EXPECT_THAT(iops_rows[i],
                 ::testing::ElementsAre(
                     absl::StrCat(ms),
-                    absl::StrCat(static_cast<uint64_t>(
-                        static_cast<double>(writer.io().write_bytes()) / 1024 / secs + 0.5)),
-                    "1", "0", "0"));
-    EXPECT_THAT(iops_rows[i], ::testing::ElementsAre(
-                                  absl::StrCat(ms),
-                                  absl::StrCat(static_cast<uint64_t>(
-                                      static_cast<double>(reader.io().read_ios()) / secs + 0.5)),
-                                  "0", "0", "0"));
+                    absl::StrCat(FioRound(static_cast<double>(reader.io().read_ios()) / secs)), "0",
+                    "0", "0"));
     const double mean = reader.read_lat().sum_ns() / static_cast<double>(reader.read_lat().count());
-    EXPECT_THAT(clat_rows[i],
-                ::testing::ElementsAre(absl::StrCat(ms),
-                                       absl::StrCat(static_cast<uint64_t>(std::floor(mean + 0.5))),
-                                       "0", "0", "0"));
+    EXPECT_THAT(clat_rows[i], ::testing::ElementsAre(absl::StrCat(ms), absl::StrCat(FioRound(mean)),
+                                                     "0", "0", "0"));
   }
   EXPECT_EQ(ReadFile(logs + "/cell_rep0/p_lat.1.log"), clat);  // psync: lat is clat
   EXPECT_EQ(ReadFile(logs + "/cell_rep0/p_slat.1.log"), "");   // as fio's for psync
@@ -256,8 +257,8 @@ TEST(FioLogsTest, ShapeIsRealFios) {
   EXPECT_EQ(our_names, fio_names);
   for (const std::string& name : fio_names) {
     SCOPED_TRACE(name);
-    const auto fio_rows = Rows(ReadFile(theirs + "/" + name));
-    const auto our_rows = Rows(ReadFile(ours + "/cell_rep0/" + name));
+    const auto fio_rows = Rows(ReadFile(absl::StrCat(theirs, "/", name)));
+    const auto our_rows = Rows(ReadFile(absl::StrCat(ours, "/cell_rep0/", name)));
     EXPECT_EQ(fio_rows.empty(), our_rows.empty());
     if (fio_rows.empty() || our_rows.empty()) continue;
     EXPECT_EQ(our_rows[0].size(), fio_rows[0].size());
@@ -284,10 +285,10 @@ v1::GetResultsResponse NamedJobRun(bool per_job_samples) {
   r->add_jobs()->mutable_io()->set_read_ios(3000);
   r->add_jobs()->mutable_io()->set_write_ios(10);
   const uint64_t reads[] = {1000, 2000};
-  for (int i = 0; i < 2; ++i) {
+  for (uint64_t i = 0; i < 2; ++i) {
     v1::Sample* s = row->add_samples();
-    s->set_seq(static_cast<uint64_t>(i + 1));
-    s->set_offset_ns(static_cast<uint64_t>(i + 1) * 1'000'000'000);
+    s->set_seq(i + 1);
+    s->set_offset_ns((i + 1) * 1'000'000'000);
     s->set_interval_ns(1'000'000'000);
     s->mutable_io()->set_read_ios(reads[i]);
     s->mutable_io()->set_read_bytes(reads[i] * 4096);
