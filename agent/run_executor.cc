@@ -13,8 +13,9 @@
 namespace blkbench {
 namespace {
 
-v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
-                       const std::string& error) {
+// The report of `a` ending with `outcome`: its ids and lease, the outcome, the error.
+v1::RunFinished Ended(const v1::RunAssignment& a, v1::RunOutcome outcome,
+                      const std::string& error) {
   v1::RunFinished f;
   f.set_run_id(a.run_id());
   f.set_attempt(a.attempt());
@@ -22,6 +23,11 @@ v1::RunFinished Failed(const v1::RunAssignment& a, v1::RunOutcome outcome,
   f.set_outcome(outcome);
   f.set_error(error);
   return f;
+}
+
+// An assignment refused before anything ran.
+v1::RunFinished Refused(const v1::RunAssignment& a, const std::string& why) {
+  return Ended(a, v1::RUN_OUTCOME_FAILED, why);
 }
 
 NullBlkPaths NullBlkPathsOf(const AgentConfig& config) {
@@ -86,8 +92,7 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
   // Defense in depth first: the cell must be one the matrix parser could have produced,
   // whoever the controller is. Nothing is touched otherwise.
   if (absl::Status bounds = workloads::CheckCellBounds(a.cell()); !bounds.ok()) {
-    return Failed(a, v1::RUN_OUTCOME_FAILED,
-                  absl::StrCat("refused the assignment: ", bounds.message()));
+    return Refused(a, absl::StrCat("refused the assignment: ", bounds.message()));
   }
   // A VM test host's device: the run happens in its guest, through this same code there.
   if (IsVmDevicePath(a.device_path())) return vm_hosts_->Execute(a, cancel, on_sample);
@@ -116,9 +121,8 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
       if (d.path == a.device_path()) allowed = &d;
     }
     if (allowed == nullptr) {
-      return Failed(
-          a, v1::RUN_OUTCOME_FAILED,
-          absl::StrCat("refused: '", a.device_path(), "' is not on this agent's allowlist"));
+      return Refused(
+          a, absl::StrCat("refused: '", a.device_path(), "' is not on this agent's allowlist"));
     }
     std::vector<AllowlistEntry> allowlist;
     for (const AllowedDevice& d : config_.devices) allowlist.push_back({d.path, d.device_class});
@@ -129,8 +133,7 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
   }
   auto runner = factory_(device_class);
   if (runner == nullptr) {
-    return Failed(a, v1::RUN_OUTCOME_FAILED,
-                  absl::StrCat("no runner for device class '", device_class, "'"));
+    return Refused(a, absl::StrCat("no runner for device class '", device_class, "'"));
   }
 
   CellRun run;
@@ -143,15 +146,21 @@ v1::RunFinished RunExecutor::Execute(const v1::RunAssignment& a, const std::atom
   run.on_sample = on_sample;
   run.cancel = &cancel;
   run.trace = trace;
-  absl::StatusOr<v1::RunResult> result = RunCell(run, *device, *runner);
+  v1::RunFinished f = RunFinishedOf(a, RunCell(run, *device, *runner));
+  if (f.outcome() == v1::RUN_OUTCOME_SUCCEEDED) {
+    *f.mutable_result()->mutable_host() = ReadHostFacts();
+  }
+  return f;
+}
+
+v1::RunFinished RunFinishedOf(const v1::RunAssignment& a, absl::StatusOr<v1::RunResult> result) {
   if (!result.ok()) {
-    return Failed(
+    return Ended(
         a, absl::IsCancelled(result.status()) ? v1::RUN_OUTCOME_CANCELED : v1::RUN_OUTCOME_FAILED,
         std::string(result.status().message()));
   }
-  v1::RunFinished f = Failed(a, v1::RUN_OUTCOME_SUCCEEDED, "");
+  v1::RunFinished f = Ended(a, v1::RUN_OUTCOME_SUCCEEDED, "");
   *f.mutable_result() = *std::move(result);
-  *f.mutable_result()->mutable_host() = ReadHostFacts();
   return f;
 }
 

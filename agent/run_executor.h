@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "agent/cgroup/cgroup_manager.h"
 #include "agent/config.h"
 #include "agent/device/identity.h"
@@ -35,6 +36,11 @@ struct DeviceOffer {
   std::vector<v1::DeviceFacts> offered;
   std::vector<std::pair<std::string, std::string>> not_offered;
 };
+
+// The final report of assignment `a` whose cell run ended with `result`: SUCCEEDED
+// carrying the result, CANCELED for a Cancelled status, FAILED otherwise, with the
+// status's message as its error. What an agent sends, and what a local session takes.
+v1::RunFinished RunFinishedOf(const v1::RunAssignment& a, absl::StatusOr<v1::RunResult> result);
 
 // Thread-safe: Execute runs concurrently for different devices, and OfferDevices on the
 // agent's session thread while runs go on.

@@ -4,22 +4,29 @@
 # before and after so a slow machine is told from a slow engine; then every seed example
 # through `blkbench sim`, CPU-seconds each, and with BASELINE (another build's blkbench)
 # the same files interleaved with it and the ratio. Writes Markdown to stdout (or to
-# --out FILE), never into the tree.
-# Usage: bench/engine_bench.sh [--out FILE] [--baseline BLKBENCH] [BUILD_DIR]
+# --out FILE), never into the tree. The baseline reads the machine profiles of its own
+# source tree (BLKBENCH/../../engine/profiles, as a binary in its build tree does), or
+# --baseline-profiles DIR for a binary copied elsewhere: the profile format may differ.
+# Usage: bench/engine_bench.sh [--out FILE] [--baseline BLKBENCH [--baseline-profiles DIR]]
+#                              [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=/dev/stdout baseline="" build=build
+out=/dev/stdout baseline="" baseline_profiles="" build=build
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out="$2"; shift 2 ;;
     --baseline) baseline="$2"; shift 2 ;;
-    -h|--help) sed -n 2,8p "$0"; exit 0 ;;
+    --baseline-profiles) baseline_profiles="$2"; shift 2 ;;
+    -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     *) build="$1"; shift ;;
   esac
 done
 [ -x "$build/engine/model/engine_bench" ] || { echo "build $build first (scripts/build.sh release)" >&2; exit 2; }
-export BLKBENCH_ENGINE_PROFILES_DIR="$PWD/engine/profiles"  # a baseline binary outside its tree
 current="$build/cli/blkbench"
+current_profiles="$PWD/engine/profiles"
+if [ -n "$baseline" ] && [ -z "$baseline_profiles" ]; then
+  baseline_profiles="$(cd "$(dirname "$baseline")/../.." && pwd)/engine/profiles"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -29,11 +36,16 @@ reference() {  # MB/s of openssl's sha256 over 16 KiB blocks for 1 s, one core
 ref_before=$(reference)
 for i in 1 2 3; do "$build/engine/model/engine_bench" >> "$tmp/engine"; done
 # CPU-seconds of one `blkbench sim FILE` run (user+sys of the process).
-cpu_of() { /usr/bin/time -f "%U %S" -o "$tmp/t" "$1" sim "$2" --format json > /dev/null 2>&1 || true; awk '{printf "%.2f", $1+$2}' "$tmp/t"; }
+# $3: the machine profiles that binary reads.
+cpu_of() {
+  BLKBENCH_ENGINE_PROFILES_DIR="$3" /usr/bin/time -f "%U %S" -o "$tmp/t" "$1" sim "$2" \
+    --format json > /dev/null 2>&1 || true
+  awk '{printf "%.2f", $1+$2}' "$tmp/t"
+}
 seeds=(examples/seeds/0*.yaml examples/seeds/threads/*.yaml)
 for f in "${seeds[@]}"; do
-  echo "$f current $(cpu_of "$current" "$f")" >> "$tmp/seeds"
-  [ -z "$baseline" ] || echo "$f baseline $(cpu_of "$baseline" "$f")" >> "$tmp/seeds"
+  echo "$f current $(cpu_of "$current" "$f" "$current_profiles")" >> "$tmp/seeds"
+  [ -z "$baseline" ] || echo "$f baseline $(cpu_of "$baseline" "$f" "$baseline_profiles")" >> "$tmp/seeds"
 done
 ref_after=$(reference)
 

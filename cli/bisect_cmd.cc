@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "cli/bisect.h"
+#include "cli/command_registry.h"
 #include "cli/local_matrix.h"
 #include "cli/run_cmd.h"
 #include "cli/run_vm.h"
@@ -36,16 +37,6 @@ namespace blkbench {
 namespace {
 
 constexpr char kWho[] = "blkbench bisect: ";
-
-std::string Flag(const Args& a, const char* name, const std::string& fallback) {
-  auto it = a.flags.find(name);
-  return it == a.flags.end() ? fallback : it->second;
-}
-
-std::vector<std::string> All(const Args& a, const char* name) {
-  auto it = a.values.find(name);
-  return it == a.values.end() ? std::vector<std::string>{} : it->second;
-}
 
 bool IsSim(const std::string& kernel) { return kernel.starts_with(kSimPrefix); }
 
@@ -95,15 +86,14 @@ std::string KernelProblem(const Args& a, const std::vector<std::string>& kernels
     return "--kernels: either every kernel is a sim: kernel (the engine) or none is (guests)";
   }
   const bool guests = sim == 0;
-  if (guests && All(a, "vm").empty()) {
+  if (guests && a.All("vm").empty()) {
     return "kernels that are not sim: run in qemu guests: give the device with --vm KIND "
            "(e.g. --vm null_blk)";
   }
-  if (!guests && !All(a, "vm").empty())
-    return "--vm: sim: kernels run on the engine, not in guests";
+  if (!guests && !a.All("vm").empty()) return "--vm: sim: kernels run on the engine, not in guests";
   if (guests && !a.flags.count("git")) {
     // Each spec must parse as `blkbench run --kernel` takes it (the image readable).
-    RunVmFlags flags{.vms = All(a, "vm"), .kernels = kernels, .vcpus = "", .memory = ""};
+    RunVmFlags flags{.vms = a.All("vm"), .kernels = kernels, .vcpus = "", .memory = ""};
     if (auto hosts = VmHostsFromFlags(flags); !hosts.ok())
       return std::string(hosts.status().message());
   }
@@ -119,7 +109,7 @@ workloads::Matrix StepMatrix(const workloads::Matrix& m, const std::string& valu
   out.name = absl::StrCat(m.name, " @ ", value);
   for (v1::CellSpec& cell : out.cells) {
     if (IsSim(kernel)) {
-      workloads::FindOption(kBisectAxis)->apply(kernel, cell);
+      workloads::FindOption(kBisectAxis)->Apply(kernel, cell);
     } else {
       cell.mutable_target()->clear_kernel();
     }
@@ -156,7 +146,7 @@ bool SameCells(const v1::Experiment& stored, const workloads::Matrix& m) {
 class Steps {
  public:
   Steps(const Args& a, std::vector<std::string> kernels, std::ostream& err)
-      : a_(a), kernels_(std::move(kernels)), err_(err), db_(Flag(a, "db", kDefaultRunDb)) {}
+      : a_(a), kernels_(std::move(kernels)), err_(err), db_(a.Get("db", kDefaultRunDb)) {}
 
   // The done experiments already in --db per step name, oldest first.
   absl::Status LoadStored() {
@@ -206,33 +196,20 @@ class Steps {
     const auto matrix = std::make_shared<const workloads::Matrix>(step);
     const bool quiet = a_.flags.count("quiet") > 0;
     int rc;
+    const SessionOptions session = {.path = a_.positional[1],
+                                    .db_path = db_,
+                                    .quiet = quiet,
+                                    .matrix = matrix,
+                                    .on_results = keep};
     if (IsSim(kernel)) {
-      rc = RunSim({.path = a_.positional[1],
-                   .db_path = db_,
-                   .trace_path = "",
-                   .format = "table",
-                   .report_path = "",
-                   .quiet = quiet,
-                   .matrix = matrix,
-                   .matrix_text = "",
-                   .on_results = keep},
-                  table, err_);
+      rc = RunSim(session, table, err_);
     } else {
-      rc = RunOnDevices({.path = a_.positional[1],
-                         .devices = {},
-                         .vm = {.vms = All(a_, "vm"),
+      rc = RunOnDevices({.session = session,
+                         .vm = {.vms = a_.All("vm"),
                                 .kernels = {kernel},
-                                .vcpus = Flag(a_, "vcpus", ""),
-                                .memory = Flag(a_, "memory", "")},
-                         .db_path = db_,
-                         .state_dir = Flag(a_, "state-dir", kDefaultRunStateDir),
-                         .format = "table",
-                         .report_path = "",
-                         .trace_path = "",
-                         .quiet = quiet,
-                         .matrix = matrix,
-                         .matrix_text = "",
-                         .on_results = keep},
+                                .vcpus = a_.Get("vcpus", ""),
+                                .memory = a_.Get("memory", "")},
+                         .state_dir = a_.Get("state-dir", kDefaultRunStateDir)},
                         table, err_);
     }
     if (rc != 0) {
@@ -272,7 +249,7 @@ class Steps {
                                              "sim:..., deb:... or PATH/bzImage[:MODULES_DIR])"));
     }
     std::string kernel(absl::StripAsciiWhitespace(lines.back()));
-    if (!IsSim(kernel) && All(a_, "vm").empty()) {
+    if (!IsSim(kernel) && a_.All("vm").empty()) {
       return absl::AbortedError(absl::StrCat("build hook: ", rev, " built ", kernel,
                                              ", which runs in a guest: give --vm KIND"));
     }
@@ -318,16 +295,16 @@ int CheckBisect(Args& a, std::ostream& err) {
       }
     }
   }
-  if (absl::StatusOr<gate::MetricDef> m = gate::ParseMetric(Flag(a, "metric", "iops")); !m.ok()) {
+  if (absl::StatusOr<gate::MetricDef> m = gate::ParseMetric(a.Get("metric", "iops")); !m.ok()) {
     err << kWho << "--metric: " << m.status().message() << "\n";
     return kBisectCouldNotRun;
   }
   int rounds = 0;
-  if (!absl::SimpleAtoi(Flag(a, "max-rounds", "3"), &rounds) || rounds < 1 || rounds > 10) {
+  if (!absl::SimpleAtoi(a.Get("max-rounds", "3"), &rounds) || rounds < 1 || rounds > 10) {
     err << kWho << "--max-rounds: expected 1 to 10\n";
     return kBisectCouldNotRun;
   }
-  const std::string format = Flag(a, "format", "text");
+  const std::string format = a.Get("format", "text");
   if (format != "text" && format != "markdown" && format != "json") {
     err << kWho << "--format: expected text, markdown or json\n";
     return kBisectCouldNotRun;
@@ -393,15 +370,15 @@ int CmdBisect(const Args& a, std::ostream& out, std::ostream& err) {
   }
   BisectOptions options;
   options.kernels = *kernels;
-  options.metric = Flag(a, "metric", "iops");
-  (void)absl::SimpleAtoi(Flag(a, "max-rounds", "3"), &options.max_rounds);  // CheckBisect
+  options.metric = a.Get("metric", "iops");
+  (void)absl::SimpleAtoi(a.Get("max-rounds", "3"), &options.max_rounds);  // CheckBisect
   absl::StatusOr<BisectOutcome> outcome =
       Bisect(options, [&steps](size_t i, int round) { return steps.Measure(i, round); });
   if (!outcome.ok()) {
     err << kWho << outcome.status().message() << "\n";
     return kBisectCouldNotRun;
   }
-  const std::string format = Flag(a, "format", "text");
+  const std::string format = a.Get("format", "text");
   out << (format == "json"       ? RenderBisectJson(*outcome)
           : format == "markdown" ? RenderBisectMarkdown(*outcome)
                                  : RenderBisectText(*outcome));
@@ -413,6 +390,44 @@ int CmdBisect(const Args& a, std::ostream& out, std::ostream& err) {
     return kBisectCouldNotRun;
   }
   return BisectExitStatus(*outcome);
+}
+
+CommandSpec BisectCommand() {
+  return {
+      .name = "bisect",
+      .args = {"FILE"},
+      .summary = "find the first kernel of a list where the matrix's metric regresses",
+      .description =
+          "Given kernels in order, the first good and the last bad (--kernels, or --git with "
+          "--good, --bad and a --build hook that prints the kernel a revision builds), runs "
+          "the matrix on both ends, then on midpoints, and classifies each with the gate's "
+          "statistics against both ends: like good, like bad, or undecided (another round of "
+          "runs, up to --max-rounds, then inconclusive). sim: kernels run on the engine; deb: "
+          "packages and PATH/bzImage[:MODULES_DIR] in qemu guests with the --vm devices. "
+          "Every step is an experiment in --db; a stopped bisect reuses the steps it finished. "
+          "Exit 0 first bad kernel found, 1 no regression between the ends, 2 inconclusive, 3 "
+          "could not run (docs/bisect.md).",
+      .flags =
+          {{"kernels", "K1,...,Kn", "the kernels in order: sim:..., deb:GLOB or PATH/bzImage"},
+           {"git", "DIR", "bisect the revisions of this git tree from --good to --bad"},
+           {"good", "REV", "with --git: the last revision known good"},
+           {"bad", "REV", "with --git: the first revision known bad"},
+           {"build", "HOOK", "with --git: run as HOOK REV in DIR; its last line is the kernel"},
+           {"metric", "METRIC", "the metric bisected (default iops; bw, mean_lat, p99, ...)"},
+           {"max-rounds", "N", "rounds of runs per kernel before it is inconclusive (default 3)"},
+           {"vm", "KIND[:SPEC]", "a guest device, as blkbench run --vm; repeat for more"},
+           {"vcpus", "N", "each guest's vCPUs (default 2)"},
+           {"memory", "SIZE", "each guest's memory (default 2g)"},
+           {"db", "FILE", "the store of the steps (default ./blkbench.db; or a postgresql:// URI)"},
+           {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
+           {"format", "FORMAT", "output format", {"text", "markdown", "json"}},
+           {"markdown", "FILE", "also write the summary as Markdown"},
+           {"json", "FILE", "also write the summary as JSON"},
+           {"quiet", "", "no per-run progress lines", {}, 'q'}},
+      .check = CheckBisect,
+      .run = [](const Args& a, Client*, std::ostream& out,
+                std::ostream& err) { return CmdBisect(a, out, err); },
+      .usage_exit = kBisectCouldNotRun};
 }
 
 }  // namespace blkbench

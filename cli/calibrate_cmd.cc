@@ -8,13 +8,16 @@
 #include <memory>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "agent/cell/cell_runner.h"
 #include "agent/cell/sim_device.h"
 #include "agent/device/device_facts.h"
+#include "cli/command_registry.h"
 #include "cli/format.h"
+#include "cli/run_cmd.h"
 #include "common/sim_vocabulary.h"
 #include "engine/model/engine_runner.h"
 #include "engine/sim/machine_profile.h"
@@ -229,17 +232,17 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
   }
   v1::GetResultsResponse results;
   std::ostringstream discard;  // the run's own tables: calibrate prints its own
-  RunOptions run;
-  run.command = "calibrate";
-  run.path = "<calibrate sweep>";
-  run.devices = {options.device};
-  run.db_path = options.db_path;
-  run.state_dir = options.state_dir;
-  run.quiet = options.quiet;
   const std::vector<v1::CellSpec> sweep_cells = sweep->cells;
-  run.matrix = std::make_shared<workloads::Matrix>(*std::move(sweep));
-  run.matrix_text = sweep_text;
-  run.on_results = [&results](const v1::GetResultsResponse& r) { results = r; };
+  RunOptions run = {
+      .session = {.command = "calibrate",
+                  .path = "<calibrate sweep>",
+                  .db_path = options.db_path,
+                  .quiet = options.quiet,
+                  .matrix = std::make_shared<workloads::Matrix>(*std::move(sweep)),
+                  .matrix_text = sweep_text,
+                  .on_results = [&results](const v1::GetResultsResponse& r) { results = r; }},
+      .devices = {options.device},
+      .state_dir = options.state_dir};
   const int rc = RunOnDevices(run, discard, err);
   if (rc != 0) {
     err << who << "no preset written\n";
@@ -314,6 +317,48 @@ int RunCalibrate(const CalibrateOptions& options, std::ostream& out, std::ostrea
       << "fit: " << FitLine(twin) << "\n"
       << "preset: " << path << " (target: sim:ssd; use it with blkbench sim)\n";
   return 0;
+}
+
+namespace {
+
+int CmdCalibrate(const Args& a, Client*, std::ostream& out, std::ostream& err) {
+  uint32_t runtime_ms = kDefaultCalibrateRuntimeMs;
+  if (a.Has("runtime_ms") && !absl::SimpleAtoi(a.Get("runtime_ms"), &runtime_ms)) {
+    err << "blkbench calibrate: --runtime_ms: expected a number of milliseconds, got '"
+        << a.Get("runtime_ms") << "'\n";
+    return 2;
+  }
+  return RunCalibrate({.device = a.positional[1],
+                       .out_path = a.Get("out"),
+                       .runtime_ms = runtime_ms,
+                       .state_dir = a.Get("state-dir", kDefaultRunStateDir),
+                       .db_path = a.Get("db"),
+                       .quiet = a.Has("quiet")},
+                      out, err);
+}
+
+}  // namespace
+
+CommandSpec CalibrateCommand() {
+  return {
+      .name = "calibrate",
+      .args = {"PATH"},
+      .summary = "fit the engine's sim:ssd twin of a local device from a short sweep",
+      .description =
+          "Runs randread and randwrite x bs 4k, 64k, 256k x iodepth 1, 32 (one job, scheduler "
+          "none) on PATH through blkbench run's path and checks (PATH is the only device it may "
+          "touch; it WRITES to it: refused when mounted, in use or carrying a signature; "
+          "settings restored), fits the SSD model's serial stage, pipelined latency and write "
+          "ack, and writes the twin as the target: and device: keys of a matrix, with the "
+          "twin's error on every swept cell in a comment. Each cell is the median of 3 runs; "
+          "about 45 s by default. Needs root (docs/engine-vs-real.md).",
+      .flags = {{"out", "FILE", "the preset to write (default ./blkbench-twin-<device>.yaml)"},
+                {"runtime_ms", "N", "milliseconds per run, 3 runs per swept cell (default 1000)"},
+                {"state-dir", "DIR",
+                 "journal of original settings (default /var/lib/blkbench-run)"},
+                {"db", "FILE", "also store the sweep in this local store, as blkbench run --db"},
+                {"quiet", "", "no progress lines", {}, 'q'}},
+      .run = CmdCalibrate};
 }
 
 }  // namespace blkbench

@@ -31,6 +31,19 @@ struct Args {
   // and `sim` runs). Empty for commands that take no matrix.
   std::string matrix_text;
   std::shared_ptr<const workloads::Matrix> matrix;
+
+  // Whether --`name` was given.
+  bool Has(const std::string& name) const { return flags.count(name) > 0; }
+  // The last value of --`name`, or `fallback` when it was not given.
+  std::string Get(const std::string& name, const std::string& fallback = "") const {
+    auto it = flags.find(name);
+    return it == flags.end() ? fallback : it->second;
+  }
+  // Every value of --`name` in command-line order; empty when it was not given.
+  std::vector<std::string> All(const std::string& name) const {
+    auto it = values.find(name);
+    return it == values.end() ? std::vector<std::string>{} : it->second;
+  }
 };
 
 class Client {

@@ -36,32 +36,25 @@ struct FlagSpec {
 using CommandFn =
     std::function<int(const Args& args, Client* client, std::ostream& out, std::ostream& err)>;
 
+// One command, declared with named fields in its own file and listed once in the table
+// (command_registry.cc), e.g.
+//   CommandSpec SimCommand() {
+//     return {.name = "sim", .args = {"FILE"}, .summary = "...", .flags = {...},
+//             .check = CheckMatrix, .run = CmdSim};
+//   }
 struct CommandSpec {
-  CommandSpec(std::string name_, std::vector<std::string> args_, std::string summary_,
-              std::string description_, std::vector<FlagSpec> flags_, bool needs_controller_,
-              std::function<int(Args&, std::ostream&)> check_, CommandFn run_, int usage_exit_ = 2)
-      : name(std::move(name_)),
-        args(std::move(args_)),
-        summary(std::move(summary_)),
-        description(std::move(description_)),
-        flags(std::move(flags_)),
-        needs_controller(needs_controller_),
-        check(std::move(check_)),
-        run(std::move(run_)),
-        usage_exit(usage_exit_) {}
-
-  std::string name;               // "results"
-  std::vector<std::string> args;  // positional names; "[NAME]" is optional, e.g. {"EXP"}
-  std::string summary;            // one line, for the command list
-  std::string description;        // a paragraph for `COMMAND --help` and the man page
-  std::vector<FlagSpec> flags;    // besides the global ones
-  bool needs_controller;          // dials the controller before `run`
+  std::string name = {};               // "results"
+  std::vector<std::string> args = {};  // positional names; "[NAME]" is optional, e.g. {"EXP"}
+  std::string summary = {};            // one line, for the command list
+  std::string description = {};        // a paragraph for `COMMAND --help` and the man page
+  std::vector<FlagSpec> flags = {};    // besides the global ones
+  bool needs_controller = false;       // dials the controller (or opens --db) before `run`
   // Checks what can be checked without the controller: 0 when the command may run, else
   // the exit code to stop with (after printing why). It may load into `args` what the
   // run needs (Args::matrix), so the run does not read its input again. May be null.
-  std::function<int(Args& args, std::ostream& err)> check;
-  CommandFn run;
-  int usage_exit;  // exit code for bad arguments (the gate's is its "could not run")
+  std::function<int(Args& args, std::ostream& err)> check = nullptr;
+  CommandFn run = nullptr;
+  int usage_exit = 2;  // exit code for bad arguments (the gate's is its "could not run")
 };
 
 // --controller, --help/-h and --version: accepted before or after any command.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
+#include "workloads/matrix.h"
 
 namespace blkbench {
 namespace {
@@ -77,10 +79,14 @@ std::string FioTool(const testing::TempDir& dir, const std::string& name) {
 v1::GetResultsResponse RunMatrix(const std::string& path, const std::string& logs_dir) {
   v1::GetResultsResponse resp;
   std::ostringstream out, err;
-  SimOptions options;
+  absl::StatusOr<workloads::Matrix> matrix = workloads::ParseMatrixFile(path);
+  EXPECT_TRUE(matrix.ok()) << matrix.status();
+  if (!matrix.ok()) return resp;
+  SessionOptions options;
   options.path = path;
   options.format = "csv";
   options.quiet = true;
+  options.matrix = std::make_shared<const workloads::Matrix>(*std::move(matrix));
   options.on_results = [&](const v1::GetResultsResponse& r) { resp = r; };
   EXPECT_EQ(RunSim(options, out, err), 0) << err.str();
   if (!logs_dir.empty()) {
@@ -224,6 +230,38 @@ TEST(FioLogsTest, SimLogsAreThePerJobSamplesInFiosFormat) {
 
 // Real fio 3.33 with the same log options on a regular file: the same file names, the
 // same columns per file, times in ms from the log interval on, slat empty for psync.
+// A stored experiment's logs (`results --logs`, its samples read back from the store with
+// their jobs) are the files `sim --logs` wrote for the same runs.
+TEST(FioLogsTest, ResultsWritesFromTheStoreWhatSimWrote) {
+  testing::TempDir dir("fio_logs_store");
+  const std::string matrix = dir.File("m.yaml");
+  std::ofstream(matrix) << kMatrix;
+  const std::string db = dir.File("s.db");
+  const std::string sim_logs = dir.File("sim");
+  const std::string stored_logs = dir.File("stored");
+  std::ostringstream o, e;
+  ASSERT_EQ(RunCli({"sim", matrix, "--db", db, "--logs", sim_logs, "-q", "--format", "csv"}, o, e),
+            0)
+      << e.str();
+  ASSERT_EQ(RunCli({"results", "1", "--db", db, "--logs", stored_logs, "--format", "csv"}, o, e), 0)
+      << e.str();
+  std::set<std::string> names;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(sim_logs)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string name = std::filesystem::relative(entry.path(), sim_logs).string();
+    names.insert(name);
+    EXPECT_EQ(ReadFile((std::filesystem::path(stored_logs) / name).string()),
+              ReadFile(entry.path().string()))
+        << name;
+  }
+  EXPECT_EQ(names.size(), 12u);  // two jobs' bw, iops, slat, clat, lat and clat_hist
+  size_t stored = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(stored_logs)) {
+    stored += entry.is_regular_file() ? 1 : 0;
+  }
+  EXPECT_EQ(stored, names.size());
+}
+
 TEST(FioLogsTest, ShapeIsRealFios) {
   if (testing::RunCommand("fio --version >/dev/null 2>&1") != 0) {
     GTEST_SKIP() << "fio is not installed (scripts/deps.sh installs it)";

@@ -15,6 +15,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "cli/command_args.h"
+#include "cli/command_registry.h"
 #include "cli/local_matrix.h"
 #include "common/placement.h"
 #include "common/states.h"
@@ -393,6 +395,45 @@ int CmdGate(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
     return kGateError;
   }
   return gate::ExitStatus(*report);
+}
+
+CommandSpec GateCommand() {
+  return {
+      .name = "gate",
+      .summary = "regression verdicts between two experiments or two values of an axis",
+      .description =
+          "blkbench gate --baseline EXP --candidate EXP, or --experiment EXP --axis KEY "
+          "--baseline VALUE --candidate VALUE, or, in one CI step, --submit FILE --axis KEY "
+          "--baseline VALUE --candidate VALUE (submits, says at once when no agent offers a "
+          "kernel, waits up to --timeout, gates). Exit 0 pass, 1 regression, 2 inconclusive, 3 "
+          "could not run (bad arguments, controller unreachable, experiment missing, timeout).",
+      .flags = {{"baseline", "EXP|VALUE", "baseline experiment, or axis value with --axis"},
+                {"candidate", "EXP|VALUE", "candidate experiment, or axis value with --axis"},
+                {"experiment", "EXP",
+                 "with --axis: the experiment holding both values (with --db: default the "
+                 "newest)"},
+                {"axis", "KEY", "compare two values of this axis of one experiment"},
+                {"metrics", "LIST", "metrics to gate on (default iops,bw,p99)"},
+                {"min-effect", "FRACTION", "smallest change that counts (default 2%)"},
+                {"alpha", "P", "false-alarm level (default 0.02)"},
+                {"method", "METHOD", "the test", {"robust-welch", "moderated-t", "rank-sum"}},
+                {"auto-repeat", "N",
+                 "up to N more repeats of inconclusive cells, then decide again"},
+                {"submit", "FILE", "submit this matrix, wait for it, and gate --axis within it"},
+                {"wait", "", "wait for the experiments to end before comparing"},
+                {"timeout", "DURATION", "give up waiting after this long, exit 3 (default 24h)"},
+                {"format", "FORMAT", "report on stdout", {"text", "markdown", "json"}},
+                {"junit", "FILE", "also write JUnit XML"},
+                {"markdown", "FILE", "also write Markdown"},
+                {"json", "FILE", "also write JSON"},
+                {"html", "FILE", "also write an HTML report"},
+                LocalDbFlag()},
+      .needs_controller = true,
+      .check = [](const Args& a,
+                  std::ostream& err) { return GateArgsOk(a, err) ? 0 : kGateCouldNotRun; },
+      .run = [](const Args& a, Client* c, std::ostream& out,
+                std::ostream& err) { return CmdGate(*c, a, out, err); },
+      .usage_exit = kGateCouldNotRun};
 }
 
 }  // namespace blkbench

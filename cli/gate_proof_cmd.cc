@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/cell/sim_device.h"
+#include "cli/command_registry.h"
 #include "cli/gate_proof_models.h"
 #include "controller/gate/gate_proof.h"
 #include "controller/gate/rng.h"
@@ -338,6 +339,34 @@ int RunGateProof(const Args& a, std::ostream& out, std::ostream& err) {
       << " s in all\n";
   if (a.flags.count("write") && !Replace(a.flags.at("write"), section, err)) return 1;
   return 0;
+}
+
+CommandSpec GateProofCommand() {
+  return {
+      .name = "gate-proof",
+      .summary = "measure the gate's false alarms and power (no controller)",
+      .flags = {{"write", "FILE", "replace the gate-proof section of FILE (docs/gating.md)"},
+                {"trials", "N", "simulated experiments per synthetic entry (default 500)"},
+                {"quick", "", "fewer trials and smaller engine pools (for tests)"},
+                {"outliers", "SHARExFACTOR",
+                 "noise model: share of repeats scaled by FACTOR (0.1x0.7)"},
+                {"cv-ratio", "R", "noise model: candidate CV R x the baseline's"},
+                {"cv-spread", "S", "noise model: cell CVs log-uniform from cv/S to cv*S"},
+                {"tails", "DF", "noise model: Student t with DF degrees of freedom (1, 2 or > 2)"},
+                {"drift", "D", "noise model: relative drift from first to last repeat (0.04)"},
+                {"fitted", "", "noise model: the one fitted from loop-device runs"},
+                {"fit", "CSV", "fit a noise model from cell,repeat,run,iops rows; print it"},
+                {"repeats", "N", "model report: repeats per side (default 5)"},
+                {"cv", "CV", "model report: typical CV (default 0.02)"},
+                {"change", "C", "model report: true change for power (default -0.05)"},
+                {"auto-repeat", "N", "model report: also --auto-repeat N (extra repeats per side)"},
+                {"method",
+                 "METHOD",
+                 "model report: the test",
+                 {"robust-welch", "moderated-t", "rank-sum"}}},
+      .run = [](const Args& a, Client*, std::ostream& out, std::ostream& err) {
+        return RunGateProof(a, out, err);
+      }};
 }
 
 }  // namespace blkbench

@@ -5,6 +5,8 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "cli/command_args.h"
+#include "cli/command_registry.h"
 #include "controller/gate/history.h"
 
 namespace blkbench {
@@ -83,6 +85,23 @@ int CmdHistory(Client& c, const Args& a, std::ostream& out, std::ostream& err) {
   const bool json = a.flags.count("format") && a.flags.at("format") == "json";
   out << (json ? gate::RenderHistoryJson(resp) : gate::RenderHistoryText(resp));
   return 0;
+}
+
+CommandSpec HistoryCommand() {
+  return {.name = "history",
+          .summary = "a cell's metric across experiments, with change points",
+          .flags = {{"metric", "METRIC", "iops, bw, mean_lat or pNN (e.g. p99)"},
+                    {"cell", "KEY=VALUE,...", "the cell, e.g. bs=4k,iodepth=32"},
+                    {"device-class", "CLASS", "only runs on this device class"},
+                    {"name", "NAME", "only experiments with this name"},
+                    {"limit", "N", "at most N experiments"},
+                    {"min-segment", "N", "shortest segment between change points"},
+                    {"format", "FORMAT", "output format", {"table", "json"}},
+                    LocalDbFlag()},
+          .needs_controller = true,
+          .check = [](const Args& a, std::ostream& err) { return HistoryArgsOk(a, err) ? 0 : 2; },
+          .run = [](const Args& a, Client* c, std::ostream& out,
+                    std::ostream& err) { return CmdHistory(*c, a, out, err); }};
 }
 
 }  // namespace blkbench

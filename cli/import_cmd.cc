@@ -5,18 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_registry.h"
 #include "workloads/fio_import.h"
 
 namespace blkbench {
-namespace {
-
-std::string Flag(const Args& a, const std::string& name) {
-  auto it = a.flags.find(name);
-  return it == a.flags.end() ? std::string() : it->second;
-}
-
-}  // namespace
-
 int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
   const std::vector<std::string> args(a.positional.begin() + 1, a.positional.end());
   if (args.empty()) {
@@ -53,9 +45,9 @@ int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     err << "blkbench import: " << jobs.status().message() << "\n";
     return 1;
   }
-  const std::string output = Flag(a, "output");
+  const std::string output = a.Get("output");
   workloads::FioImportOptions options{
-      .source = source, .device_class = Flag(a, "device-class"), .kernel = Flag(a, "kernel")};
+      .source = source, .device_class = a.Get("device-class"), .kernel = a.Get("kernel")};
   if (!output.empty()) options.output_name = output;
   auto imported = workloads::ImportFio(*jobs, options);
   if (!imported.ok()) {
@@ -91,6 +83,32 @@ int CmdImport(const Args& a, Client*, std::ostream& out, std::ostream& err) {
     return 1;
   }
   return 0;
+}
+
+CommandSpec ImportCommand() {
+  return {.name = "import",
+          .args = {"[FILE]", "[FIO-ARGS...]"},
+          .summary = "turn a fio job file or a fio command line into a matrix",
+          .description =
+              "Writes a matrix that validates to stdout: fio's [global] and per-job inheritance, "
+              "options before the first --name as global, stonewall phases that differ in one "
+              "option as that option's axis, every option it cannot carry over as a comment with "
+              "the reason and on stderr with its place in the fio input. When something lost "
+              "changes the workload (an ioengine, access pattern or size mix blkbench lacks, jobs "
+              "it cannot run) it refuses (exit 1) unless --lossy. Give a .fio FILE, or the command "
+              "line after '--' (with or without the leading 'fio'). What to confirm (a device "
+              "class guessed from filename=) goes to stderr.",
+          .flags = {{"device-class", "CLASS", "target.device_class (default: from filename=)"},
+                    {"kernel", "GLOB", "target.kernel, e.g. 6.* or sim:6.16"},
+                    {"lossy", "",
+                     "write the matrix although it loses what changes the workload (listed at its "
+                     "top)"},
+                    {"output",
+                     "FILE",
+                     "write the matrix to FILE (errors then name it), not stdout",
+                     {},
+                     'o'}},
+          .run = CmdImport};
 }
 
 }  // namespace blkbench

@@ -16,32 +16,31 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "cli/report_plot.h"
 #include "common/cell_label.h"
 #include "common/disk_interval.h"
 #include "common/histogram.h"
 #include "common/metrics/run_labels.h"
 #include "common/resolved_job.h"
+#include "common/sim_vocabulary.h"
 #include "common/states.h"
 #include "controller/gate/gate_format.h"
 
 namespace blkbench {
 namespace {
 
-constexpr double kWidth = 560, kHeight = 260;                       // one plot, SVG user units
-constexpr double kLeft = 64, kRight = 12, kTop = 14, kBottom = 44;  // its margins
-constexpr size_t kMaxSeries = 12;  // lines per plot; the rest are named in a note
-constexpr const char* kColors[] = {"#3b6ea8", "#d9822b", "#2e8b57", "#b23b3b",
-                                   "#7a5195", "#8c6d31", "#1f9eb3", "#c0508b",
-                                   "#5f6b6d", "#a3a82e", "#4d4dcc", "#e07b54"};
+using report::Axis;
+using report::LinePlot;
+using report::PlotLayout;
+using report::Series;
 
 constexpr char kStyle[] = R"(
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222}
 h1{font-size:20px}h2{font-size:17px;margin-top:28px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}th{background:#f3f3f3}
-td.l,th.l{text-align:left}.warn{color:#a40;font-weight:bold}.plots{display:flex;flex-wrap:wrap;gap:18px}
-figure{margin:0}figcaption{font-size:13px;font-weight:600;margin-bottom:4px}
-.legend{font-size:12px;max-width:560px}.note{font-size:12px;color:#555}
+td.l,th.l{text-align:left}.warn{color:#a40;font-weight:bold}
+figcaption{font-size:13px;font-weight:600;margin-bottom:4px}.note{font-size:12px;color:#555}
 .failed td{background:#f8d7da}code{font-size:12px;background:#f5f5f5;padding:2px 4px}
 )";
 
@@ -53,7 +52,7 @@ std::string Num(double v) {
   return buf;
 }
 
-// A value for a table or an axis tick: 3 significant digits with k/M/G.
+// A value for a table: 3 significant digits with k/M/G.
 std::string Short(double v) {
   const char* unit = "";
   for (const char* u : {"k", "M", "G"}) {
@@ -71,121 +70,6 @@ std::string NsText(double ns) {
   if (ns >= 1e6) return absl::StrCat(Short(ns / 1e6), " ms");
   if (ns >= 1e3) return absl::StrCat(Short(ns / 1e3), " µs");
   return absl::StrCat(Short(ns), " ns");
-}
-
-// One line of a plot: points (x, y) in data units, in x order.
-struct Series {
-  std::string name;
-  std::vector<std::pair<double, double>> points;
-  std::vector<std::pair<double, double>> range;  // min, max of y at each point (whiskers)
-};
-
-struct Axis {
-  std::string title;
-  bool log = false;
-  std::vector<std::string> categories;  // x only: category labels at x = 0, 1, ...
-  bool ns = false;                      // ticks as durations
-};
-
-double Scale(double v, const Axis& a) { return a.log ? std::log10(std::max(v, 1e-9)) : v; }
-
-// A line plot (markers at each point, whiskers where given): the one chart type every
-// section uses, on linear, log or categorical axes.
-std::string LinePlot(const std::string& id, const std::string& caption,
-                     const std::vector<Series>& all, const Axis& x, const Axis& y) {
-  const std::vector<Series> series(all.begin(), all.begin() + std::min(all.size(), kMaxSeries));
-  double x0 = 1e300, x1 = -1e300, y0 = y.log ? 1e300 : 0, y1 = -1e300;
-  for (const Series& s : series) {
-    for (const auto& [px, py] : s.points) {
-      x0 = std::min(x0, Scale(px, x));
-      x1 = std::max(x1, Scale(px, x));
-      y0 = std::min(y0, Scale(py, y));
-      y1 = std::max(y1, Scale(py, y));
-    }
-    for (const auto& [lo, hi] : s.range) {
-      y0 = std::min(y0, Scale(lo, y));
-      y1 = std::max(y1, Scale(hi, y));
-    }
-  }
-  if (!x.categories.empty()) {
-    x0 = -0.5;
-    x1 = static_cast<double>(x.categories.size()) - 0.5;
-  }
-  if (x1 <= x0) x1 = x0 + 1;
-  if (y1 <= y0) y1 = y0 + 1;
-  const double pw = kWidth - kLeft - kRight, ph = kHeight - kTop - kBottom;
-  auto X = [&](double v) { return kLeft + (Scale(v, x) - x0) / (x1 - x0) * pw; };
-  auto Y = [&](double v) { return kTop + ph - (Scale(v, y) - y0) / (y1 - y0) * ph; };
-  std::string out =
-      absl::StrCat("<figure><figcaption>", Esc(caption),
-                   "</figcaption><svg xmlns=\"http://www.w3.org/2000/svg\" "
-                   "class=\"plot\" data-plot=\"",
-                   Esc(id), "\" width=\"", Num(kWidth), "\" height=\"", Num(kHeight), "\">");
-  absl::StrAppend(&out, "<rect x=\"", Num(kLeft), "\" y=\"", Num(kTop), "\" width=\"", Num(pw),
-                  "\" height=\"", Num(ph), "\" fill=\"#fcfcfc\" stroke=\"#bbb\"/>");
-  // y ticks: 5 even steps (decades on a log axis).
-  for (int i = 0; i <= 4; ++i) {
-    const double sv = y0 + (y1 - y0) * i / 4;
-    const double v = y.log ? std::pow(10, sv) : sv;
-    const double py = kTop + ph - (sv - y0) / (y1 - y0) * ph;
-    absl::StrAppend(&out, "<line x1=\"", Num(kLeft), "\" x2=\"", Num(kLeft + pw), "\" y1=\"",
-                    Num(py), "\" y2=\"", Num(py), "\" stroke=\"#eee\"/><text x=\"", Num(kLeft - 4),
-                    "\" y=\"", Num(py + 4), "\" font-size=\"10\" text-anchor=\"end\">",
-                    Esc(y.ns ? NsText(v) : Short(v)), "</text>");
-  }
-  // x ticks: the categories, or 5 even steps.
-  const size_t nx = x.categories.empty() ? 5 : x.categories.size();
-  for (size_t i = 0; i < nx; ++i) {
-    double sv, v;
-    std::string label;
-    if (!x.categories.empty()) {
-      sv = static_cast<double>(i);
-      label = x.categories[i];
-    } else {
-      sv = x0 + (x1 - x0) * static_cast<double>(i) / 4;
-      v = x.log ? std::pow(10, sv) : sv;
-      label = x.ns ? NsText(v) : Short(v);
-    }
-    const double px = kLeft + (sv - x0) / (x1 - x0) * pw;
-    absl::StrAppend(&out, "<text x=\"", Num(px), "\" y=\"", Num(kTop + ph + 14),
-                    "\" font-size=\"10\" text-anchor=\"middle\">", Esc(label), "</text>");
-  }
-  absl::StrAppend(&out, "<text x=\"", Num(kLeft + pw / 2), "\" y=\"", Num(kHeight - 8),
-                  "\" font-size=\"11\" text-anchor=\"middle\">", Esc(x.title),
-                  "</text><text x=\"12\" y=\"", Num(kTop + ph / 2),
-                  "\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 ",
-                  Num(kTop + ph / 2), ")\">", Esc(y.title), "</text>");
-  for (size_t si = 0; si < series.size(); ++si) {
-    const Series& s = series[si];
-    const char* color = kColors[si % std::size(kColors)];
-    std::string pts;
-    for (const auto& [px, py] : s.points) absl::StrAppend(&pts, Num(X(px)), ",", Num(Y(py)), " ");
-    absl::StrAppend(&out, "<polyline class=\"series\" fill=\"none\" stroke=\"", color,
-                    "\" stroke-width=\"1.6\" points=\"", pts, "\"><title>", Esc(s.name),
-                    "</title></polyline>");
-    if (s.points.size() <= 40) {
-      for (size_t i = 0; i < s.points.size(); ++i) {
-        const auto& [px, py] = s.points[i];
-        if (i < s.range.size()) {
-          absl::StrAppend(&out, "<line x1=\"", Num(X(px)), "\" x2=\"", Num(X(px)), "\" y1=\"",
-                          Num(Y(s.range[i].first)), "\" y2=\"", Num(Y(s.range[i].second)),
-                          "\" stroke=\"", color, "\"/>");
-        }
-        absl::StrAppend(&out, "<circle cx=\"", Num(X(px)), "\" cy=\"", Num(Y(py)),
-                        "\" r=\"3\" fill=\"", color, "\"/>");
-      }
-    }
-  }
-  out += "</svg><div class=\"legend\">";
-  for (size_t si = 0; si < series.size(); ++si) {
-    absl::StrAppend(&out, "<span style=\"color:", kColors[si % std::size(kColors)],
-                    "\">&#9632;</span> ", Esc(series[si].name), "&#160; ");
-  }
-  if (all.size() > series.size()) {
-    absl::StrAppend(&out, "<span class=\"note\">(", all.size() - series.size(),
-                    " more not drawn)</span>");
-  }
-  return out + "</div></figure>";
 }
 
 // What one cell's finished runs add up to.
@@ -250,7 +134,8 @@ std::string AxesSection(const std::vector<Cell>& cells) {
       "<h2>IOPS against each axis</h2><p class=\"note\">Mean over the repeats; "
       "whiskers span the slowest and fastest repeat. One line per combination "
       "of the other axes.</p><div class=\"plots\">";
-  for (const auto& [key, values] : axes) {
+  for (size_t ai = 0; ai < axes.size(); ++ai) {
+    const auto& [key, values] = axes[ai];
     std::map<std::string, Series> lines;
     std::vector<std::string> order;
     for (const Cell& c : cells) {
@@ -280,9 +165,10 @@ std::string AxesSection(const std::vector<Cell>& cells) {
       }
       series.push_back(std::move(sorted));
     }
-    Axis x{key, false, values, false};
-    Axis y{"IOPS", false, {}, false};
-    out += LinePlot("axis:" + key, "IOPS by " + key, series, x, y);
+    // Two plots to a row; an odd last one takes the row.
+    const bool wide = ai + 1 == axes.size() && axes.size() % 2 == 1;
+    out += LinePlot("axis:" + key, "IOPS by " + key, series, Axis::Category(key, values),
+                    Axis::Linear("IOPS"), PlotLayout{wide, ""});
   }
   if (axes.empty()) {
     std::vector<Series> one;
@@ -294,8 +180,8 @@ std::string AxesSection(const std::vector<Cell>& cells) {
                          *std::max_element(c.iops.begin(), c.iops.end())}}});
       }
     }
-    out += LinePlot("axis:(none)", "IOPS", one, Axis{"", false, {"the cell"}, false},
-                    Axis{"IOPS", false, {}, false});
+    out += LinePlot("axis:(none)", "IOPS", one, Axis::Category("", {"the cell"}),
+                    Axis::Linear("IOPS"), PlotLayout{true, ""});
   }
   return out + "</div>";
 }
@@ -336,23 +222,37 @@ std::string LatencySection(const std::vector<Cell>& cells) {
   }
   out += "</table><div class=\"plots\">";
   out += LinePlot("percentiles", "Latency percentiles", pct,
-                  Axis{"percentile", false, {"p50", "p90", "p99", "p99.9", "p99.99"}, false},
-                  Axis{"latency", true, {}, true});
-  out += LinePlot("cdf", "Latency CDF", cdf, Axis{"latency", true, {}, true},
-                  Axis{"share of I/Os at or below", false, {}, false});
+                  Axis::Category("percentile", {"p50", "p90", "p99", "p99.9", "p99.99"}),
+                  Axis::Log("latency", true));
+  out += LinePlot("cdf", "Latency CDF", cdf, Axis::Log("latency", true),
+                  Axis::Linear("share of I/Os at or below"));
   return out + "</div>";
 }
+
+// A sample interval shorter than this share of its run's longest is not drawn: the last
+// interval of a run is cut where the run ends, and a rate over a few milliseconds of
+// counters (iostat's io_ms ticks in whole milliseconds) reads as a spike to 100 % or 0.
+// Longer partial intervals are drawn, as rates over their own length.
+constexpr double kMinIntervalShare = 0.5;
 
 std::string TimeSeriesSection(const std::vector<Cell>& cells) {
   // IOPS of every run; the device's util % and aqu-sz (iostat -x) for runs on real block
   // devices, whose samples carry the device's counters.
   std::vector<Series> series, util, aqu;
+  int dropped = 0;
   for (const Cell& c : cells) {
     for (const v1::ResultRow* row : c.done) {
       const std::string name = absl::StrCat(c.label, " rep", row->run().repeat());
       Series s{name, {}, {}}, u{name, {}, {}}, q{name, {}, {}};
+      uint64_t longest = 0;
+      for (const v1::Sample& smp : row->samples()) longest = std::max(longest, smp.interval_ns());
       for (const v1::Sample& smp : row->samples()) {
         if (smp.interval_ns() == 0) continue;
+        if (static_cast<double>(smp.interval_ns()) <
+            kMinIntervalShare * static_cast<double>(longest)) {
+          ++dropped;
+          continue;
+        }
         const double at = static_cast<double>(smp.offset_ns()) / 1e9;
         const double seconds = static_cast<double>(smp.interval_ns()) / 1e9;
         const double ios = static_cast<double>(smp.io().read_ios() + smp.io().write_ios());
@@ -369,15 +269,23 @@ std::string TimeSeriesSection(const std::vector<Cell>& cells) {
     }
   }
   if (series.empty()) return "";
-  const Axis time{"seconds into the run (after ramp)", false, {}, false};
-  std::string out = "<h2>Per interval</h2><div class=\"plots\">" +
-                    LinePlot("timeseries", "IOPS per sample interval, each run", series, time,
-                             Axis{"IOPS", false, {}, false});
+  const std::string note =
+      dropped == 0 ? ""
+                   : absl::StrCat(dropped, " partial interval", dropped == 1 ? "" : "s",
+                                  " at the end of a run (shorter than half the run's longest "
+                                  "interval) not drawn: a rate over so short a time is noise.");
+  const Axis time = Axis::Linear("seconds into the run (after ramp)");
+  std::string out =
+      "<h2>Per interval</h2><p class=\"note\">Each point is one sample "
+      "interval, at its end, as a rate over the interval's own length.</p>"
+      "<div class=\"plots\">" +
+      LinePlot("timeseries", "IOPS per sample interval, each run", series, time,
+               Axis::Linear("IOPS"), PlotLayout{true, note});
   if (!util.empty()) {
     out += LinePlot("device-util", "Device utilisation per interval (iostat %util)", util, time,
-                    Axis{"util %", false, {}, false});
+                    Axis::Linear("util %"), PlotLayout{false, note});
     out += LinePlot("device-aqu", "Requests in flight at the device per interval (iostat aqu-sz)",
-                    aqu, time, Axis{"aqu-sz", false, {}, false});
+                    aqu, time, Axis::Linear("aqu-sz"), PlotLayout{false, note});
   }
   return out + "</div>";
 }
@@ -412,8 +320,8 @@ std::string GroupSection(const std::vector<Cell>& cells) {
   return "<h2>Per cgroup</h2><p class=\"note\">Each group's share of the cell's I/Os "
          "(cgroup.&lt;g&gt;.ios).</p>" +
          table + "<div class=\"plots\">" +
-         LinePlot("groups", "Share of I/Os per group", series, Axis{"group", false, groups, false},
-                  Axis{"% of I/Os", false, {}, false}) +
+         LinePlot("groups", "Share of I/Os per group", series, Axis::Category("group", groups),
+                  Axis::Linear("% of I/Os"), PlotLayout{true, ""}) +
          "</div>";
 }
 
@@ -458,10 +366,10 @@ std::string JobSection(const std::vector<Cell>& cells) {
          "runs) and latency (its runs' histograms merged); the jobs of a run add up to its "
          "total.</p>" +
          table + "<div class=\"plots\">" +
-         LinePlot("jobs", "IOPS per job", iops, Axis{"job", false, names, false},
-                  Axis{"IOPS", false, {}, false}) +
-         LinePlot("jobs-p99", "p99 latency per job", p99, Axis{"job", false, names, false},
-                  Axis{"p99", true, {}, true}) +
+         LinePlot("jobs", "IOPS per job", iops, Axis::Category("job", names),
+                  Axis::Linear("IOPS")) +
+         LinePlot("jobs-p99", "p99 latency per job", p99, Axis::Category("job", names),
+                  Axis::Log("p99 latency", true)) +
          "</div>";
 }
 
@@ -473,7 +381,8 @@ std::string FactsSection(const std::vector<Cell>& cells) {
       const v1::RunResult& r = row->run().result();
       const bool sim = IsSimulated(c.spec->target().device_class());
       const std::string kernel =
-          sim ? (c.spec->target().kernel().empty() ? "sim:6.16" : c.spec->target().kernel())
+          sim ? (c.spec->target().kernel().empty() ? std::string(kDefaultSimKernel)
+                                                   : c.spec->target().kernel())
               : absl::StrCat(r.host().kernel_release(), " (", KernelSourceOf(*c.spec, r.device()),
                              ")");
       // A VM test host's runs: the agent's host, the VM and how it was virtualised.
@@ -562,8 +471,8 @@ std::string RenderExperimentReport(const v1::GetResultsResponse& resp) {
   std::string out = absl::StrCat(
       "<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta "
       "charset=\"utf-8\"/><title>blkbench: ",
-      Esc(title), "</title><style>", kStyle, "</style></head><body><h1>", Esc(title),
-      "</h1><table><tr><th class=\"l\">state</th><td class=\"l\">",
+      Esc(title), "</title><style>", kStyle, report::PlotsStyle(), "</style></head><body><h1>",
+      Esc(title), "</h1><table><tr><th class=\"l\">state</th><td class=\"l\">",
       Esc(ExperimentStateName(e.state())),
       "</td></tr><tr><th class=\"l\">matrix</th><td class=\"l\">", Esc(e.file_name()),
       "</td></tr><tr><th class=\"l\">cells</th><td class=\"l\">", cells.size(),

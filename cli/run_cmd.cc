@@ -23,8 +23,11 @@
 #include "agent/device/safety.h"
 #include "agent/run_executor.h"
 #include "agent/runners.h"
+#include "cli/command_args.h"
+#include "cli/command_registry.h"
 #include "cli/format.h"
 #include "cli/local_run.h"
+#include "cli/run_device_table.h"
 #include "cli/signal_canceller.h"
 #include "common/log/log.h"
 #include "common/placement.h"
@@ -40,82 +43,6 @@ AllowedDevice ParseDevice(const std::string& arg) {
   const size_t eq = arg.rfind('=');
   if (eq == std::string::npos || arg.find('/', eq) != std::string::npos) return {arg, ""};
   return {arg.substr(0, eq), arg.substr(eq + 1)};
-}
-
-// The block layer's and the device's own account of each run: diskstats over the run
-// (iostat -x) and, for `trace: 1` cells, the tracepoint summary (seed 001's metric).
-// A run in a guest also says which kernel served it and whether its timings are
-// hardware's (kvm) or emulated (tcg).
-void PrintDeviceTable(const v1::GetResultsResponse& results, std::ostream& out) {
-  bool traced = false, in_vm = false, tcg = false;
-  for (const v1::ResultRow& row : results.rows()) {
-    traced |= row.run().result().internals().count("seq_ratio") > 0;
-    const v1::DeviceFacts& device = row.run().result().device();
-    in_vm |= device.has_vm();
-    tcg |= device.has_vm() && device.vm().accel() == "tcg";
-  }
-  std::vector<std::string> header = {"run", "axes", "device"};
-  if (in_vm) {
-    header.emplace_back("kernel");
-    header.emplace_back("virt");
-  }
-  for (const char* h : {"util%", "aqu-sz", "r_await_ms", "w_await_ms", "rrqm", "wrqm"}) {
-    header.emplace_back(h);
-  }
-  if (traced) {
-    for (const char* h : {"seq_ratio", "inflight_mean", "inflight_max", "inversions", "merges",
-                          "splits", "requeues"}) {
-      header.emplace_back(h);
-    }
-  }
-  TextTable t(header);
-  auto fixed = [](double v, int digits) {
-    char buf[32];
-    snprintf(buf, sizeof(buf), "%.*f", digits, v);
-    return std::string(buf);
-  };
-  for (const v1::ResultRow& row : results.rows()) {
-    if (row.run().state() != v1::RUN_DONE) continue;
-    const v1::RunResult& r = row.run().result();
-    const v1::DeviceStats& d = r.device_stats();
-    std::vector<std::string> cells = {absl::StrCat(row.run().id()),
-                                      workloads::CellLabel(row.cell()), row.run().device_path()};
-    if (in_vm) {
-      const bool vm = r.device().has_vm();
-      cells.push_back(vm ? r.device().vm().release() : r.host().kernel_release());
-      cells.push_back(vm ? r.device().vm().accel() : "-");
-    }
-    if (r.has_device_stats()) {
-      for (const std::string& v :
-           {fixed(d.util_pct(), 1), fixed(d.aqu_sz(), 2), fixed(d.r_await_ms(), 3),
-            fixed(d.w_await_ms(), 3), absl::StrCat(d.reads_merged()),
-            absl::StrCat(d.writes_merged())}) {
-        cells.push_back(v);
-      }
-    } else {
-      cells.insert(cells.end(), 6, "-");  // a regular file has no device counters
-    }
-    if (traced) {
-      auto get = [&r](const std::string& key) -> std::string {
-        auto it = r.internals().find(key);
-        if (it == r.internals().end()) return "-";
-        const int digits = key == "seq_ratio" ? 3 : key == "device.inflight_mean" ? 2 : 0;
-        char buf[32];
-        snprintf(buf, sizeof(buf), "%.*f", digits, it->second);
-        return buf;
-      };
-      for (const char* key :
-           {"seq_ratio", "device.inflight_mean", "trace.inflight_max", "trace.inversions",
-            "trace_merged", "trace.splits", "dispatch.requeues"}) {
-        cells.push_back(get(key));
-      }
-    }
-    t.AddRow(cells);
-  }
-  out << "\nthe device during each run (/proc/diskstats"
-      << (traced ? "; block-layer tracepoints for trace: 1 cells" : "") << ")\n"
-      << t.ToString();
-  if (tcg) out << kTcgCaveat << "\n";
 }
 
 // The executor's log events, for as long as it lives, without those the command says
@@ -149,7 +76,9 @@ std::string Describe(const v1::DeviceFacts& f) {
 }  // namespace
 
 int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err) {
-  const std::string who = absl::StrCat("blkbench ", options.command, ": ");
+  SessionOptions session = options.session;
+  if (session.command.empty()) session.command = "run";
+  const std::string who = absl::StrCat("blkbench ", session.command, ": ");
   const bool in_vms = options.vm.any();
   std::vector<VmHostConfig> hosts;
   if (in_vms) {
@@ -159,7 +88,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
              "devices as two runs\n";
       return 2;
     }
-    if (!options.trace_path.empty()) {
+    if (!session.trace_path.empty()) {
       err << who
           << "--trace is not available with --vm: a guest's block events stay in the "
              "guest\n";
@@ -177,18 +106,18 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
            "with --vm KIND --kernel SPEC\n";
     return 2;
   }
-  std::shared_ptr<const workloads::Matrix> matrix = options.matrix;
-  if (!options.trace_path.empty()) {
+  std::shared_ptr<const workloads::Matrix> matrix = session.matrix;
+  if (!session.trace_path.empty()) {
     // --trace is a request to trace: every cell traced (trace: 1), as stored with its
     // results, so that a cell's numbers always say whether tracing was on while they ran.
-    auto traced = std::make_shared<workloads::Matrix>(*options.matrix);
+    auto traced = std::make_shared<workloads::Matrix>(*session.matrix);
     int turned_on = 0;
     for (v1::CellSpec& cell : traced->cells) {
       if (cell.trace() > 0) continue;
       cell.set_trace(1);
       ++turned_on;
     }
-    if (turned_on > 0 && !options.quiet) {
+    if (turned_on > 0 && !session.quiet) {
       err << who << "--trace: block tracing " << turned_on << " cell" << (turned_on == 1 ? "" : "s")
           << " without trace: 1 as well (stored as trace: 1)\n";
     }
@@ -196,7 +125,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   }
   for (const v1::CellSpec& cell : matrix->cells) {
     if (IsSimulated(cell.target().device_class())) {
-      err << options.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
+      err << session.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
           << ") has the simulated class '" << cell.target().device_class()
           << "'; run simulated cells with blkbench sim\n";
       return 1;
@@ -205,7 +134,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
   // Every guest has the same devices: a class none of them is fails before any boot.
   if (in_vms) {
     const std::string missing =
-        CellsWithoutVmClass(*matrix, options.path, VmDeviceClasses(hosts[0]));
+        CellsWithoutVmClass(*matrix, session.path, VmDeviceClasses(hosts[0]));
     if (!missing.empty()) {
       err << missing;
       return 1;
@@ -255,7 +184,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     return 1;
   }
   for (const std::string& r : recovered->restored) {
-    if (!options.quiet) err << who << "restored " << r << " left by an interrupted run\n";
+    if (!session.quiet) err << who << "restored " << r << " left by an interrupted run\n";
   }
 
   std::optional<WarningsOnly> quiet_log;
@@ -271,7 +200,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
              : "stopping the run and restoring the device",
       in_vms ? std::function<void()>([&executor] { executor.vm_hosts().AbortBoots(); }) : nullptr);
   std::ostringstream discard;
-  std::ostream& progress = options.quiet ? discard : err;
+  std::ostream& progress = session.quiet ? discard : err;
   if (in_vms) {
     progress << who << "booting " << hosts.size() << " guest" << (hosts.size() == 1 ? "" : "s")
              << " (" << hosts[0].vcpus << " vCPUs, " << hosts[0].memory_mb << " MiB; devices "
@@ -341,7 +270,7 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     if (!candidates[cell.index()].empty()) continue;
     ++unmatched;
     const std::string& cls = cell.target().device_class();
-    err << options.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
+    err << session.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
         << ") targets device class '" << cls << "'";
     if (in_vms) {
       // (Its class is there: checked before the boots.)
@@ -367,51 +296,79 @@ int RunOnDevices(const RunOptions& options, std::ostream& out, std::ostream& err
     const std::vector<std::string>& c = candidates[cell.index()];
     return c[run_id % c.size()];
   };
-  runner.execute = [&](const LocalRun& r) -> absl::StatusOr<v1::RunResult> {
-    v1::RunAssignment a;
-    a.set_run_id(r.run.id());
-    a.set_attempt(r.run.attempt());
-    a.set_lease_id("local");
-    *a.mutable_cell() = r.cell;
-    a.set_repeat(r.run.repeat());
-    a.set_device_path(r.run.device_path());
-    a.set_sample_interval_ms(1000);
-    v1::RunFinished f = executor.Execute(a, cancel, r.on_sample, r.trace);
-    switch (f.outcome()) {
-      case v1::RUN_OUTCOME_SUCCEEDED:
-        return std::move(*f.mutable_result());
-      case v1::RUN_OUTCOME_CANCELED:
-        return absl::CancelledError(f.error());
-      default:
-        return absl::AbortedError(f.error());
-    }
-  };
+  // The executor answers as it answers the controller: its RunFinished is the session's.
+  runner.execute =
+      [&](const v1::RunAssignment& a, const std::function<void(const v1::Sample&)>& on_sample,
+          std::ostream* trace) { return executor.Execute(a, cancel, on_sample, trace); };
   runner.extra_tables = PrintDeviceTable;
   uint64_t experiment = 0;
-  const int rc = RunLocalExperiment({.command = options.command,
-                                     .path = options.path,
-                                     .db_path = options.db_path,
-                                     .trace_path = options.trace_path,
-                                     .format = options.format,
-                                     .report_path = options.report_path,
-                                     .quiet = options.quiet,
-                                     .matrix = matrix,
-                                     .matrix_text = options.matrix_text,
-                                     .cancel = &cancel,
-                                     .on_results =
-                                         [&](const v1::GetResultsResponse& results) {
-                                           experiment = results.experiment().id();
-                                           if (options.on_results) options.on_results(results);
-                                         }},
-                                    runner, out, err);
+  session.matrix = matrix;
+  session.on_results = [&experiment, &options](const v1::GetResultsResponse& results) {
+    experiment = results.experiment().id();
+    if (options.session.on_results) options.session.on_results(results);
+  };
+  const int rc = RunLocalExperiment(session, runner, &cancel, out, err);
   if (kernel_axis && experiment != 0) {
     progress << who << "compare the kernels: blkbench gate --db "
-             << RedactedStoreName(options.db_path) << " --experiment " << experiment
+             << RedactedStoreName(session.db_path) << " --experiment " << experiment
              << " --axis kernel --baseline " << releases[0] << " --candidate " << releases[1]
              << "\n";
   }
-  if (in_vms && !options.quiet) progress << who << "powering the guests off\n";
+  if (in_vms && !session.quiet) progress << who << "powering the guests off\n";
   return rc;
+}
+
+RunOptions RunOptionsFromArgs(const Args& a) {
+  return {.session = SessionOptionsFromArgs(a, "run", kDefaultRunDb),
+          .devices = a.All("device"),
+          .vm = {.vms = a.All("vm"),
+                 .kernels = a.All("kernel"),
+                 .vcpus = a.Get("vcpus"),
+                 .memory = a.Get("memory")},
+          .state_dir = a.Get("state-dir", kDefaultRunStateDir)};
+}
+
+CommandSpec RunCommand() {
+  return {
+      .name = "run",
+      .args = {"FILE"},
+      .summary = "run a matrix on this machine's own devices or in qemu guests, no daemons",
+      .description =
+          "The devices given with --device are the only ones it may touch (PATH=CLASS "
+          "overrides the class detected from sysfs). Before anything is written each is "
+          "checked as an agent checks an allowlisted device (not mounted, no partitions, "
+          "holders, swap or signature; held O_EXCL during each run; its identity re-checked), "
+          "and every cell must match a device's class and the host's kernel. Queue settings "
+          "and cgroups are journaled in --state-dir and restored after each run, on Ctrl-C, "
+          "and at the next start after a crash. Results go to --db, which results, report, "
+          "gate and history read with --db. Needs root. Progress on stderr, results on stdout "
+          "(docs/run.md). With --vm and --kernel instead of --device, it boots one qemu guest "
+          "per --kernel with every --vm device, runs each cell in them (on every kernel, as a "
+          "kernel axis, when there are several) and powers them off at the end, Ctrl-C "
+          "included (docs/vm-hosts.md).",
+      .flags =
+          {{"device", "PATH", "a device (or file) it may use, PATH[=CLASS]; repeat for more"},
+           {"vm", "KIND[:SPEC]",
+            "a guest device: null_blk, nvme, hdd or virtio; SPEC size=1g,queues=N,class=C "
+            "(null_blk: none); repeat for more"},
+           {"kernel", "SPEC",
+            "a guest's kernel, deb:GLOB or PATH/bzImage[:MODULES_DIR]; repeat to compare "
+            "kernels"},
+           {"vcpus", "N", "each guest's vCPUs (default 2)"},
+           {"memory", "SIZE", "each guest's memory (default 2g)"},
+           {"db", "FILE",
+            "the local store to write (default ./blkbench.db; or a postgresql:// URI)"},
+           {"state-dir", "DIR", "journal of original settings (default /var/lib/blkbench-run)"},
+           {"trace", "FILE",
+            "write every run's Q/G/I/D/C block events, blkparse-style (implies trace: 1)"},
+           {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
+           {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+           FioLogsFlag(),
+           {"quiet", "", "no progress lines", {}, 'q'}},
+      .check = CheckMatrix,
+      .run = [](const Args& a, Client*, std::ostream& out, std::ostream& err) {
+        return RunOnDevices(RunOptionsFromArgs(a), out, err);
+      }};
 }
 
 }  // namespace blkbench

@@ -7,15 +7,13 @@
 #ifndef BLKBENCH_CLI_RUN_CMD_H_
 #define BLKBENCH_CLI_RUN_CMD_H_
 
-#include <functional>
-#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "blkbench/v1/controller.pb.h"
+#include "cli/cli_common.h"
+#include "cli/local_session.h"
 #include "cli/run_vm.h"
-#include "workloads/matrix.h"
 
 namespace blkbench {
 
@@ -26,24 +24,19 @@ inline constexpr char kDefaultRunDb[] = "blkbench.db";
 inline constexpr char kRunCgroupParent[] = "blkbench-run";
 
 struct RunOptions {
-  std::string command = "run";       // for messages ("blkbench run: ..."); calibrate's own
-  std::string path;                  // the matrix file
-  std::vector<std::string> devices;  // --device PATH or PATH=CLASS, in order
-  RunVmFlags vm;                     // --vm, --kernel, --vcpus, --memory (instead of devices)
-  std::string db_path = kDefaultRunDb;
+  // The matrix, the store (kDefaultRunDb from the command line), --trace, the output.
+  // session.trace_path: every run's block events as blkparse text, "# run ..." before
+  // each run's; implies trace: 1 for every cell (stored so), as asking for a trace on a
+  // real device means tracing it. Messages say "blkbench run" unless session.command
+  // names another command (calibrate's own).
+  SessionOptions session = {};
+  std::vector<std::string> devices = {};  // --device PATH or PATH=CLASS, in order
+  RunVmFlags vm = {};                     // --vm, --kernel, --vcpus, --memory (instead of devices)
   std::string state_dir = kDefaultRunStateDir;
-  std::string format = "table";
-  std::string report_path;
-  // Non-empty: every run's block events as blkparse text (common/blktrace.h), "# run ..."
-  // before each run's; implies trace: 1 for every cell (stored so), as asking for a trace
-  // on a real device means tracing it.
-  std::string trace_path;
-  bool quiet = false;
-  std::shared_ptr<const workloads::Matrix> matrix;  // parsed by the CLI's check
-  std::string matrix_text;
-  // As LocalRunOptions::on_results: every run's row once all have run (calibrate's fit).
-  std::function<void(const v1::GetResultsResponse&)> on_results = nullptr;
 };
+
+// The options of `blkbench run FILE` as parsed in `a` (REQUIRES: CheckMatrix passed).
+RunOptions RunOptionsFromArgs(const Args& a);
 
 // Runs the matrix on the devices. Before anything is stored or written: every device
 // must be readable and pass the agent's wrong-disk checks (not mounted, no holders or

@@ -70,7 +70,7 @@ absl::Status ApplyKey(const std::string& arg, const std::string& key, const std:
     disk.queues = static_cast<int>(*queues);
   } else {               // class
     v1::CellSpec probe;  // the matrix's own rule for a device class
-    if (IsSimulated(value) || !workloads::FindOption("device_class")->apply(value, probe)) {
+    if (IsSimulated(value) || !workloads::FindOption("device_class")->Apply(value, probe)) {
       return VmError(arg, absl::StrCat("class: expected a device class such as nvme or ssd "
                                        "(not a sim: one), got '",
                                        value, "'"));
@@ -243,7 +243,7 @@ workloads::Matrix WithKernelAxis(const workloads::Matrix& m,
       axis->set_key(kKernelAxis);
       axis->set_value(release);
       for (const v1::AxisValue& a : cell.axes()) *c.add_axes() = a;
-      kernel->apply(release, c);  // a release is never empty: always applies
+      kernel->Apply(release, c);  // a release is never empty: always applies
       c.set_index(static_cast<uint32_t>(out.cells.size()));
       out.cells.push_back(std::move(c));
     }

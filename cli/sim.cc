@@ -8,6 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/cell/sim_device.h"
+#include "agent/run_executor.h"
+#include "cli/command_args.h"
+#include "cli/command_registry.h"
 #include "cli/format.h"
 #include "cli/local_run.h"
 #include "common/resolved_job.h"
@@ -54,19 +57,9 @@ void PrintEngineInternals(const v1::GetResultsResponse& results, std::ostream& o
 
 }  // namespace
 
-int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
-  std::shared_ptr<const workloads::Matrix> m = options.matrix;
-  if (m == nullptr) {
-    absl::StatusOr<workloads::Matrix> parsed = workloads::ParseMatrixFile(options.path);
-    if (!parsed.ok()) {
-      err << parsed.status().message() << "\n";
-      return 1;
-    }
-    m = std::make_shared<const workloads::Matrix>(std::move(*parsed));
-    // (A parse from the CLI's check printed its warnings there.)
-    for (const std::string& warning : m->warnings) err << warning << "\n";
-  }
-  for (const v1::CellSpec& cell : m->cells) {
+int RunSim(const SessionOptions& options, std::ostream& out, std::ostream& err) {
+  const workloads::Matrix& m = *options.matrix;
+  for (const v1::CellSpec& cell : m.cells) {
     if (!IsSimulated(cell.target().device_class())) {
       err << options.path << ": cell " << cell.index() << " (" << workloads::CellLabel(cell)
           << ") has device_class '" << cell.target().device_class()
@@ -79,31 +72,46 @@ int RunSim(const SimOptions& options, std::ostream& out, std::ostream& err) {
   SimulatedDevicePreparation sim_device;  // the agent's sim: devices, the same facts
   LocalRunner runner;
   runner.place = [](const v1::CellSpec& cell, uint64_t) { return cell.target().device_class(); };
-  runner.execute = [&](const LocalRun& r) {
+  runner.execute = [&](const v1::RunAssignment& a,
+                       const std::function<void(const v1::Sample&)>& on_sample,
+                       std::ostream* trace) {
     CellRun cell_run;
-    cell_run.cell = r.cell;
-    cell_run.repeat = r.run.repeat();
-    cell_run.device = r.run.device_path();
-    cell_run.name = absl::StrCat("run-", r.run.id(), "-", r.run.attempt());
-    cell_run.trace = r.trace;
-    cell_run.on_sample = r.on_sample;
-    return RunCell(cell_run, sim_device, *engine);
+    cell_run.cell = a.cell();
+    cell_run.repeat = a.repeat();
+    cell_run.device = a.device_path();
+    cell_run.name = absl::StrCat("run-", a.run_id(), "-", a.attempt());
+    cell_run.trace = trace;
+    cell_run.on_sample = on_sample;
+    return RunFinishedOf(a, RunCell(cell_run, sim_device, *engine));
   };
   runner.extra_tables = [](const v1::GetResultsResponse& results, std::ostream& o) {
     o << "\nengine internals (per I/O unless noted)\n";
     PrintEngineInternals(results, o);
   };
-  return RunLocalExperiment({.command = "sim",
-                             .path = options.path,
-                             .db_path = options.db_path,
-                             .trace_path = options.trace_path,
-                             .format = options.format,
-                             .report_path = options.report_path,
-                             .quiet = options.quiet,
-                             .matrix = std::move(m),
-                             .matrix_text = options.matrix_text,
-                             .on_results = options.on_results},
-                            runner, out, err);
+  SessionOptions session = options;
+  if (session.command.empty()) session.command = "sim";
+  return RunLocalExperiment(session, runner, /*cancel=*/nullptr, out, err);
+}
+
+CommandSpec SimCommand() {
+  return {
+      .name = "sim",
+      .args = {"FILE"},
+      .summary = "run a matrix of sim: devices on the engine, no daemons",
+      .description =
+          "Progress lines go to stderr; stdout holds only the results in the chosen format.",
+      .flags =
+          {{"db", "FILE|URI",
+            "also store the experiment in this SQLite file or postgresql:// database"},
+           {"trace", "FILE", "write every run's dispatch/complete events, blkparse-style"},
+           {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
+           {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+           FioLogsFlag(),
+           {"quiet", "", "no progress lines", {}, 'q'}},
+      .check = CheckMatrix,
+      .run = [](const Args& a, Client*, std::ostream& out, std::ostream& err) {
+        return RunSim(SessionOptionsFromArgs(a, "sim", /*default_db=*/""), out, err);
+      }};
 }
 
 }  // namespace blkbench

@@ -8,16 +8,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "cli/command_registry.h"
 #include "common/tls/credentials.h"
 #include "common/tls/pki.h"
 
 namespace blkbench {
 namespace {
-
-std::string Flag(const Args& a, const std::string& name) {
-  auto it = a.flags.find(name);
-  return it == a.flags.end() ? "" : it->second;
-}
 
 // What `tls cert create` was asked for, or InvalidArgument.
 absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
@@ -30,7 +26,7 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
         "blkbench tls cert create: give exactly one of --controller HOSTS, --agent ID, --cli NAME");
   }
   for (const char* names : {"controller", "dns"}) {
-    for (absl::string_view n : absl::StrSplit(Flag(a, names), ',', absl::SkipEmpty())) {
+    for (absl::string_view n : absl::StrSplit(a.Get(names), ',', absl::SkipEmpty())) {
       req.dns_names.emplace_back(n);
     }
   }
@@ -39,15 +35,15 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
     req.name = "controller";
   } else if (a.flags.count("agent")) {
     req.kind = tls::Kind::kAgent;
-    req.name = Flag(a, "agent");
+    req.name = a.Get("agent");
   } else {
     req.kind = tls::Kind::kCli;
-    req.name = Flag(a, "cli");
+    req.name = a.Get("cli");
     if (!a.flags.count("role")) {
       return absl::InvalidArgumentError(
           "blkbench tls cert create --cli NAME: --role read|submit|admin is required");
     }
-    auto role = tls::ParseRole(Flag(a, "role"));
+    auto role = tls::ParseRole(a.Get("role"));
     if (!role.ok()) return role.status();
     req.role = *role;
   }
@@ -64,11 +60,11 @@ absl::StatusOr<tls::CertRequest> CertRequestOf(const Args& a) {
 
 // `tls cert revoke`: the serial of --cert or --serial appended to <dir>/revoked.txt.
 int Revoke(const Args& a, std::ostream& out, std::ostream& err) {
-  const std::string dir = Flag(a, "dir");
-  std::string serial = Flag(a, "serial");
+  const std::string dir = a.Get("dir");
+  std::string serial = a.Get("serial");
   std::string comment = "revoked by blkbench tls cert revoke";
   if (a.flags.count("cert")) {
-    auto pem = tls::ReadPemFile(Flag(a, "cert"), "the certificate to revoke");
+    auto pem = tls::ReadPemFile(a.Get("cert"), "the certificate to revoke");
     if (!pem.ok()) {
       err << "blkbench tls cert revoke: " << pem.status().message() << "\n";
       return 1;
@@ -76,7 +72,7 @@ int Revoke(const Args& a, std::ostream& out, std::ostream& err) {
     auto hex = tls::CertSerialHex(*pem);
     auto who = tls::IdentityFromCertPem(*pem);
     if (!hex.ok()) {
-      err << "blkbench tls cert revoke: " << Flag(a, "cert") << ": " << hex.status().message()
+      err << "blkbench tls cert revoke: " << a.Get("cert") << ": " << hex.status().message()
           << "\n";
       return 1;
     }
@@ -104,7 +100,7 @@ int CheckTlsArgs(const Args& a, std::ostream& err) {
         << what << "'\n";
     return 2;
   }
-  if (Flag(a, "dir").empty()) {
+  if (a.Get("dir").empty()) {
     err << "blkbench tls " << what << ": --dir DIR is required\n";
     return 2;
   }
@@ -122,7 +118,7 @@ int CheckTlsArgs(const Args& a, std::ostream& err) {
 }
 
 int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
-  const std::string dir = Flag(a, "dir");
+  const std::string dir = a.Get("dir");
   if (a.positional[1] == "ca") {
     if (absl::Status s = tls::CreateCa(dir); !s.ok()) {
       err << "blkbench tls ca create: " << s.message() << "\n";
@@ -156,12 +152,12 @@ int CmdTls(const Args& a, Client*, std::ostream& out, std::ostream& err) {
 
 absl::StatusOr<tls::ClientTransport> CliTransport(const Args& a, const std::string& address) {
   const bool insecure = a.flags.count("insecure") > 0;
-  std::string dir = Flag(a, "tls_dir");
+  std::string dir = a.Get("tls_dir");
   if (dir.empty() && getenv("BLKBENCH_TLS_DIR") != nullptr) dir = getenv("BLKBENCH_TLS_DIR");
   if (dir.empty() || tls::IsUnixSocketAddress(address)) {
     return tls::ClientTransportFor(address, "", "", insecure, "--insecure");
   }
-  std::string name = Flag(a, "tls_cert");
+  std::string name = a.Get("tls_cert");
   if (name.empty()) {
     std::vector<std::string> found;
     if (DIR* d = opendir(dir.c_str())) {
@@ -184,6 +180,37 @@ absl::StatusOr<tls::ClientTransport> CliTransport(const Args& a, const std::stri
   }
   return tls::ClientTransportFor(address, dir, tls::CertStem(tls::Kind::kCli, name), insecure,
                                  "--insecure");
+}
+
+CommandSpec TlsCommand() {
+  return {
+      .name = "tls",
+      .args = {"ca|cert|token", "create|revoke"},
+      .summary =
+          "make the lab PKI for mutual TLS: a CA, then controller, agent and CLI certificates",
+      .description =
+          "blkbench tls ca create --dir D writes ca.pem and ca.key; blkbench tls cert create "
+          "--dir D with --controller HOST[,HOST...] (controller.pem: localhost and 127.0.0.1 "
+          "always; --server [--dns H,...] is the same), --agent ID [--dns H,...] (agent-ID.pem; "
+          "names make it serve HTTPS /metrics too), or --cli NAME --role read|submit|admin "
+          "(cli-NAME.pem). Keys are ECDSA P-256, written 0600, never overwritten. blkbench tls "
+          "cert revoke --dir D --cert FILE.pem or --serial HEX adds the serial to "
+          "D/revoked.txt, which the controller re-reads on change and refuses on every call. "
+          "blkbench tls token create --dir D writes D/metrics.token (0640), the bearer token of "
+          "HTTPS metrics endpoints. See docs/security.md.",
+      .flags = {{"dir", "DIR", "the PKI directory"},
+                {"controller", "HOSTS",
+                 "the controller's certificate for these names/IPs (comma-separated)"},
+                {"server", "", "the controller's certificate (names from --dns)"},
+                {"dns", "NAMES",
+                 "extra DNS names or IPs of the controller or agent (comma-separated)"},
+                {"agent", "ID", "an agent's certificate (its agent_id)"},
+                {"cli", "NAME", "a CLI user's certificate"},
+                {"role", "ROLE", "the CLI user's role", {"read", "submit", "admin"}},
+                {"cert", "FILE", "revoke: the certificate to revoke"},
+                {"serial", "HEX", "revoke: the serial to revoke (openssl x509 -noout -serial)"}},
+      .check = CheckTlsArgs,
+      .run = CmdTls};
 }
 
 }  // namespace blkbench

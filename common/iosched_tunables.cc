@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/sim_vocabulary.h"
 
 namespace blkbench {
 namespace {
@@ -81,12 +82,36 @@ static_assert(std::size(kTunables) == kNumIoschedTunables);
 
 std::string VersionText(int version) { return absl::StrCat(version / 100, ".", version % 100); }
 
+// The built-in table and what RegisterIoschedTunables() added after it.
+std::vector<IoschedTunableDef>& TunableTable() {
+  static auto* const table =
+      new std::vector<IoschedTunableDef>(std::begin(kTunables), std::end(kTunables));
+  return *table;
+}
+
 }  // namespace
 
-std::span<const IoschedTunableDef> IoschedTunables() { return kTunables; }
+std::span<const IoschedTunableDef> IoschedTunables() { return TunableTable(); }
+
+absl::Status RegisterIoschedTunables(std::span<const IoschedTunableDef> tunables) {
+  for (const IoschedTunableDef& def : tunables) {
+    const bool builtin =
+        std::any_of(std::begin(kTunables), std::end(kTunables),
+                    [&](const IoschedTunableDef& t) { return t.scheduler == def.scheduler; });
+    if (!IsKnownScheduler(def.scheduler) || builtin || def.scheduler == "none") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tunable \"", A(def.name), "\": register scheduler \"", A(def.scheduler), "\" first"));
+    }
+    if (FindIoschedTunable(def.name) != nullptr) {
+      return absl::AlreadyExistsError(absl::StrCat("tunable \"", A(def.name), "\" is known"));
+    }
+  }
+  TunableTable().insert(TunableTable().end(), tunables.begin(), tunables.end());
+  return absl::OkStatus();
+}
 
 const IoschedTunableDef* FindIoschedTunable(std::string_view name) {
-  for (const IoschedTunableDef& def : kTunables) {
+  for (const IoschedTunableDef& def : TunableTable()) {
     if (def.name == name) return &def;
   }
   return nullptr;
@@ -99,7 +124,7 @@ const IoschedTunableDef* FindIoschedTunable(std::string_view scheduler, std::str
 
 std::vector<std::string_view> IoschedTunableNames(std::string_view scheduler) {
   std::vector<std::string_view> names;
-  for (const IoschedTunableDef& def : kTunables) {
+  for (const IoschedTunableDef& def : TunableTable()) {
     if (def.scheduler == scheduler) names.push_back(def.name);
   }
   return names;
@@ -154,7 +179,7 @@ std::vector<IoschedProblem> CheckIoschedTunables(const v1::QueueSettings& queue,
                                                  bool simulated) {
   std::vector<IoschedProblem> problems;
   const std::string& scheduler = queue.scheduler();
-  for (const IoschedTunableDef& def : kTunables) {
+  for (const IoschedTunableDef& def : TunableTable()) {
     const auto it = queue.iosched().find(std::string(def.name));
     if (it == queue.iosched().end()) continue;
     const std::string name(def.name);

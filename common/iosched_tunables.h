@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "blkbench/v1/workload.pb.h"
 
 namespace blkbench {
@@ -44,6 +45,7 @@ struct IoschedTunableDef {
   int64_t engine_value;  // kOnlyValue: the one value the engine models
 };
 
+// The built-in schedulers' tunables (RegisterIoschedTunables adds others after them).
 inline constexpr size_t kNumIoschedTunables = 19;
 
 // Every tunable, grouped by scheduler (mq-deadline, bfq, kyber). Within a scheduler the
@@ -56,6 +58,10 @@ const IoschedTunableDef* FindIoschedTunable(std::string_view name);
 const IoschedTunableDef* FindIoschedTunable(std::string_view scheduler, std::string_view name);
 // The names of `scheduler`'s tunables, in table order (empty for none or an unknown one).
 std::vector<std::string_view> IoschedTunableNames(std::string_view scheduler);
+// Adds the tunables of a scheduler registered with RegisterScheduler (sim_vocabulary.h);
+// the same rules (start-up only, static text). InvalidArgument for a scheduler the
+// vocabulary does not know or a built-in one; AlreadyExists for a name any scheduler has.
+absl::Status RegisterIoschedTunables(std::span<const IoschedTunableDef> tunables);
 // "read_expire, write_expire, ..." for messages.
 std::string IoschedTunableList(std::string_view scheduler);
 

@@ -146,13 +146,44 @@ bool ParseBytes(std::string_view v, uint64_t* out) {
   return true;
 }
 
+// The built-in tables and what RegisterScheduler() added after them.
+std::vector<std::string_view>& SchedulerTable() {
+  static auto* const table =
+      new std::vector<std::string_view>(std::begin(kSchedulerNames), std::end(kSchedulerNames));
+  return *table;
+}
+
+std::vector<PatchFlagDef>& PatchFlagTable() {
+  static auto* const table =
+      new std::vector<PatchFlagDef>(std::begin(kPatchFlags), std::end(kPatchFlags));
+  return *table;
+}
+
 }  // namespace
 
-std::span<const std::string_view> Schedulers() { return kSchedulerNames; }
+std::span<const std::string_view> Schedulers() { return SchedulerTable(); }
 
 bool IsKnownScheduler(std::string_view name) {
-  return std::find(std::begin(kSchedulerNames), std::end(kSchedulerNames), name) !=
-         std::end(kSchedulerNames);
+  const std::vector<std::string_view>& names = SchedulerTable();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+absl::Status RegisterScheduler(std::string_view name, std::span<const PatchFlagDef> patches) {
+  if (name.empty() || name == "none" || IsKnownScheduler(name)) {
+    return absl::AlreadyExistsError(absl::StrCat("scheduler \"", A(name), "\" is known"));
+  }
+  for (const PatchFlagDef& f : patches) {
+    if (FindPatchFlag(f.name) != nullptr) {
+      return absl::AlreadyExistsError(absl::StrCat("patch flag \"", A(f.name), "\" is known"));
+    }
+    if (f.schedulers.size() != 1 || f.schedulers[0] != name) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("patch flag \"", A(f.name), "\" must change \"", A(name), "\" alone"));
+    }
+  }
+  SchedulerTable().push_back(name);
+  PatchFlagTable().insert(PatchFlagTable().end(), patches.begin(), patches.end());
+  return absl::OkStatus();
 }
 
 std::span<const SimDeviceDef> SimDevices() { return kSimDevices; }
@@ -280,10 +311,10 @@ bool ParseDeviceParam(const DeviceParamDef& def, std::string_view value_in, Pars
   return false;
 }
 
-std::span<const PatchFlagDef> PatchFlags() { return kPatchFlags; }
+std::span<const PatchFlagDef> PatchFlags() { return PatchFlagTable(); }
 
 const PatchFlagDef* FindPatchFlag(std::string_view name) {
-  for (const PatchFlagDef& f : kPatchFlags) {
+  for (const PatchFlagDef& f : PatchFlagTable()) {
     if (f.name == name) return &f;
   }
   return nullptr;
@@ -330,7 +361,7 @@ absl::StatusOr<SimKernel> ParseSimKernel(std::string_view kernel, SimKernelError
     const std::string_view patch = rest.substr(0, next);
     rest = next == std::string_view::npos ? std::string_view() : rest.substr(next);
     std::vector<absl::string_view> known;
-    for (const PatchFlagDef& f : kPatchFlags) known.push_back(A(f.name));
+    for (const PatchFlagDef& f : PatchFlagTable()) known.push_back(A(f.name));
     if (patch.empty()) {
       return fail(
           absl::StrCat("empty patch flag after '+'; patch flags: ", absl::StrJoin(known, ", ")));

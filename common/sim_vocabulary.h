@@ -123,6 +123,15 @@ std::span<const PatchFlagDef> PatchFlags();
 const PatchFlagDef* FindPatchFlag(std::string_view name);
 // True when `flag` changes what `scheduler` does ("" counts as "none").
 bool PatchAppliesTo(const PatchFlagDef& flag, std::string_view scheduler);
+// A scheduler beyond the built-in ones (a test's, or one kept outside the tree beside its
+// engine/sched/ folder) makes itself known here, with the patch flags that change it
+// alone, and its tunables with RegisterIoschedTunables (iosched_tunables.h): from then on
+// the matrix parser, the engine's config and the agent treat it as a built-in one. Call
+// once at start-up, before any other thread reads the vocabulary (the spans above may
+// move); `name` and the flags' text must outlive the process (static tables).
+// AlreadyExists for a known scheduler or flag name; InvalidArgument for a flag that
+// names another scheduler.
+absl::Status RegisterScheduler(std::string_view name, std::span<const PatchFlagDef> patches);
 // "mq-deadline", "mq-deadline or bfq", "every scheduler".
 std::string PatchSchedulerList(const PatchFlagDef& flag);
 

@@ -8,6 +8,7 @@
 #include "common/log/log.h"
 #include "common/run_order.h"
 #include "common/states.h"
+#include "controller/experiment_lifecycle.h"
 #include "controller/gate/history.h"
 #include "workloads/matrix.h"
 
@@ -75,15 +76,8 @@ absl::StatusOr<v1::Experiment> Controller::Submit(
         " runs; this controller takes at most ", options_.max_runs_per_experiment,
         " per experiment (--max_runs); split the matrix or lower repeats"));
   }
-  v1::Experiment exp;
-  exp.set_name(matrix->name);
-  exp.set_file_name(file_name);
-  exp.set_matrix_text(matrix_text);
-  exp.set_repeats(matrix->repeats);
-  exp.set_state(v1::EXPERIMENT_QUEUED);
-  exp.set_created_unix_ms(clock_.WallMs());
-  exp.set_submitted_by(submitted_by);
-  for (const v1::CellSpec& c : matrix->cells) *exp.add_cells() = c;
+  const v1::Experiment exp =
+      NewExperiment(*matrix, file_name, matrix_text, submitted_by, clock_.WallMs());
   uint64_t id = 0;
   {
     absl::MutexLock lock(&mu_);
@@ -316,13 +310,11 @@ void Controller::SyncExperimentState(uint64_t experiment_id) {
     int64_t finished = 0;
     if (all_final) {
       finished = clock_.WallMs();
-      state = v1::EXPERIMENT_DONE;
-      if (canceled_.count(experiment_id) || exp->state == v1::EXPERIMENT_CANCELED) {
-        state = v1::EXPERIMENT_CANCELED;
-      } else if (failed > 0) {
-        state = v1::EXPERIMENT_FAILED;
-        error = absl::StrCat(failed, " of ", exp->runs, " runs failed");
-      }
+      const ExperimentEnd end = EndOfExperiment(
+          exp->runs, failed,
+          canceled_.count(experiment_id) > 0 || exp->state == v1::EXPERIMENT_CANCELED);
+      state = end.state;
+      error = end.error;
     } else if (state == v1::EXPERIMENT_QUEUED && any_started) {
       state = v1::EXPERIMENT_RUNNING;
     }

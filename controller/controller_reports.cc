@@ -6,9 +6,9 @@
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
-#include "common/result_checks.h"
 #include "common/states.h"
 #include "controller/controller.h"
+#include "controller/experiment_lifecycle.h"
 
 namespace blkbench {
 namespace {
@@ -99,25 +99,17 @@ void Controller::OnFinished(const std::string& agent_id, const v1::RunFinished& 
       PlaceQueuedRuns(out);
       Changed();
     } else {
-      v1::RunState state = v1::RUN_DONE;
-      if (fin.outcome() == v1::RUN_OUTCOME_FAILED) state = v1::RUN_FAILED;
-      if (fin.outcome() == v1::RUN_OUTCOME_CANCELED) state = v1::RUN_CANCELED;
+      // The shared rule (experiment_lifecycle.h): a success without I/O is a failure.
+      const RunEnd end = RunEndOf(fin);
       AgentReport& r = pending.report;
       r.kind = AgentReport::Kind::kFinish;
       r.run_id = fin.run_id();
       r.attempt = fin.attempt();
       r.lease_id = fin.lease_id();
-      r.state = state;
-      r.error = fin.error();
+      r.state = end.state;
+      r.error = end.error;
       r.finished_unix_ms = clock_.WallMs();
-      // Done with no I/O in measured time is not a measurement (common/result_checks.h).
-      if (absl::Status no_io = CheckResultHasIo(fin.result());
-          state == v1::RUN_DONE && !no_io.ok()) {
-        state = v1::RUN_FAILED;
-        r.state = state;
-        r.error = std::string(no_io.message());
-      }
-      r.has_result = state == v1::RUN_DONE;
+      r.has_result = end.has_result;
       if (r.has_result) r.result = fin.result();
       // A result is taken only with every sample before it (checked in the commit, after
       // this stream's samples queued before it): a run never ends with holes.

@@ -53,7 +53,7 @@ v1::CellSpec CheckValues(std::vector<Binding>& bindings, ErrorList& errors) {
       // A scalar is applied to a copy of the base (a rejected value must leave no
       // trace); an axis value to a default cell of its own.
       v1::CellSpec cell = b.is_axis ? DefaultCell() : base;
-      if (!b.def->apply(v.text, cell)) {
+      if (!b.def->Apply(v.text, cell)) {
         errors.Add(v.pos, absl::StrCat("key '", b.key, "': expected ", ToAbsl(b.def->expected),
                                        ", got '", v.text, "'"));
         b.valid = false;

@@ -130,7 +130,7 @@ Expansion ExpandCells(const std::vector<Binding>& bindings, const std::vector<Na
     std::vector<Source> sources = base_sources;
     for (size_t a = 0; a < axes.size(); ++a) {
       const Value& v = axes[a]->values[pick[a]];
-      axes[a]->def->apply(v.text, cell);
+      axes[a]->def->Apply(v.text, cell);
       v1::AxisValue* axis = cell.add_axes();
       axis->set_key(axes[a]->key);
       axis->set_value(v.text);

@@ -261,7 +261,7 @@ absl::StatusOr<FioImport> ImportFio(const FioJobs& jobs, const FioImportOptions&
     // fio puts every job of the section in one cgroup, weighted if asked.
     std::string layout = cgroup_weight.empty() ? "one" : absl::StrCat("one:", cgroup_weight);
     v1::CellSpec scratch = DefaultCell();
-    if (FindOption("cgroup")->apply(layout, scratch)) {
+    if (FindOption("cgroup")->Apply(layout, scratch)) {
       set("cgroup", layout, "cgroup");
       comments.push_back(absl::StrCat(
           "cgroup=", cgroup_name, cgroup_weight.empty() ? "" : " cgroup_weight=", cgroup_weight,

@@ -320,7 +320,7 @@ Converted ConvertJob(const FioJob& job, bool several_devices) {
     } else if (key == "buffered") {
       // fio: "buffered: inverse of direct" (options.c str_buffered).
       v1::CellSpec scratch = DefaultCell();
-      if (FindOption("direct")->apply(o.has_value ? o.value : "1", scratch)) {
+      if (FindOption("direct")->Apply(o.has_value ? o.value : "1", scratch)) {
         set("direct", scratch.job().direct() ? "0" : "1", o.where, o.key);
       } else {
         skip(o, "fio's buffered is a boolean (the inverse of direct)", true);
@@ -352,7 +352,7 @@ Converted ConvertJob(const FioJob& job, bool several_devices) {
       // Bare booleans mean 1 in fio (parse.c: FIO_OPT_BOOL/STR_SET without a value).
       const std::string value = o.has_value ? o.value : "1";
       v1::CellSpec scratch = DefaultCell();
-      if (!def->apply(value, scratch)) {
+      if (!def->Apply(value, scratch)) {
         skip(o, absl::StrCat("blkbench's '", ToAbsl(key), "' expects ", ToAbsl(def->expected)),
              true);
       } else {

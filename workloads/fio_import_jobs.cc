@@ -135,7 +135,7 @@ absl::StatusOr<FioImport> ImportConcurrentFio(const FioJobs& first_phase, const 
     }
     layout = absl::StrJoin(items, ",");
     v1::CellSpec scratch = DefaultCell();
-    if (!FindOption("cgroup")->apply(layout, scratch)) {
+    if (!FindOption("cgroup")->Apply(layout, scratch)) {
       global_comments.push_back(absl::StrCat("cgroup layout '", layout,
                                              "' from the jobs' cgroup= and cgroup_weight=: not "
                                              "carried over (names [a-z0-9_-], weights 1 to 1000)"));

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "blkbench/v1/workload.pb.h"
 #include "common/cell_jobs.h"
 #include "common/iosched_tunables.h"
@@ -520,33 +523,40 @@ constexpr OptionDef kOptions[] = {
 
 // The schedulers' tunables (common/iosched_tunables.h) are block-layer keys like
 // nr_requests, one per sysfs file, stored as QueueSettings.iosched[name] in sysfs's decimal.
-// Whether the cell's scheduler has them is a cell check (CheckIoschedTunables).
-template <size_t kIndex>
-bool ApplyIoschedTunable(std::string_view s, CellSpec& cell) {
-  const IoschedTunableDef& def = IoschedTunables()[kIndex];
-  std::optional<std::string> value = CanonicalIoschedValue(def, s);
-  if (!value) return false;
-  (*cell.mutable_queue()->mutable_iosched())[std::string(def.name)] = *std::move(value);
-  return true;
-}
+// Whether the cell's scheduler has them is a cell check (CheckIoschedTunables). One row
+// per tunable, after kOptions, built as tunables appear (RegisterIoschedTunables only
+// appends); slice_idle_us is canonically slice_idle (one kernel variable), so a file may
+// give only one of the two.
+class IoschedOptionRows {
+ public:
+  template <typename Fn>
+  void ForEach(Fn fn) {
+    absl::MutexLock lock(&mu_);
+    const std::span<const IoschedTunableDef> defs = IoschedTunables();
+    for (size_t i = rows_.size(); i < defs.size(); ++i) {
+      const IoschedTunableDef& def = defs[i];
+      expected_.push_back(IoschedTunableExpected(def));
+      rows_.push_back(OptionDef{.name = def.name,
+                                .canonical = def.same_as.empty() ? def.name : def.same_as,
+                                .scope = Scope::kJob,
+                                .expected = expected_.back(),
+                                .apply = nullptr,
+                                .tunable = &def});
+    }
+    for (const OptionDef& row : rows_) {
+      if (fn(row)) return;
+    }
+  }
 
-// One row per tunable, after kOptions; slice_idle_us is canonically slice_idle (one kernel
-// variable), so a file may give only one of the two.
-template <size_t... kIndex>
-std::array<OptionDef, kNumIoschedTunables> MakeIoschedOptions(std::index_sequence<kIndex...>) {
-  static const std::array<std::string, kNumIoschedTunables> kExpected = {
-      IoschedTunableExpected(IoschedTunables()[kIndex])...};
-  auto canonical = [](const IoschedTunableDef& def) {
-    return def.same_as.empty() ? def.name : def.same_as;
-  };
-  return {OptionDef{IoschedTunables()[kIndex].name, canonical(IoschedTunables()[kIndex]),
-                    Scope::kJob, kExpected[kIndex], &ApplyIoschedTunable<kIndex>}...};
-}
+ private:
+  absl::Mutex mu_;
+  std::deque<OptionDef> rows_;  // stable addresses: FindOption hands them out
+  std::deque<std::string> expected_;
+};
 
-const std::array<OptionDef, kNumIoschedTunables>& IoschedOptions() {
-  static const std::array<OptionDef, kNumIoschedTunables> kDefs =
-      MakeIoschedOptions(std::make_index_sequence<kNumIoschedTunables>());
-  return kDefs;
+IoschedOptionRows& IoschedOptions() {
+  static auto* const rows = new IoschedOptionRows;
+  return *rows;
 }
 
 }  // namespace
@@ -555,10 +565,21 @@ const OptionDef* FindOption(std::string_view name) {
   for (const OptionDef& def : kOptions) {
     if (def.name == name) return &def;
   }
-  for (const OptionDef& def : IoschedOptions()) {
-    if (def.name == name) return &def;
-  }
-  return nullptr;
+  const OptionDef* found = nullptr;
+  IoschedOptions().ForEach([&](const OptionDef& def) {
+    if (def.name == name) found = &def;
+    return found != nullptr;
+  });
+  return found;
+}
+
+bool OptionDef::Apply(std::string_view value, v1::CellSpec& cell) const {
+  if (tunable == nullptr) return apply(value, cell);
+  std::optional<std::string> canonical_value = CanonicalIoschedValue(*tunable, value);
+  if (!canonical_value) return false;
+  (*cell.mutable_queue()->mutable_iosched())[std::string(tunable->name)] =
+      *std::move(canonical_value);
+  return true;
 }
 
 std::vector<std::string_view> OptionNames(Scope scope) {
@@ -566,9 +587,10 @@ std::vector<std::string_view> OptionNames(Scope scope) {
   for (const OptionDef& def : kOptions) {
     if (def.scope == scope) names.push_back(def.name);
   }
-  for (const OptionDef& def : IoschedOptions()) {
+  IoschedOptions().ForEach([&](const OptionDef& def) {
     if (def.scope == scope) names.push_back(def.name);
-  }
+    return false;
+  });
   return names;
 }
 

@@ -1,6 +1,7 @@
 // The table of keys a matrix file may set: fio job options (with fio's names and
 // meanings), block-layer queue settings, target selectors and null_blk parameters,
-// each with a parser that writes one field of a CellSpec. Constant data; thread-safe.
+// each with a parser that writes one field of a CellSpec. Constant data but for the
+// schedulers' tunables registered at start-up (common/iosched_tunables.h); thread-safe.
 #ifndef BLKBENCH_WORKLOADS_JOB_OPTIONS_H_
 #define BLKBENCH_WORKLOADS_JOB_OPTIONS_H_
 
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "blkbench/v1/workload.pb.h"
+#include "common/iosched_tunables.h"
 #include "common/resolved_job.h"
 
 namespace blkbench::workloads {
@@ -34,6 +36,12 @@ struct OptionDef {
   // Parses `value` into its field of `cell`. Returns false, leaving `cell` in an
   // unspecified state, when the value is not what `expected` describes.
   bool (*apply)(std::string_view value, v1::CellSpec& cell);
+  // A scheduler's tunable (common/iosched_tunables.h) instead of `apply`: the value goes
+  // to QueueSettings.iosched[name] in sysfs's decimal.
+  const IoschedTunableDef* tunable = nullptr;
+
+  // What every caller uses: `apply`, or the tunable's store.
+  bool Apply(std::string_view value, v1::CellSpec& cell) const;
 };
 
 // fio's defaults for the fields a matrix does not set (fio options.c .def values).

@@ -350,7 +350,7 @@ void Reader::ReadNamedJob(const Entry& j) {
                 {{o.value.Scalar(), PosOf(o.value)}},
                 false};
       v1::CellSpec scratch = DefaultCell();
-      if (!option->apply(o.value.Scalar(), scratch)) {
+      if (!option->Apply(o.value.Scalar(), scratch)) {
         errors_.Add(PosOf(o.value),
                     absl::StrCat(where, "key '", o.key, "': expected ", ToAbsl(option->expected),
                                  ", got '", o.value.Scalar(), "'"));

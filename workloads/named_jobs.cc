@@ -32,7 +32,7 @@ void ApplyNamedJobs(const std::vector<NamedJobDef>& jobs, v1::CellSpec& cell) {
     v1::CellSpec scratch;
     *scratch.mutable_job() = cell.job();
     for (const Binding& b : def.options) {
-      if (b.valid) b.def->apply(b.values[0].text, scratch);
+      if (b.valid) b.def->Apply(b.values[0].text, scratch);
     }
     ApplyFioFixups(*scratch.mutable_job());
     v1::NamedJob* named = cell.add_jobs();

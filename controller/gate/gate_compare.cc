@@ -9,6 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "common/metrics/run_labels.h"
+#include "common/resolved_job.h"
+#include "common/sim_vocabulary.h"
 #include "controller/gate/gate_format.h"
 #include "controller/gate/gate_report.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -102,7 +104,7 @@ absl::StatusOr<std::string> SpecDifference(const v1::CellSpec& base, const v1::C
     c->clear_axes();
     if (req.axis.empty()) continue;
     const workloads::OptionDef* def = workloads::FindOption(req.axis);
-    if (def == nullptr || !def->apply(req.baseline_value, *c)) {
+    if (def == nullptr || !def->Apply(req.baseline_value, *c)) {
       return absl::InvalidArgumentError(absl::StrCat("axis '", req.axis, "' with value '",
                                                      req.baseline_value,
                                                      "' is not a key blkbench can set on a cell"));
@@ -124,7 +126,11 @@ SideFacts Facts(const SideIndex& side, const v1::CellSpec& cell) {
   SideFacts f;
   f.cell_index = cell.index();
   f.label = workloads::CellLabel(cell);
-  f.target_kernel = cell.target().kernel();
+  // A simulated cell runs the engine's kernel model whatever host ran it; an empty kernel
+  // there is the engine's default, not "whatever the host had".
+  f.target_kernel = cell.target().kernel().empty() && IsSimulated(cell.target().device_class())
+                        ? std::string(kDefaultSimKernel)
+                        : cell.target().kernel();
   if (auto it = side.done.find(cell.index()); it != side.done.end()) {
     f.done_runs = static_cast<int>(it->second.size());
     for (const v1::Run* r : it->second) {

@@ -7,13 +7,17 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/histogram.h"
+#include "common/testing/loop_device.h"
+#include "common/testing/plot_geometry.h"
 #include "controller/gate/gate_format.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -49,14 +53,15 @@ class Results {
     resp_.mutable_experiment()->set_file_name(std::move(file));
   }
 
-  uint32_t Cell(const Axes& axes, uint32_t iodepth = 32) {
+  uint32_t Cell(const Axes& axes, uint32_t iodepth = 32,
+                const std::string& device_class = "sim:ssd") {
     v1::CellSpec c = workloads::DefaultCell();
     c.set_index(static_cast<uint32_t>(resp_.experiment().cells_size()));
     c.mutable_job()->set_iodepth(iodepth);
-    c.mutable_target()->set_device_class("sim:ssd");
+    c.mutable_target()->set_device_class(device_class);
     for (const auto& [key, value] : axes) {
       const workloads::OptionDef* def = workloads::FindOption(key);
-      EXPECT_TRUE(def != nullptr && def->apply(value, c)) << key << "=" << value;
+      EXPECT_TRUE(def != nullptr && def->Apply(value, c)) << key << "=" << value;
       v1::AxisValue* a = c.add_axes();
       a->set_key(key);
       a->set_value(value);
@@ -178,7 +183,17 @@ TEST(Gate, ClearRegressionExitsOne) {
   EXPECT_EQ(ExitStatus(r), 1);
   EXPECT_TRUE(absl::StrContains(r.cells[0].recipe, "matrix gate.yaml")) << r.cells[0].recipe;
   EXPECT_TRUE(absl::StrContains(r.cells[0].recipe, "hosts host-a")) << r.cells[0].recipe;
-  EXPECT_TRUE(absl::StrContains(r.cells[0].recipe, "kernels 6.1.0-test")) << r.cells[0].recipe;
+  // A sim: cell ran the engine's kernel model, not the host's kernel.
+  EXPECT_TRUE(absl::StrContains(r.cells[0].recipe, "sim kernel sim:6.16")) << r.cells[0].recipe;
+  EXPECT_FALSE(absl::StrContains(r.cells[0].recipe, "6.1.0-test")) << r.cells[0].recipe;
+  // A real device's cell names the kernels its runs reported.
+  Results real_base(3), real_cand(4);
+  real_base.Repeats(real_base.Cell({{"scheduler", "none"}}, 32, "nvme"), 100'000);
+  real_cand.Repeats(real_cand.Cell({{"scheduler", "none"}}, 32, "nvme"), 90'000);
+  const GateReport real = MustCompare(real_base.resp(), real_cand.resp());
+  ASSERT_EQ(real.cells.size(), 1u);
+  EXPECT_TRUE(absl::StrContains(real.cells[0].recipe, "kernels 6.1.0-test"))
+      << real.cells[0].recipe;
 }
 
 TEST(Gate, AnOutlierIsNamedInEveryFormat) {
@@ -479,6 +494,41 @@ TEST(GateRender, HtmlEscapesLabels) {
   EXPECT_FALSE(absl::StrContains(html, "a<b>"));
   EXPECT_TRUE(absl::StrContains(html, "a&lt;b&gt;&amp;&quot;c"));
   EXPECT_EQ(XmlProblem(html.substr(html.find('\n') + 1)), "") << html;
+}
+
+// The page's plots measured in headless Chromium at 1400 px: round ticks inside the
+// plots, log latency axes said to be log, every dot, box and median inside its plot area
+// (a candidate at the axis maximum and the p99.9 boxes included), both sides visible,
+// and the rows of plots using the window's width.
+TEST(GateRender, HtmlPlotsPassTheGeometryChecksInChromium) {
+  Results base(1), cand(2);
+  // Wide spread and a slow candidate: its largest repeat is the axis maximum.
+  const uint32_t b = base.Cell({{"scheduler", "none"}});
+  const uint32_t c = cand.Cell({{"scheduler", "none"}});
+  for (int i = 0; i < 6; ++i) {
+    base.Run(b, 93'468 - 1'000.0 * i, 10'000 + 500 * static_cast<uint64_t>(i), 2'000'000);
+    cand.Run(c, 70'000 + 4'000.0 * i, 12'000, 9'000'000 + 100'000 * static_cast<uint64_t>(i));
+  }
+  base.Repeats(base.Cell({{"scheduler", "bfq"}}), 100'000);
+  cand.Repeats(cand.Cell({{"scheduler", "bfq"}}), 100'000);
+  GateRequest req;
+  req.metrics = {"iops", "bw", "p99.9"};
+  const GateReport r = MustCompare(base.resp(), cand.resp(), req);
+  ASSERT_EQ(r.cells.size(), 2u);
+  testing::TempDir dir("gate_plots");
+  const std::string page = dir.File("gate.html");
+  std::ofstream(page) << RenderHtml(r);
+  if (!testing::HaveChromium()) {
+    GTEST_SKIP() << "chromium is not installed (scripts/deps.sh installs it): not measured";
+  }
+  absl::StatusOr<testing::PlotGeometry> g = testing::MeasurePlots(page, 1400, dir.path());
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->plots, 2 * (3 + 1));  // per cell: three metrics and the latency histogram
+  EXPECT_EQ(g->log_axes, 2);
+  EXPECT_GT(g->ticks, 2 * 4 * 4);
+  EXPECT_GE(g->marks, 2 * (12 + 10));  // dots, boxes, medians, histogram steps
+  EXPECT_GE(g->min_row_share, 0.9);
+  EXPECT_TRUE(g->problems.empty()) << absl::StrJoin(g->problems, "\n");
 }
 
 TEST(GateRender, DISABLED_PrintExample) {

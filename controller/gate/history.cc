@@ -42,7 +42,7 @@ bool AlreadyHas(const v1::CellSpec& cell, const v1::AxisValue& kv) {
   a.clear_axes();
   a.clear_index();
   v1::CellSpec b = a;
-  if (!def->apply(kv.value(), b)) return false;
+  if (!def->Apply(kv.value(), b)) return false;
   return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 

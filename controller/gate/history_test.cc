@@ -18,7 +18,7 @@ v1::CellSpec Cell(uint32_t index, const std::vector<std::pair<std::string, std::
   c.set_index(index);
   c.mutable_target()->set_device_class(device_class);
   for (const auto& [key, value] : axes) {
-    EXPECT_TRUE(workloads::FindOption(key)->apply(value, c)) << key;
+    EXPECT_TRUE(workloads::FindOption(key)->Apply(value, c)) << key;
     v1::AxisValue* a = c.add_axes();
     a->set_key(key);
     a->set_value(value);

@@ -1,106 +1,31 @@
-// PgStore: the Store on a PostgreSQL server, for a controller whose data should live on
-// a shared, backed-up database rather than a local file. Same semantics as SqliteStore;
+// PgStore: SqlStore on a PostgreSQL server, for a controller whose data should live on a
+// shared, backed-up database rather than a local file. Same semantics as SqliteStore;
 // commits are durable with the server's default synchronous_commit=on.
 #ifndef BLKBENCH_CONTROLLER_STORE_PG_STORE_H_
 #define BLKBENCH_CONTROLLER_STORE_PG_STORE_H_
 
-#include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
-#include "controller/store/pg_conn.h"
-#include "controller/store/store.h"
-#include "controller/store/store_copy.h"
+#include "controller/store/sql_store.h"
 
 namespace blkbench {
 
-// Thread-safe: one connection serialized by a mutex (the controller's writes are already
-// serialized by group commit, so a pool would buy little), every statement prepared once
-// per connection. Several controllers must not share one database.
-//
-// Errors: a failing statement becomes a status naming the operation and the server's
-// message (SQLSTATE mapping in pg_conn.h); a lost connection or an unreachable server is
-// Unavailable naming the operation, and the next call re-connects. The method's
-// transaction is rolled back.
-class PgStore final : public Store {
+// One connection (pg::PgConn), every statement prepared once per connection. Several
+// controllers must not share one database. A lost connection or an unreachable server
+// is Unavailable naming the operation, and the next call re-connects.
+class PgStore final : public SqlStore {
  public:
   // Connects with a libpq URI or connection string (postgresql://user@host/db,
   // "host=/run/postgresql dbname=blkbench") and migrates the schema to the newest
-  // version. FailedPrecondition if the database was written by a newer schema or holds
-  // another application's tables; Unavailable if the server cannot be reached.
+  // version. FailedPrecondition if the database was written by a newer schema, holds
+  // another application's tables or acknowledges commits before they are durable;
+  // Unavailable if the server cannot be reached.
   static absl::StatusOr<std::unique_ptr<PgStore>> Open(const std::string& conninfo);
 
-  absl::StatusOr<uint64_t> CreateExperiment(const v1::Experiment& experiment) override;
-  absl::StatusOr<std::vector<uint64_t>> AddRuns(uint64_t experiment_id,
-                                                const std::vector<uint32_t>& cell_indices,
-                                                uint32_t count, int64_t created_unix_ms) override;
-  absl::StatusOr<v1::Experiment> GetExperiment(uint64_t id, bool with_results) override;
-  absl::StatusOr<std::vector<v1::Experiment>> ListExperiments(uint32_t limit) override;
-  absl::Status UpdateExperimentState(uint64_t id, v1::ExperimentState state,
-                                     const std::string& error, int64_t finished_unix_ms) override;
-  absl::Status RecordCancel(uint64_t id, const std::string& who) override;
-  absl::StatusOr<v1::Run> GetRun(uint64_t run_id) override;
-  absl::StatusOr<std::vector<v1::Run>> ListRunsInStates(
-      const std::vector<v1::RunState>& states) override;
-  absl::Status UpdateRun(const v1::Run& run) override;
-  RunsWritten UpdateRuns(const std::vector<v1::Run>& runs) override;  // one transaction
-  absl::Status AppendSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample) override;
-  absl::StatusOr<std::vector<v1::Sample>> ListSamples(uint64_t run_id) override;
-  absl::Status FinishRun(uint64_t run_id, uint32_t attempt, v1::RunState state,
-                         const std::string& error, int64_t finished_unix_ms,
-                         const v1::RunResult* result) override;
-  // One BEGIN … COMMIT for the whole batch (one WAL flush); each report in its own
-  // SAVEPOINT so a report refused for its content rolls back alone.
-  absl::StatusOr<std::vector<absl::Status>> CommitReports(
-      const std::vector<AgentReport>& reports) override;
-  absl::StatusOr<ExperimentProgress> GetExperimentProgress(uint64_t id) override;
-  absl::Status UpsertAgent(const v1::AgentInfo& agent) override;
-  absl::StatusOr<std::vector<v1::AgentInfo>> ListAgents() override;
-
-  // Copies `contents` (experiments with their ids, runs with attempt, lease and state,
-  // samples, results, agents) in one transaction, then moves the id sequences past the
-  // copied ids. FailedPrecondition, changing nothing, unless the store is empty (no
-  // experiment and no agent). `blkbench-controller migrate`'s write side.
-  absl::Status Import(const StoreContents& contents);
-
  private:
-  explicit PgStore(std::unique_ptr<pg::Conn> conn) : conn_(std::move(conn)) {}
-
-  // Unlocked helpers; each runs inside the caller's transaction.
-  absl::StatusOr<v1::Run> ReadRun(uint64_t run_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Fills last_sample and samples (count) of each run's current attempt and, if
-  // with_results, its result. `runs` (by id) are the runs matching `where`, an SQL
-  // condition on runs aliased r with one parameter $1 bound to `key`.
-  absl::Status FillRunDetails(const std::unordered_map<uint64_t, v1::Run*>& runs,
-                              absl::string_view where, int64_t key, bool with_results)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteRun(const v1::Run& run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status InsertSample(uint64_t run_id, uint32_t attempt, const v1::Sample& sample)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteFinish(const v1::Run& run, uint32_t attempt, v1::RunState state,
-                           const std::string& error, int64_t finished_unix_ms,
-                           const v1::RunResult* result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // One report of CommitReports, inside its savepoint; `run` is the batch's copy of the
-  // report's run (null: no such run), updated as the report changes it.
-  absl::Status WriteReport(const AgentReport& report, v1::Run* run)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteResult(uint64_t run_id, uint32_t attempt, const v1::RunResult& result)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteHistogram(const char* owner_kind, int64_t owner_id, const char* name,
-                              const v1::Histogram& histogram) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status WriteAgent(const v1::AgentInfo& agent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  absl::Mutex mu_;
-  std::unique_ptr<pg::Conn> conn_ ABSL_GUARDED_BY(mu_);
+  using SqlStore::SqlStore;
 };
 
 }  // namespace blkbench

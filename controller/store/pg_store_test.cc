@@ -1,7 +1,7 @@
 // PgStore's own behaviour on a real server, beyond the shared contract: lost connections
 // and a restarted server are Unavailable naming the operation and then recovered from; a
 // batch that cannot commit stores none of its reports; foreign and newer databases are
-// refused.
+// refused; databases written before the dialect seam open.
 #include "controller/store/pg_store.h"
 
 #include <gtest/gtest.h>
@@ -110,7 +110,7 @@ TEST_P(PgStoreTest, OpeningTwiceMigratesOnceAndForeignOrNewerDatabasesAreRefused
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ((*again)->GetExperiment(1, false)->name(), "e");
   EXPECT_EQ(Query("SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_version"),
-            "1,2");
+            "1,2,3");
 
   ASSERT_TRUE(pg_->Exec(pg_db_,
                         "INSERT INTO schema_version (version, description) VALUES "
@@ -130,6 +130,33 @@ TEST_P(PgStoreTest, OpeningTwiceMigratesOnceAndForeignOrNewerDatabasesAreRefused
   absl::StatusOr<std::unique_ptr<PgStore>> nowhere =
       PgStore::Open("postgresql:///blkbench?host=/nonexistent-socket-dir");
   EXPECT_EQ(nowhere.status().code(), absl::StatusCode::kUnavailable) << nowhere.status();
+}
+
+TEST_P(PgStoreTest, ADatabaseWrittenBeforeTheDialectSeamOpensAndServes) {
+  // Its version 1 (no device counters yet) and its version 2 (no job intervals yet) are
+  // migrated to the current 3.
+  for (const bool version_one : {true, false}) {
+    // testdata/pg_store_v2.sql: a database as PgStore wrote it before the dialect seam.
+    SCOPED_TRACE(version_one ? "version 1" : "version 2");
+    absl::StatusOr<std::string> db = pg_->CreateDatabase();
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE(pg_->Exec(*db, ::blkbench::testing::TestdataFile("pg_store_v2.sql")).ok());
+    if (version_one) {
+      ASSERT_TRUE(pg_->Exec(*db,
+                            "ALTER TABLE samples DROP COLUMN device;"
+                            " DELETE FROM schema_version WHERE version = 2")
+                      .ok());
+    }
+    absl::StatusOr<std::unique_ptr<PgStore>> store = PgStore::Open(pg_->Uri(*db));
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ(pg_->QueryText(*db,
+                             "SELECT string_agg(version::text, ',' ORDER BY version)"
+                             " FROM schema_version"),
+              "1,2,3");
+    ASSERT_NO_FATAL_FAILURE(::blkbench::testing::ExpectOldStoreServes(**store));
+    store->reset();
+    EXPECT_TRUE(pg_->DropDatabase(*db).ok());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Postgres, PgStoreTest, ::testing::Values(StoreKind::kPostgres),

@@ -1,60 +1,58 @@
 // The store's schema migrations and the migration runner (see schema.h). States are
 // stored as their proto enum names ('RUN_DONE') and numbers users chart (iops, p99_ns)
-// as real columns, so dashboards and ad-hoc SQL need no protobuf decoding.
+// as real columns, so dashboards and ad-hoc SQL need no protobuf decoding — the same
+// on SQLite and PostgreSQL.
 #include "controller/store/schema.h"
 
-#include <string>
-
 #include "absl/strings/str_cat.h"
-#include "controller/store/sqlite_open_checks.h"
+#include "absl/strings/str_replace.h"
 
-namespace blkbench::sqlite {
+namespace blkbench::sql {
 namespace {
 
 // Version 1: the initial schema.
 //
 // Why these shapes:
-// - AUTOINCREMENT on experiments and runs: ids are never reused, even after deletes.
-// - samples has its own INTEGER PRIMARY KEY because histograms refer to it by id, and
-//   only an explicit rowid alias is guaranteed to survive VACUUM; (run_id, attempt, seq)
-//   is UNIQUE, which is what makes AppendSample idempotent.
+// - {serial} ids of experiments and runs are never reused, even after deletes.
+// - samples has its own {rowid} id because histograms refer to it by id;
+//   (run_id, attempt, seq) is UNIQUE, which is what makes AppendSample idempotent.
 // - histograms holds every latency histogram ('sample' owners by samples.id, 'result'
 //   owners by run id) with count/min/max/sum as columns and the buckets as a serialized
 //   blkbench.v1.Histogram; results.result is the RunResult without its histograms.
 constexpr char kSchemaV1[] = R"sql(
 CREATE TABLE experiments (
-  id                INTEGER PRIMARY KEY AUTOINCREMENT,
+  id                {serial},
   name              TEXT    NOT NULL,
   state             TEXT    NOT NULL,  -- ExperimentState enum name
   file_name         TEXT    NOT NULL,
   matrix_text       TEXT    NOT NULL,
-  repeats           INTEGER NOT NULL,
-  created_unix_ms   INTEGER NOT NULL,
-  finished_unix_ms  INTEGER NOT NULL DEFAULT 0,
+  repeats           {int} NOT NULL,
+  created_unix_ms   {int} NOT NULL,
+  finished_unix_ms  {int} NOT NULL DEFAULT 0,
   error             TEXT    NOT NULL DEFAULT ''
 );
 
 CREATE TABLE cells (
-  experiment_id  INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
-  cell_index     INTEGER NOT NULL,
+  experiment_id  {int} NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,
+  cell_index     {int} NOT NULL,
   label          TEXT    NOT NULL,  -- "key=value key=value" of the cell's matrix axes
-  spec           BLOB    NOT NULL,  -- serialized blkbench.v1.CellSpec
+  spec           {blob}    NOT NULL,  -- serialized blkbench.v1.CellSpec
   PRIMARY KEY (experiment_id, cell_index)
-) WITHOUT ROWID;
+){without_rowid};
 
 CREATE TABLE runs (
-  id                INTEGER PRIMARY KEY AUTOINCREMENT,
-  experiment_id     INTEGER NOT NULL,
-  cell_index        INTEGER NOT NULL,
-  repeat            INTEGER NOT NULL,
-  attempt           INTEGER NOT NULL,
+  id                {serial},
+  experiment_id     {int} NOT NULL,
+  cell_index        {int} NOT NULL,
+  repeat            {int} NOT NULL,
+  attempt           {int} NOT NULL,
   state             TEXT    NOT NULL,  -- RunState enum name
   agent_id          TEXT    NOT NULL DEFAULT '',
   device_path       TEXT    NOT NULL DEFAULT '',
   lease_id          TEXT    NOT NULL DEFAULT '',
-  created_unix_ms   INTEGER NOT NULL,
-  started_unix_ms   INTEGER NOT NULL DEFAULT 0,
-  finished_unix_ms  INTEGER NOT NULL DEFAULT 0,
+  created_unix_ms   {int} NOT NULL,
+  started_unix_ms   {int} NOT NULL DEFAULT 0,
+  finished_unix_ms  {int} NOT NULL DEFAULT 0,
   error             TEXT    NOT NULL DEFAULT '',
   UNIQUE (experiment_id, cell_index, repeat),
   FOREIGN KEY (experiment_id, cell_index)
@@ -64,73 +62,73 @@ CREATE INDEX runs_by_state ON runs(state);
 CREATE INDEX runs_by_agent ON runs(agent_id, state);
 
 CREATE TABLE samples (
-  id           INTEGER PRIMARY KEY,
-  run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  attempt      INTEGER NOT NULL,
-  seq          INTEGER NOT NULL,
-  offset_ns    INTEGER NOT NULL,
-  interval_ns  INTEGER NOT NULL,
-  read_ios     INTEGER NOT NULL,
-  write_ios    INTEGER NOT NULL,
-  read_bytes   INTEGER NOT NULL,
-  write_bytes  INTEGER NOT NULL,
+  id           {rowid},
+  run_id       {int} NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  attempt      {int} NOT NULL,
+  seq          {int} NOT NULL,
+  offset_ns    {int} NOT NULL,
+  interval_ns  {int} NOT NULL,
+  read_ios     {int} NOT NULL,
+  write_ios    {int} NOT NULL,
+  read_bytes   {int} NOT NULL,
+  write_bytes  {int} NOT NULL,
   UNIQUE (run_id, attempt, seq)
 );
 
 CREATE TABLE histograms (
   owner_kind  TEXT    NOT NULL CHECK (owner_kind IN ('sample', 'result')),
-  owner_id    INTEGER NOT NULL,  -- samples.id or results.run_id
+  owner_id    {int} NOT NULL,  -- samples.id or results.run_id
   name        TEXT    NOT NULL,  -- 'lat', 'read_lat', 'write_lat'
-  count       INTEGER NOT NULL,
-  min_ns      INTEGER NOT NULL,
-  max_ns      INTEGER NOT NULL,
-  sum_ns      REAL    NOT NULL,
-  histogram   BLOB    NOT NULL,  -- serialized blkbench.v1.Histogram
+  count       {int} NOT NULL,
+  min_ns      {int} NOT NULL,
+  max_ns      {int} NOT NULL,
+  sum_ns      {real}    NOT NULL,
+  histogram   {blob}    NOT NULL,  -- serialized blkbench.v1.Histogram
   PRIMARY KEY (owner_kind, owner_id, name)
-) WITHOUT ROWID;
+){without_rowid};
 
 CREATE TABLE results (
-  run_id            INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
-  attempt           INTEGER NOT NULL,
+  run_id            {int} PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  attempt           {int} NOT NULL,
   runner            TEXT    NOT NULL,
-  duration_ns       INTEGER NOT NULL,
-  iops              REAL    NOT NULL,
-  bw_bytes_per_sec  REAL    NOT NULL,
-  read_ios          INTEGER NOT NULL,
-  write_ios         INTEGER NOT NULL,
-  read_bytes        INTEGER NOT NULL,
-  write_bytes       INTEGER NOT NULL,
-  lat_min_ns        INTEGER NOT NULL,
-  lat_mean_ns       REAL    NOT NULL,
-  p50_ns            INTEGER NOT NULL,
-  p90_ns            INTEGER NOT NULL,
-  p99_ns            INTEGER NOT NULL,
-  p999_ns           INTEGER NOT NULL,
-  p9999_ns          INTEGER NOT NULL,
-  lat_max_ns        INTEGER NOT NULL,
-  usr_cpu_ns        INTEGER NOT NULL,
-  sys_cpu_ns        INTEGER NOT NULL,
-  result            BLOB    NOT NULL  -- serialized RunResult without lat/read_lat/write_lat
+  duration_ns       {int} NOT NULL,
+  iops              {real}    NOT NULL,
+  bw_bytes_per_sec  {real}    NOT NULL,
+  read_ios          {int} NOT NULL,
+  write_ios         {int} NOT NULL,
+  read_bytes        {int} NOT NULL,
+  write_bytes       {int} NOT NULL,
+  lat_min_ns        {int} NOT NULL,
+  lat_mean_ns       {real}    NOT NULL,
+  p50_ns            {int} NOT NULL,
+  p90_ns            {int} NOT NULL,
+  p99_ns            {int} NOT NULL,
+  p999_ns           {int} NOT NULL,
+  p9999_ns          {int} NOT NULL,
+  lat_max_ns        {int} NOT NULL,
+  usr_cpu_ns        {int} NOT NULL,
+  sys_cpu_ns        {int} NOT NULL,
+  result            {blob}    NOT NULL  -- serialized RunResult without lat/read_lat/write_lat
 );
 
 CREATE TABLE agents (
   agent_id           TEXT    PRIMARY KEY,
   hostname           TEXT    NOT NULL,
   kernel_release     TEXT    NOT NULL,
-  connected          INTEGER NOT NULL,
-  last_seen_unix_ms  INTEGER NOT NULL,
-  host               BLOB    NOT NULL  -- serialized blkbench.v1.HostFacts
-) WITHOUT ROWID;
+  connected          {bool} NOT NULL,
+  last_seen_unix_ms  {int} NOT NULL,
+  host               {blob}    NOT NULL  -- serialized blkbench.v1.HostFacts
+){without_rowid};
 
 CREATE TABLE devices (
   agent_id      TEXT    NOT NULL REFERENCES agents(agent_id) ON DELETE CASCADE,
   path          TEXT    NOT NULL,
   device_class  TEXT    NOT NULL,
   model         TEXT    NOT NULL,
-  simulated     INTEGER NOT NULL,
-  facts         BLOB    NOT NULL,  -- serialized blkbench.v1.DeviceFacts
+  simulated     {bool} NOT NULL,
+  facts         {blob}    NOT NULL,  -- serialized blkbench.v1.DeviceFacts
   PRIMARY KEY (agent_id, path)
-) WITHOUT ROWID;
+){without_rowid};
 
 -- One row per successful run's current result, labelled, for dashboards and SQL users.
 CREATE VIEW run_results AS
@@ -156,13 +154,13 @@ ALTER TABLE experiments ADD COLUMN canceled_by TEXT NOT NULL DEFAULT '';
 // A real block device's own counters per sample interval (Sample.device: a serialized
 // blkbench.v1.DiskStatsInterval); NULL for files and sim: devices, and for older samples.
 constexpr char kSchemaV3[] = R"sql(
-ALTER TABLE samples ADD COLUMN device BLOB;
+ALTER TABLE samples ADD COLUMN device {blob};
 )sql";
 
 // Each job's share of a sample interval (Sample.jobs: a serialized blkbench.v1.Sample
 // holding only its jobs); NULL for samples from agents and engines before it existed.
 constexpr char kSchemaV4[] = R"sql(
-ALTER TABLE samples ADD COLUMN jobs BLOB;
+ALTER TABLE samples ADD COLUMN jobs {blob};
 )sql";
 
 constexpr const char* kStoreTables[] = {"experiments", "cells",   "runs",   "samples",
@@ -175,27 +173,23 @@ constexpr Migration kMigrations[] = {
     {4, "job intervals per sample", kSchemaV4},
 };
 
-// Reads user_version and refuses databases this code must not touch.
-absl::StatusOr<int64_t> CheckedVersion(Db& db, int64_t latest) {
-  if (absl::Status s = CheckOwnership(db); !s.ok()) return s;
-  absl::StatusOr<int64_t> version = db.QueryInt("read schema version", "PRAGMA user_version");
-  if (!version.ok()) return version.status();
-  if (*version > latest) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "database ", db.path(), " has schema version ", *version,
-        ", newer than this blkbench supports (", latest,
-        "); it was written by a newer blkbench-controller: upgrade, or use another file"));
-  }
-  return *version;
-}
-
 }  // namespace
 
 absl::Span<const Migration> StoreMigrations() { return kMigrations; }
 
 absl::Span<const char* const> StoreTables() { return kStoreTables; }
 
-absl::Status ApplyMigrations(Db& db, absl::Span<const Migration> migrations) {
+std::string ForDialect(const Dialect& dialect, absl::string_view ddl) {
+  return absl::StrReplaceAll(ddl, {{"{serial}", dialect.serial},
+                                   {"{rowid}", dialect.rowid},
+                                   {"{int}", dialect.integer},
+                                   {"{real}", dialect.real},
+                                   {"{blob}", dialect.blob},
+                                   {"{bool}", dialect.boolean},
+                                   {"{without_rowid}", dialect.without_rowid}});
+}
+
+absl::Status ApplyMigrations(Conn& conn, absl::Span<const Migration> migrations) {
   for (size_t i = 0; i < migrations.size(); ++i) {
     if (migrations[i].version != static_cast<int>(i) + 1) {
       return absl::InternalError(
@@ -203,42 +197,24 @@ absl::Status ApplyMigrations(Db& db, absl::Span<const Migration> migrations) {
     }
   }
   const auto latest = static_cast<int64_t>(migrations.size());
-  absl::StatusOr<int64_t> version = CheckedVersion(db, latest);
-  if (!version.ok()) return version.status();
-
-  while (*version < latest) {
-    absl::StatusOr<Transaction> txn = Transaction::Begin(db, Transaction::Mode::kWrite);
-    if (!txn.ok()) return txn.status();
-    // Re-read under the write lock: another process may have migrated meanwhile.
-    version = CheckedVersion(db, latest);
-    if (!version.ok()) return version.status();
-    if (*version == latest) break;
-
-    const Migration& m = migrations[static_cast<size_t>(*version)];
-    const std::string op =
-        absl::StrCat("schema migration ", m.version, " (", m.description, ") on ", db.path());
-    if (absl::Status s = db.Exec(op, m.sql); !s.ok()) return s;
-    // PRAGMAs take no bound parameters; both values are compile-time constants here.
-    if (absl::Status s = db.Exec(op, absl::StrCat("PRAGMA user_version = ", m.version, ";",
-                                                  "PRAGMA application_id = ", kApplicationId));
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s = txn->Commit(); !s.ok()) return s;
-    version = m.version;
-  }
-  // A store from before application_id was set, already at the latest version.
-  absl::StatusOr<int64_t> app_id = db.QueryInt("read application id", "PRAGMA application_id");
-  if (!app_id.ok()) return app_id.status();
-  if (*app_id == kApplicationId) return absl::OkStatus();
-  absl::StatusOr<Transaction> txn = Transaction::Begin(db, Transaction::Mode::kWrite);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(conn, Conn::Mode::kWrite);
   if (!txn.ok()) return txn.status();
-  const std::string op = absl::StrCat("set application_id of ", db.path());
-  if (absl::Status s = db.Exec(op, absl::StrCat("PRAGMA application_id = ", kApplicationId));
-      !s.ok()) {
-    return s;
+  absl::StatusOr<int64_t> version = conn.LockSchema();
+  if (!version.ok()) return version.status();
+  if (*version > latest) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database ", conn.name(), " has schema version ", *version,
+        ", newer than this blkbench supports (", latest,
+        "); it was written by a newer blkbench-controller: upgrade, or use another database"));
+  }
+  for (int64_t v = *version; v < latest; ++v) {
+    const Migration& m = migrations[static_cast<size_t>(v)];
+    const std::string op =
+        absl::StrCat("schema migration ", m.version, " (", m.description, ") on ", conn.name());
+    if (absl::Status s = conn.Exec(op, ForDialect(conn.dialect(), m.sql)); !s.ok()) return s;
+    if (absl::Status s = conn.RecordMigration(m.version, m.description); !s.ok()) return s;
   }
   return txn->Commit();
 }
 
-}  // namespace blkbench::sqlite
+}  // namespace blkbench::sql

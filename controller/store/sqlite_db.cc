@@ -109,15 +109,14 @@ absl::Status Statement::Run() {
   return ForEachRow([](Statement&) { return absl::OkStatus(); });
 }
 
-absl::Status Statement::Reset() {
-  // sqlite3_reset returns the error of the previous step, which was already reported.
-  sqlite3_reset(stmt_);
-  int rc = sqlite3_clear_bindings(stmt_);
-  next_param_ = 1;
-  bind_status_ = absl::OkStatus();
-  if (rc != SQLITE_OK) return ErrorStatus(db_, rc, absl::StrCat(op_, " (reset)"));
-  return absl::OkStatus();
+Statement& Statement::BindNull() {
+  CheckBind(sqlite3_bind_null(stmt_, next_param_));
+  return *this;
 }
+
+int Statement::Columns() const { return sqlite3_data_count(stmt_); }
+
+int Statement::Type(int col) const { return sqlite3_column_type(stmt_, col); }
 
 int64_t Statement::Int(int col) const { return sqlite3_column_int64(stmt_, col); }
 
@@ -194,36 +193,6 @@ absl::StatusOr<int64_t> Db::QueryInt(absl::string_view op, absl::string_view sql
   if (!row.ok()) return row.status();
   if (!*row) return absl::InternalError(absl::StrCat(op, ": query returned no row"));
   return stmt->Int(0);
-}
-
-absl::StatusOr<Transaction> Transaction::Begin(Db& db, Mode mode) {
-  const bool write = mode == Mode::kWrite;
-  absl::Status status = db.Execute(write ? "begin write transaction" : "begin read transaction",
-                                   write ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
-  if (!status.ok()) return status;
-  return Transaction(&db);
-}
-
-Transaction::Transaction(Transaction&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
-
-Transaction::~Transaction() {
-  if (db_ != nullptr && db_->InTransaction()) {
-    // Nothing useful can be done if ROLLBACK itself fails: SQLite then rolls back when
-    // the connection is next used or closed, and the caller already has an error.
-    (void)db_->Exec("rollback", "ROLLBACK");
-  }
-}
-
-absl::Status Transaction::Commit() {
-  Db* db = std::exchange(db_, nullptr);
-  if (db == nullptr) return absl::InternalError("commit: transaction is not active");
-  if (!db->InTransaction()) {
-    // SQLite already rolled the transaction back after an error a caller ignored.
-    return absl::InternalError("commit: transaction was rolled back by SQLite");
-  }
-  absl::Status status = db->Execute("commit", "COMMIT");
-  if (!status.ok() && db->InTransaction()) (void)db->Exec("rollback", "ROLLBACK");
-  return status;
 }
 
 }  // namespace blkbench::sqlite

@@ -1,5 +1,5 @@
-// A thin RAII layer over the SQLite C API for the store: a connection, prepared
-// statements with positional binding, a transaction guard, and sqlite codes → absl::Status.
+// A thin RAII layer over the SQLite C API for SqliteConn: a connection, cached prepared
+// statements with positional binding, and sqlite codes → absl::Status.
 #ifndef BLKBENCH_CONTROLLER_STORE_SQLITE_DB_H_
 #define BLKBENCH_CONTROLLER_STORE_SQLITE_DB_H_
 
@@ -24,11 +24,6 @@ namespace blkbench::sqlite {
 // anything else → Internal. `db` may be null (then only sqlite3_errstr is used).
 absl::Status ErrorStatus(sqlite3* db, int rc, absl::string_view op);
 
-// Marks a statement argument as a BLOB (strings bind as TEXT).
-struct BlobArg {
-  absl::string_view bytes;
-};
-
 // A prepared statement. Parameters are bound positionally in call order (?1, ?2, ...);
 // the first bind error is remembered and returned by the next Step/Run, so call sites
 // stay short and no return code goes unchecked. Not thread-safe; owned by one Db user.
@@ -43,13 +38,12 @@ class Statement {
   ~Statement();
 
   Statement& BindInt(int64_t value);
-  // uint64 is stored as its two's-complement int64 and read back bit-exact by U64().
-  Statement& BindU64(uint64_t value) { return BindInt(static_cast<int64_t>(value)); }
   Statement& BindDouble(double value);
   Statement& BindText(absl::string_view value);
   Statement& BindBlob(absl::string_view bytes);
+  Statement& BindNull();
   // Binds each argument by type: integers and bool as INTEGER, floating point as REAL,
-  // BlobArg as BLOB, anything convertible to absl::string_view as TEXT.
+  // anything convertible to absl::string_view as TEXT.
   template <typename... Args>
   Statement& BindAll(const Args&... args) {
     (BindOne(args), ...);
@@ -84,14 +78,14 @@ class Statement {
   absl::StatusOr<bool> Step();
   // Steps to completion, ignoring any rows (for INSERT/UPDATE/DELETE).
   absl::Status Run();
-  // Resets for re-execution with new bindings.
-  absl::Status Reset();
 
   // Column accessors for the current row (0-based). NULL reads as 0 / "".
   int64_t Int(int col) const;
-  uint64_t U64(int col) const { return static_cast<uint64_t>(Int(col)); }
   double Double(int col) const;
   bool IsNull(int col) const;
+  // The current row's width and a column's SQLITE_INTEGER/FLOAT/TEXT/BLOB/NULL.
+  int Columns() const;
+  int Type(int col) const;
   std::string Text(int col) const;
   std::string Blob(int col) const;
 
@@ -106,9 +100,7 @@ class Statement {
   void CheckBind(int rc);
   template <typename T>
   void BindOne(const T& value) {
-    if constexpr (std::is_same_v<T, BlobArg>) {
-      BindBlob(value.bytes);
-    } else if constexpr (std::is_same_v<T, bool>) {
+    if constexpr (std::is_same_v<T, bool>) {
       BindInt(value ? 1 : 0);
     } else if constexpr (std::is_integral_v<T>) {
       BindInt(static_cast<int64_t>(value));
@@ -120,8 +112,8 @@ class Statement {
   }
 };
 
-// One open connection. Not thread-safe: the owner serializes access (SqliteStore holds
-// a mutex around it).
+// One open connection. Not thread-safe: the owner serializes access (SqlStore holds a
+// mutex around its SqliteConn).
 class Db {
  public:
   // Opens (creating if missing) the database file at `path`.
@@ -149,7 +141,6 @@ class Db {
   // Runs a single-row, single-integer query such as "PRAGMA user_version".
   absl::StatusOr<int64_t> QueryInt(absl::string_view op, absl::string_view sql);
 
-  int64_t LastInsertRowid() const { return sqlite3_last_insert_rowid(db_); }
   // Rows changed by the most recent INSERT/UPDATE/DELETE.
   int64_t Changes() const { return sqlite3_changes64(db_); }
   bool InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
@@ -167,29 +158,6 @@ class Db {
   std::string path_;
   // node_hash_map: a Statement points at its entry's in_use flag across inserts.
   absl::node_hash_map<std::string, Cached> cache_;
-};
-
-// Scope guard for one transaction: rolls back on destruction unless Commit() succeeded.
-// SQLite rolls a transaction back by itself after some errors (SQLITE_FULL, IOERR,
-// NOMEM); the guard then has nothing left to undo and does not issue ROLLBACK.
-class Transaction {
- public:
-  enum class Mode {
-    kRead,   // BEGIN DEFERRED: a consistent snapshot for multi-query reads
-    kWrite,  // BEGIN IMMEDIATE: takes the write lock up front, so no mid-transaction BUSY
-  };
-  static absl::StatusOr<Transaction> Begin(Db& db, Mode mode);
-  Transaction(Transaction&& other) noexcept;
-  Transaction& operator=(Transaction&&) = delete;
-  ~Transaction();
-
-  // Commits; with synchronous=FULL the commit is on disk when this returns OK. On error
-  // the transaction is rolled back (here or by SQLite) and nothing is stored.
-  absl::Status Commit();
-
- private:
-  explicit Transaction(Db* db) : db_(db) {}
-  Db* db_;  // null once committed, rolled back or moved from
 };
 
 }  // namespace blkbench::sqlite

@@ -1,5 +1,6 @@
 // The statement cache of sqlite::Db: a text is parsed once, a reused statement starts
-// with no bindings and no cursor, and a nested use of the same text gets its own.
+// with no bindings and no cursor, and a nested use of the same text gets its own; and
+// SqliteConn's transactions over it.
 #include "controller/store/sqlite_db.h"
 
 #include <gtest/gtest.h>
@@ -7,6 +8,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+
+#include "controller/store/sqlite_conn.h"
 
 namespace blkbench::sqlite {
 namespace {
@@ -101,22 +104,29 @@ TEST_F(SqliteDbTest, NestedUseOfOneTextGetsItsOwnStatement) {
   EXPECT_EQ(db_->CachedStatements(), 2u);  // the insert and the outer scan
 }
 
-TEST_F(SqliteDbTest, CachedTransactionStatementsCommitAndRollBack) {
+TEST_F(SqliteDbTest, TransactionsOfAConnCommitAndRollBack) {
+  const std::string path = path_ + ".conn";
+  std::filesystem::remove(path);
+  auto conn = SqliteConn::Open(path, {});
+  ASSERT_TRUE(conn.ok()) << conn.status();
+  ASSERT_TRUE((*conn)->Exec("schema", "CREATE TABLE t (a INTEGER, b INTEGER)").ok());
   {
-    auto tx = Transaction::Begin(*db_, Transaction::Mode::kWrite);
+    auto tx = sql::Transaction::Begin(**conn, sql::Conn::Mode::kWrite);
     ASSERT_TRUE(tx.ok()) << tx.status();
-    ASSERT_TRUE(db_->Execute("insert", "INSERT INTO t (a, b) VALUES (?1, ?2)", 7, 7).ok());
+    ASSERT_TRUE((*conn)->Run("insert", "INSERT INTO t (a, b) VALUES (?1, ?2)", 7, 7).ok());
     ASSERT_TRUE(tx->Commit().ok());
   }
   {
-    auto tx = Transaction::Begin(*db_, Transaction::Mode::kWrite);
+    auto tx = sql::Transaction::Begin(**conn, sql::Conn::Mode::kWrite);
     ASSERT_TRUE(tx.ok()) << tx.status();
-    ASSERT_TRUE(db_->Execute("insert", "INSERT INTO t (a, b) VALUES (?1, ?2)", 8, 8).ok());
+    ASSERT_TRUE((*conn)->Run("insert", "INSERT INTO t (a, b) VALUES (?1, ?2)", 8, 8).ok());
   }  // rolled back
-  EXPECT_FALSE(db_->InTransaction());
-  auto count = db_->QueryInt("count", "SELECT count(*) FROM t");
+  EXPECT_FALSE((*conn)->db().InTransaction());
+  auto count = (*conn)->Run("count", "SELECT count(*) FROM t");
   ASSERT_TRUE(count.ok());
-  EXPECT_EQ(*count, 1);
+  EXPECT_EQ(count->Int(0, 0), 1);
+  conn->reset();
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -76,13 +76,13 @@ absl::Status CheckOwnership(Db& db) {
                      " (application_id 0); it was left untouched (give --db another file)"));
   }
   std::vector<std::string> missing;
-  for (const char* table : StoreTables()) {
+  for (const char* table : sql::StoreTables()) {
     if (std::find(names->begin(), names->end(), table) == names->end()) missing.emplace_back(table);
   }
   // Every table of blkbench's first schema: a store written before application_id was
   // set. ApplyMigrations sets the id.
   if (missing.empty()) return absl::OkStatus();
-  const bool none = missing.size() == StoreTables().size();
+  const bool none = missing.size() == sql::StoreTables().size();
   return absl::FailedPreconditionError(absl::StrCat(
       refused, "application_id 0, user_version ", *version, ", tables ", ListNames(*names),
       none ? " and none of blkbench's" : absl::StrCat(" but not blkbench's ", ListNames(missing)),

@@ -9,8 +9,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "blkbench/v1/controller.pb.h"
@@ -160,6 +163,47 @@ inline v1::RunResult MakeResult(double iops) {
   (*r.mutable_internals())["tag_waits"] = 12;
   r.mutable_applied()->set_scheduler("mq-deadline");
   return r;
+}
+
+#ifdef BLKBENCH_STORE_TESTDATA
+// The text of testdata/`name`: a store as the code before the dialect seam wrote it.
+inline std::string TestdataFile(const std::string& name) {
+  std::ifstream in(std::string(BLKBENCH_STORE_TESTDATA "/") + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+#endif
+
+// What the testdata stores hold, read through `store` (use under ASSERT_NO_FATAL_FAILURE):
+// experiment 1 by alice, its one run DONE with samples 1 and 2 and a result, agent a1
+// connected with one device; then new rows continue after the old ones (experiment 2,
+// whose run 2 takes a sample with device counters).
+inline void ExpectOldStoreServes(Store& store) {
+  absl::StatusOr<v1::Experiment> e = store.GetExperiment(1, /*with_results=*/true);
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->name(), "old");
+  EXPECT_EQ(e->submitted_by(), "alice");
+  ASSERT_EQ(e->runs_size(), 1);
+  EXPECT_EQ(e->runs(0).state(), v1::RUN_DONE);
+  EXPECT_EQ(e->runs(0).samples(), 2u);
+  EXPECT_EQ(e->runs(0).last_sample().io().write_ios(), 2000u);
+  EXPECT_TRUE(e->runs(0).has_result());
+  absl::StatusOr<std::vector<v1::AgentInfo>> agents = store.ListAgents();
+  ASSERT_TRUE(agents.ok()) << agents.status();
+  ASSERT_EQ(agents->size(), 1u);
+  EXPECT_TRUE((*agents)[0].connected());
+  EXPECT_EQ((*agents)[0].devices_size(), 1);
+  absl::StatusOr<uint64_t> id = store.CreateExperiment(MakeExperiment("new", 1, 1));
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, 2u);
+  v1::Sample with_device = MakeSample(1);
+  with_device.mutable_device()->set_reads(7);
+  ASSERT_TRUE(store.AppendSample(2, 0, with_device).ok());
+  absl::StatusOr<std::vector<v1::Sample>> samples = store.ListSamples(2);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_EQ((*samples)[0].device().reads(), 7u);
 }
 
 // Runs a one-value query on a separate raw connection (as an SQL user would).

@@ -29,6 +29,10 @@ class DeviceArray final : public DeviceModel {
   uint32_t queue_depth() const override { return devices_[0]->queue_depth(); }
   uint32_t hw_queues() const override { return per_ * static_cast<uint32_t>(devices_.size()); }
   bool rotational() const override { return devices_[0]->rotational(); }
+  DeviceBus bus() const override { return devices_[0]->bus(); }
+  uint64_t capacity_bytes() const override { return devices_[0]->capacity_bytes(); }
+  uint32_t sub_devices() const override { return static_cast<uint32_t>(devices_.size()); }
+  uint32_t hw_queues_per_device() const override { return per_; }
   void Submit(const DeviceRequest& rq, SimTime now) override;
   SimTime NextCompletion() const override;
   void CollectCompleted(SimTime now, std::vector<uint64_t>* out) override;

@@ -164,4 +164,16 @@ absl::StatusOr<std::unique_ptr<DeviceModel>> MakeDeviceModel(
       absl::StrCat("unknown device kind \"", kind, "\"; known: ", absl::StrJoin(kinds, ", ")));
 }
 
+int TraceMajor(DeviceBus bus) {
+  switch (bus) {
+    case DeviceBus::kScsi:
+      return 8;  // SCSI_DISK0_MAJOR
+    case DeviceBus::kNullBlk:
+      return 252;
+    case DeviceBus::kNvme:
+      return 259;  // BLOCK_EXT_MAJOR
+  }
+  return 0;
+}
+
 }  // namespace blkbench::engine

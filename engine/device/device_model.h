@@ -15,6 +15,9 @@
 
 namespace blkbench::engine {
 
+// The driver stack a device sits behind (DeviceModel::bus()).
+enum class DeviceBus { kNullBlk, kScsi, kNvme };
+
 // One request as the driver's queue_rq hands it to the device. Sectors are 512 bytes.
 struct DeviceRequest {
   uint64_t id = 0;  // caller-chosen, returned by CollectCompleted
@@ -52,7 +55,26 @@ class DeviceModel {
   virtual void CollectCompleted(SimTime now, std::vector<uint64_t>* out) = 0;
   // Requests submitted and not yet collected, over all hardware queues.
   virtual uint32_t in_flight() const = 0;
+
+  // What the rest of the kernel sees of the device: the model reports it, so the blk-mq
+  // model never asks which model it holds.
+  //
+  // The bus its driver speaks: SCSI (sd over AHCI or a SAS HBA) has a per-LUN dispatch
+  // budget (scsi_mq_get_budget) and one interrupt vector; NVMe and null_blk have neither.
+  virtual DeviceBus bus() const = 0;
+  // The bytes a job may address when it names no size; 0: the device has no geometry of
+  // its own (flash, null_blk), so the engine's default applies.
+  virtual uint64_t capacity_bytes() const { return 0; }
+  // Identical devices behind this one (DeviceArray) and the hardware queues of each:
+  // queue h belongs to device h / hw_queues_per_device().
+  virtual uint32_t sub_devices() const { return 1; }
+  virtual uint32_t hw_queues_per_device() const { return hw_queues(); }
 };
+
+// The block major blktrace names the device by: sd's 8, null_blk's 252 (the first dynamic
+// major, which it gets on a machine without other dynamic block drivers), blkext's 259 for
+// NVMe namespaces.
+int TraceMajor(DeviceBus bus);
 
 // Builds a device model. `kind` is one of "null_blk", "hdd", "hdd-seed003", "ssd" (NVMe TLC),
 // "ssd-sata", "ssd-seed004", "optane" (P4800X), "optane-p5800x". `params` override the

@@ -20,6 +20,7 @@ SsdConfig SsdNvmePreset() { return SsdConfig{}; }
 SsdConfig SsdSataPreset() {
   SsdConfig c;
   c.name = "ssd-sata";
+  c.bus = DeviceBus::kScsi;
   c.dies = 32;
   c.ctrl_ns = 3'000;  // AHCI command handling; + 4 KiB at 550 MB/s = 10.4 us -> ~96k IOPS
   c.bus_mbps = 550;   // SATA 6 Gb/s after 8b/10b and framing

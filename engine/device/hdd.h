@@ -45,6 +45,8 @@ class HddModel final : public DeviceModel {
   uint32_t queue_depth() const override { return config_.queue_depth; }
   uint32_t hw_queues() const override { return 1; }
   bool rotational() const override { return true; }
+  DeviceBus bus() const override { return DeviceBus::kScsi; }
+  uint64_t capacity_bytes() const override { return geometry_.capacity_sectors() * 512; }
   void Submit(const DeviceRequest& rq, SimTime now) override;
   SimTime NextCompletion() const override;
   void CollectCompleted(SimTime now, std::vector<uint64_t>* out) override;

@@ -39,6 +39,7 @@ class NullBlkModel final : public DeviceModel {
   uint32_t queue_depth() const override { return config_.hw_queue_depth; }
   uint32_t hw_queues() const override { return config_.submit_queues; }
   bool rotational() const override { return false; }
+  DeviceBus bus() const override { return DeviceBus::kNullBlk; }
   void Submit(const DeviceRequest& rq, SimTime now) override;
   SimTime NextCompletion() const override;
   void CollectCompleted(SimTime now, std::vector<uint64_t>* out) override;

@@ -33,6 +33,7 @@ struct SsdConfig {
   double program_mbps = 1'400;  // sustained background program rate; 0 = unlimited
   uint32_t queue_depth = 1'023;
   uint32_t hw_queues = 1;
+  DeviceBus bus = DeviceBus::kNvme;  // kScsi: a SATA SSD behind AHCI
 
   absl::Status Validate() const;
 };
@@ -45,6 +46,7 @@ class SsdModel final : public DeviceModel {
   uint32_t queue_depth() const override { return config_.queue_depth; }
   uint32_t hw_queues() const override { return config_.hw_queues; }
   bool rotational() const override { return false; }
+  DeviceBus bus() const override { return config_.bus; }
   void Submit(const DeviceRequest& rq, SimTime now) override;
   SimTime NextCompletion() const override { return pending_.Next(); }
   void CollectCompleted(SimTime now, std::vector<uint64_t>* out) override;

@@ -20,25 +20,17 @@ namespace blkbench::engine {
 struct KernelSpec {
   int major = 6;
   int minor = 16;
-  std::vector<std::string> patches;  // in the order given
-  // Patch flags (ENGINE.md "Kernel profiles and patches are data"); each is one
-  // modelled change, combinable with any version.
+  // Patch flags (ENGINE.md "Kernel profiles and patches are data"), in the order given;
+  // each is one modelled change, combinable with any version. A scheduler's own flags
+  // (dd-batch-dispatch, bfq-one-group-no-idle, ...) are read by its factory from this list
+  // (ElevatorSetup); the core's own are the fields below.
+  std::vector<std::string> patches;
   bool plug_batch_retry = false;  // seed 003 (Xue He): 6.19 multi-pass batch tag allocation
-  // Seed 000 (Yu Kuai 2025): the elevator lock taken once for several dispatch_request
-  // calls (up to kBatchDispatchMax) when the hardware queue is not dispatch_busy.
-  bool dd_batch_dispatch = false;
-  bool bfq_batch_dispatch = false;
-  // Seed 002 (Axboe 2024): DD_DISPATCHING — a dispatcher that finds dispatch in progress
-  // returns nothing; and separate insertion lists drained at dispatch.
-  bool dd_serialize_dispatch = false;
-  bool dd_insert_lists = false;
   // Seed 001 (Yu Kuai 2022 RFC): split a bio into all its pieces up front, wake waiters
   // by the number of tags they need, and no new allocation while others wait.
   bool split_whole_bio = false;
   bool wake_by_tags = false;
   bool tag_no_preempt = false;
-  // Seed 004: bfq's 6.2 one-group rule (no idling for one active group) on any version.
-  bool bfq_one_group_no_idle = false;
 
   int version() const { return major * 100 + minor; }
 };

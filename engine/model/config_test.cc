@@ -51,23 +51,26 @@ TEST(ParseKernelTest, BadInputs) {
 }
 
 // The vocabulary the matrix parser checks kernels against is exactly what the model
-// switches on: every flag parses and sets one KernelSpec field, and no other flag exists.
+// switches on: every core flag (one that names no scheduler) parses and sets one
+// KernelSpec field, a scheduler's flag sets none (its factory reads `patches`;
+// vocabulary_test.cc checks which), and no other flag exists.
 TEST(ParseKernelTest, PatchFlagsAreTheVocabularys) {
   std::vector<std::string> names;
   for (const PatchFlagDef& f : PatchFlags()) names.emplace_back(f.name);
   EXPECT_EQ(KnownPatches(), names);
   const KernelSpec base;
   auto fields = [](const KernelSpec& k) {
-    return std::vector<bool>{k.plug_batch_retry,      k.dd_batch_dispatch, k.bfq_batch_dispatch,
-                             k.dd_serialize_dispatch, k.dd_insert_lists,   k.split_whole_bio,
-                             k.wake_by_tags,          k.tag_no_preempt,    k.bfq_one_group_no_idle};
+    return std::vector<bool>{k.plug_batch_retry, k.split_whole_bio, k.wake_by_tags,
+                             k.tag_no_preempt};
   };
   std::vector<bool> seen(fields(base).size(), false);
   for (const std::string& name : names) {
     absl::StatusOr<KernelSpec> k = ParseKernel("sim:6.16+" + name);
     ASSERT_TRUE(k.ok()) << k.status();
+    EXPECT_EQ(k->patches, std::vector<std::string>{name});
     const std::vector<bool> set = fields(*k);
-    EXPECT_EQ(std::count(set.begin(), set.end(), true), 1) << name;
+    const bool core = FindPatchFlag(name)->schedulers.empty();
+    EXPECT_EQ(std::count(set.begin(), set.end(), true), core ? 1 : 0) << name;
     for (size_t i = 0; i < set.size(); ++i) seen[i] = seen[i] || set[i];
   }
   EXPECT_EQ(std::count(seen.begin(), seen.end(), false), 0) << "a KernelSpec flag has no name";

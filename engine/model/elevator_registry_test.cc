@@ -4,15 +4,26 @@
 #include "engine/model/elevator_registry.h"
 
 #include <deque>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "engine/model/config.h"
 #include "engine/model/engine.h"
 #include "engine/model/engine_test_util.h"
+#include "engine/sim/machine_profile.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace blkbench::engine {
 namespace {
+
+using ::testing::HasSubstr;
 
 // The toy: one FIFO for every hardware queue, no merging, no depth limit, no lock.
 class NoopTest final : public Elevator {
@@ -52,12 +63,21 @@ class NoopTest final : public Elevator {
   ElevatorCounters counters_;
 };
 
-std::unique_ptr<Elevator> CreateNoopTest(const EngineConfig& /*config*/) {
+std::unique_ptr<Elevator> CreateNoopTest(const ElevatorSetup& /*setup*/) {
   return std::make_unique<NoopTest>();
 }
 
-ElevatorType NoopTestType() {
-  return {"noop-test", &CreateNoopTest, nullptr, "", nullptr, "", &StageCosts::deadline_dispatch};
+ElevatorType NoopTestType() { return {.name = "noop-test", .create = &CreateNoopTest}; }
+
+// desktop-16's profile with `costs` added under schedulers:, as a matrix carries a
+// profile file of its own (target.machine_profile).
+std::string Desktop16With(std::string_view costs) {
+  std::ifstream in(MachineProfilesDir() + "/desktop-16.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_TRUE(absl::StrContains(text.str(), "\nschedulers:\n"));
+  const std::string with = "\nschedulers:\n" + std::string(costs);
+  return absl::StrReplaceAll(text.str(), {{"\nschedulers:\n", with}});
 }
 
 EngineConfig NoopCell() {
@@ -65,6 +85,7 @@ EngineConfig NoopCell() {
       DeriveConfig(test::Cell("null_blk", v1::RANDREAD, 4096, 8, 4, 5'000'000));
   EXPECT_TRUE(c.ok()) << c.status();
   c->queue.scheduler = "noop-test";  // the matrix vocabulary does not know it
+  c->machine_profile = Desktop16With("  noop-test:\n    dispatch_ns: 90\n");
   return *c;
 }
 
@@ -73,7 +94,7 @@ TEST(ElevatorRegistryTest, BuiltinTypes) {
   ASSERT_EQ(r.types().size(), 3u);
   EXPECT_EQ(r.types()[0].name, "mq-deadline");
   EXPECT_EQ(r.Find("bfq")->lock_name, "bfqd->lock");
-  EXPECT_EQ(r.Find("kyber")->lock, nullptr);
+  EXPECT_EQ(r.Find("kyber")->lock_name, "");
   EXPECT_EQ(r.Find("noop-test"), nullptr);
 }
 
@@ -86,7 +107,7 @@ TEST(ElevatorRegistryTest, RegisterChecksTheType) {
   EXPECT_EQ(r.Register(nameless).code(), absl::StatusCode::kInvalidArgument);
   ElevatorType insert_only = NoopTestType();
   insert_only.name = "insert-only";
-  insert_only.insert_lock = &MachineProfile::generic_lock;
+  insert_only.insert_lock_name = "insert->lock";
   EXPECT_EQ(r.Register(insert_only).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r.types().size(), 4u);
 }
@@ -94,6 +115,30 @@ TEST(ElevatorRegistryTest, RegisterChecksTheType) {
 TEST(ElevatorRegistryTest, UnregisteredSchedulerIsRejected) {
   absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(NoopCell(), 0);
   EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A scheduler's costs are the machine profile's, under its name: a profile without them
+// is refused, naming the profile, the scheduler and what to add.
+TEST(ElevatorRegistryTest, ProfileWithoutTheSchedulersCostsIsRefused) {
+  ElevatorRegistry r = ElevatorRegistry::Builtin();
+  ASSERT_TRUE(r.Register(NoopTestType()).ok());
+  EngineConfig config = NoopCell();
+  config.machine_profile.clear();  // the shipped desktop-16 knows nothing of noop-test
+  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(config, 0, r);
+  ASSERT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(e.status().message(), HasSubstr("machine profile \"desktop-16\""));
+  EXPECT_THAT(e.status().message(), HasSubstr("no costs for scheduler \"noop-test\""));
+  EXPECT_THAT(e.status().message(), HasSubstr("schedulers: {noop-test: {dispatch_ns: N}}"));
+  // A scheduler with a global lock needs its lock's costs too.
+  ElevatorType locked = NoopTestType();
+  locked.name = "noop-locked";
+  locked.lock_name = "noop->lock";
+  ASSERT_TRUE(r.Register(locked).ok());
+  config.queue.scheduler = "noop-locked";
+  config.machine_profile = Desktop16With("  noop-locked:\n    dispatch_ns: 90\n");
+  e = Engine::Create(config, 0, r);
+  ASSERT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(e.status().message(), HasSubstr("no lock_missed_lines for scheduler"));
 }
 
 // A fourth elevator, registered here only, runs a cell: requests go through its FIFO,

@@ -8,7 +8,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/sim_vocabulary.h"
 #include "engine/device/device_array.h"
-#include "engine/device/hdd.h"
 #include "engine/sim/hash.h"
 
 namespace blkbench::engine {
@@ -95,12 +94,8 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   }
   const int nr_cpus = q_.profile.cpus();
   const uint32_t nr_hw = q_.device->hw_queues();
-  if (const auto* array = dynamic_cast<const DeviceArray*>(q_.device.get())) {
-    q_.nr_devices = static_cast<uint32_t>(array->size());
-    q_.hw_per_device = array->per_device_queues();
-  } else {
-    q_.hw_per_device = nr_hw;
-  }
+  q_.nr_devices = q_.device->sub_devices();
+  q_.hw_per_device = q_.device->hw_queues_per_device();
 
   // Driver tags per hctx = queue_depth (blk_mq_alloc_tag_set); nr_requests may lower
   // it with "none" (blk_mq_update_nr_requests -> blk_mq_tag_update_depth).
@@ -108,7 +103,7 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   // has a dispatch budget of its queue_depth (scsi_mq_get_budget). NVMe and null_blk
   // have no budget callback.
   const std::string& kind = q_.config.device_kind;
-  q_.has_budget = SimDeviceIsScsi(kind);
+  q_.has_budget = q_.device->bus() == DeviceBus::kScsi;
   if (std::string why = SeveralDevicesProblem(kind, q_.config.queue.scheduler, q_.nr_devices);
       !why.empty()) {
     return absl::InvalidArgumentError(why);
@@ -133,8 +128,7 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
     return absl::InvalidArgumentError(absl::StrCat("engine.irq_cpu ", q_.config.queue.irq_cpu,
                                                    " >= the machine's ", nr_cpus, " CPUs"));
   }
-  const int trace_major = q_.has_budget ? 8 : kind.rfind("null_blk", 0) == 0 ? 252 : 259;
-  tracer_.Init(trace_major, nr_cpus);
+  tracer_.Init(TraceMajor(q_.device->bus()), nr_cpus);
   if (q_.config.kernel.plug_batch_retry) q_.mechanisms.batch_mode = BatchMode::kMultiPass;
   for (uint32_t h = 0; h < nr_hw; ++h) {
     SbitmapQueueOptions o =
@@ -159,10 +153,8 @@ absl::Status Engine::Init(uint64_t target_size, const ElevatorRegistry& elevator
   }
 
   uint64_t capacity = target_size;
-  if (capacity == 0) {
-    const auto* hdd = dynamic_cast<const HddModel*>(q_.device.get());
-    capacity = hdd != nullptr ? hdd->geometry().capacity_sectors() * 512 : kDefaultCapacity;
-  }
+  if (capacity == 0) capacity = q_.device->capacity_bytes();
+  if (capacity == 0) capacity = kDefaultCapacity;
   // Threads in the cell's order (common/cell_jobs.h): jobs[0]'s numjobs, then jobs[1]'s, ...
   int i = 0;
   for (uint32_t j = 0; j < q_.config.jobs.size(); ++j) {

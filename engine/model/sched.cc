@@ -30,21 +30,36 @@ absl::Status SchedPath::Init(const ElevatorRegistry& elevators) {
     return absl::InvalidArgumentError(absl::StrCat("scheduler \"", q_.config.queue.scheduler,
                                                    "\" is not modelled by the engine"));
   }
-  elv_ = type->create(q_.config);
-  if (type->lock != nullptr) {
-    elv_lock_ = std::make_unique<Spinlock>(q_.profile, q_.profile.*(type->lock), type->lock_name);
+  // The scheduler's own costs on this machine (the profile's schedulers.<name>).
+  const SchedulerCosts* costs = q_.profile.CostsOf(type->name);
+  const bool global_lock = !type->lock_name.empty();
+  if (costs == nullptr || (global_lock && !costs->lock)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("machine profile \"", q_.profile.name, "\" (", q_.profile.source, ") has no ",
+                     costs == nullptr ? "costs" : "lock_missed_lines", " for scheduler \"",
+                     type->name, "\": add schedulers: {", type->name, ": {dispatch_ns: N",
+                     global_lock ? ", lock_missed_lines: M" : "", "}}"));
   }
-  if (type->insert_lock != nullptr && elv_->StagesInserts()) {
-    insert_lock_ = std::make_unique<Spinlock>(q_.profile, q_.profile.*(type->insert_lock),
-                                              type->insert_lock_name);
+  ElevatorSetup setup{.kernel_major = q_.config.kernel.major,
+                      .kernel_minor = q_.config.kernel.minor,
+                      .patches = q_.config.kernel.patches,
+                      .cgroup_weights = q_.config.cgroups.weights};
+  for (const auto& [name, value] : q_.config.queue.iosched) setup.tunables.emplace(name, value);
+  elv_ = type->create(setup);
+  if (global_lock) {
+    elv_lock_ = std::make_unique<Spinlock>(q_.profile, *costs->lock, type->lock_name);
   }
-  elv_dispatch_cost_ = q_.profile.stage.*(type->dispatch_cost);
+  if (!type->insert_lock_name.empty() && elv_->StagesInserts()) {
+    insert_lock_ =
+        std::make_unique<Spinlock>(q_.profile, q_.profile.generic_lock, type->insert_lock_name);
+  }
+  elv_dispatch_cost_ = costs->dispatch;
   if (type->lines) {
     lines_ = *type->lines;
-  } else if (type->lock != nullptr) {
-    // An elevator that does not count its sites: the profile's lines for its lock kind
-    // at every site.
-    const double m = (q_.profile.*(type->lock)).missed_lines;
+  } else if (global_lock) {
+    // An elevator that does not count its sites: the profile's lines for its lock at
+    // every site.
+    const double m = costs->lock->missed_lines;
     lines_ = {.merge = m,
               .insert_first = m,
               .insert_extra = 0,

@@ -46,7 +46,7 @@ TEST(AllocationTest, SteadyStateDoesNotAllocate) {
   absl::StatusOr<MachineProfile> p = LoadMachineProfile("small-vm");
   ASSERT_TRUE(p.ok()) << p.status();
   Simulator sim;
-  Spinlock lock(*p, p->deadline_lock, "lock");
+  Spinlock lock(*p, *p->CostsOf("mq-deadline")->lock, "lock");
   Churn churn(sim, lock);
   for (uint64_t i = 0; i < 1000; ++i) sim.Schedule(i, &churn, 0, i);
   for (int i = 0; i < 200'000; ++i) sim.Step();  // warm up: pools reach their high water

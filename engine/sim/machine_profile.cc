@@ -56,8 +56,8 @@ class MapReader {
     if (v) DecodeNs(v, key, out);
   }
 
-  void Double(const char* key, double* out, double min, double max) {
-    yaml::Node v = Get(key, true);
+  void Double(const char* key, double* out, double min, double max, bool required = true) {
+    yaml::Node v = Get(key, required);
     if (!v) return;
     const std::optional<double> x = v.AsDouble();
     if (!x) {
@@ -98,6 +98,21 @@ class MapReader {
       }
     }
     return sub;
+  }
+
+  // Calls fn(key, reader of its mapping) for every key of this mapping, in file order: a
+  // mapping whose keys are names (schedulers) rather than a fixed set.
+  template <typename Fn>
+  void Entries(Fn fn) {
+    if (!status_->ok() || !node_.IsMap()) return;
+    for (const auto& [k, value] : node_.entries()) {
+      const std::string& key = k.Scalar();
+      used_.insert(key);
+      MapReader sub(value, Key(key), source_, status_);
+      sub.line_ = k.mark().line;
+      fn(key, std::move(sub));
+      if (!status_->ok()) return;
+    }
   }
 
   // Reports keys present in the file but never read.
@@ -164,6 +179,11 @@ void ReadLock(MapReader locks, LockCosts* out) {
 
 }  // namespace
 
+const SchedulerCosts* MachineProfile::CostsOf(std::string_view scheduler) const {
+  const auto it = schedulers.find(scheduler);
+  return it == schedulers.end() ? nullptr : &it->second;
+}
+
 SimTime MachineProfile::LineTransferNs(int from, int to) const {
   assert(from >= 0 && from < cpus() && to >= 0 && to < cpus());
   if (from == to) return 0;
@@ -215,8 +235,6 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
   stage.Ns("plug_flush", &p.stage.plug_flush);
   stage.Ns("elevator_bio_merge", &p.stage.elevator_bio_merge);
   stage.Ns("elevator_insert", &p.stage.elevator_insert);
-  stage.Ns("deadline_dispatch", &p.stage.deadline_dispatch);
-  stage.Ns("bfq_dispatch", &p.stage.bfq_dispatch);
   stage.Ns("driver_queue_rq", &p.stage.driver_queue_rq);
   stage.Ns("completion", &p.stage.completion);
   stage.Finish();
@@ -232,10 +250,20 @@ absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,
 
   MapReader locks = top.Sub("locks");
   locks.Double("handoff_transfers", &p.handoff_transfers, 0, 8);
-  ReadLock(locks.Sub("deadline"), &p.deadline_lock);
-  ReadLock(locks.Sub("bfq"), &p.bfq_lock);
   ReadLock(locks.Sub("generic"), &p.generic_lock);
   locks.Finish();
+
+  // Every scheduler's costs under its name; which schedulers a run needs is the engine's
+  // business (SchedPath::Init names the one a profile lacks).
+  MapReader scheds = top.Sub("schedulers");
+  scheds.Entries([&](const std::string& name, MapReader costs) {
+    SchedulerCosts& s = p.schedulers[name];
+    costs.Ns("dispatch_ns", &s.dispatch);
+    double lines = -1;
+    costs.Double("lock_missed_lines", &lines, 0, 1000, /*required=*/false);
+    if (lines >= 0) s.lock = LockCosts{.missed_lines = lines};
+    costs.Finish();
+  });
 
   MapReader collapse = top.Sub("collapse");
   collapse.Double("rho_onset", &p.collapse.rho_onset, 0, 0.999);

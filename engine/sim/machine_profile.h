@@ -3,6 +3,9 @@
 #ifndef BLKBENCH_ENGINE_SIM_MACHINE_PROFILE_H_
 #define BLKBENCH_ENGINE_SIM_MACHINE_PROFILE_H_
 
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +37,6 @@ struct StageCosts {
   SimTime plug_flush = 0;                 // blk_mq_flush_plug_list, fixed part
   SimTime elevator_bio_merge = 0;         // dd_bio_merge / bfq_bio_merge body under the lock
   SimTime elevator_insert = 0;            // dd_insert_request body, per request
-  SimTime deadline_dispatch = 0;          // __dd_dispatch_request body
-  SimTime bfq_dispatch = 0;               // __bfq_dispatch_request body
   SimTime driver_queue_rq = 0;            // null_blk queue_rq (+ end_request when inline)
   SimTime completion = 0;                 // blk_mq_end_request / blk_mq_free_request
 };
@@ -55,6 +56,14 @@ struct CoherenceCosts {
 // Per lock kind: lines the holder misses when the previous holder ran elsewhere.
 struct LockCosts {
   double missed_lines = 0;
+};
+
+// One I/O scheduler's costs on this machine, kept under the scheduler's name
+// (MachineProfile::schedulers), so a scheduler brings its own without a field here.
+struct SchedulerCosts {
+  SimTime dispatch = 0;  // one dispatch_request body (__dd_dispatch_request, ...)
+  // Its global lock (dd->lock, bfqd->lock); absent for a scheduler without one (kyber).
+  std::optional<LockCosts> lock;
 };
 
 // Collapse of a contended lock (ENGINE.md §8 "Collapse"); see spinlock.h for the rule.
@@ -82,9 +91,9 @@ struct MachineProfile {
   StageCosts stage;
   CoherenceCosts coherence;
   double handoff_transfers = 1.5;  // line transfers per contended hand-off (word + MCS)
-  LockCosts deadline_lock;
-  LockCosts bfq_lock;
   LockCosts generic_lock;
+  // By scheduler name ("mq-deadline"): the profile's `schedulers:` mapping.
+  std::map<std::string, SchedulerCosts, std::less<>> schedulers;
   CollapseParams collapse;
   WakeupLatency wakeup;
 
@@ -94,6 +103,9 @@ struct MachineProfile {
   int CoreOf(int cpu) const { return cpu % topology.cores; }
   int CcxOf(int cpu) const { return CoreOf(cpu) / topology.cores_per_ccx; }
   int NodeOf(int cpu) const { return CoreOf(cpu) / topology.cores_per_node; }
+
+  // The costs of `scheduler`, or nullptr when the profile has none.
+  const SchedulerCosts* CostsOf(std::string_view scheduler) const;
 
   // Cost of moving a cache line last written on `from` to `to`. 0 when from == to.
   // REQUIRES: both in [0, cpus()).

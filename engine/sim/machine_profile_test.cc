@@ -23,8 +23,16 @@ TEST(MachineProfileTest, ShippedProfilesLoad) {
     ASSERT_TRUE(p.ok()) << p.status();
     EXPECT_EQ(p->name, name);
     EXPECT_GT(p->stage.submit, 0u);
-    EXPECT_GT(p->deadline_lock.missed_lines, 0);
-    EXPECT_GT(p->bfq_lock.missed_lines, p->deadline_lock.missed_lines);
+    // Every built-in scheduler has its costs, under its own name.
+    const SchedulerCosts* dd = p->CostsOf("mq-deadline");
+    const SchedulerCosts* bfq = p->CostsOf("bfq");
+    const SchedulerCosts* kyber = p->CostsOf("kyber");
+    ASSERT_TRUE(dd != nullptr && bfq != nullptr && kyber != nullptr) << name;
+    ASSERT_TRUE(dd->lock && bfq->lock);
+    EXPECT_FALSE(kyber->lock);  // per-ctx and per-hctx locks only
+    EXPECT_GT(dd->lock->missed_lines, 0);
+    EXPECT_GT(bfq->lock->missed_lines, dd->lock->missed_lines);
+    EXPECT_GT(bfq->dispatch, dd->dispatch);
   }
 }
 
@@ -141,8 +149,6 @@ stage_ns:
   plug_flush: 1
   elevator_bio_merge: 1
   elevator_insert: 1
-  deadline_dispatch: 1
-  bfq_dispatch: 1
   driver_queue_rq: 1
   completion: 1
 coherence_ns:
@@ -153,9 +159,11 @@ coherence_ns:
   lock_uncontended: 1
 locks:
   handoff_transfers: 1
-  deadline: {missed_lines: 8}
-  bfq: {missed_lines: 15}
   generic: {missed_lines: 2}
+schedulers:
+  mq-deadline: {dispatch_ns: 1, lock_missed_lines: 8}
+  bfq: {dispatch_ns: 1, lock_missed_lines: 15}
+  kyber: {dispatch_ns: 1}
 collapse:
   rho_onset: 0.8
   max_multiplier: 2
@@ -188,8 +196,12 @@ TEST(MachineProfileTest, ErrorsNameFileLineAndKey) {
            {"cores_per_node: 4", "cores_per_node: 3",
             "t.yaml:6: topology.cores_per_node: must divide cores"},
            {"rho_onset: 0.8", "rho_onset: 1.5", "t.yaml:32: collapse.rho_onset: must be in"},
-           {"  deadline: {missed_lines: 8}", "  deadline: {lines: 8}",
-            "t.yaml:28: locks.deadline.missed_lines: missing"},
+           {"bfq: {dispatch_ns: 1,", "bfq: {dispatch: 1,",
+            "t.yaml:29: schedulers.bfq.dispatch_ns: missing"},
+           {"kyber: {dispatch_ns: 1}", "kyber: {dispatch_ns: 1, lock: 2}",
+            "t.yaml:30: schedulers.kyber.lock: unknown key"},
+           {"kyber: {dispatch_ns: 1}", "kyber: 1",
+            "t.yaml:30: schedulers.kyber: expected a mapping"},
            {"  p90: 27000", "  p90: 15000", "t.yaml:38: wakeup_ns.p90: must be >= median"},
            {"  median: 20000\n", "", "wakeup_ns.median: missing"},
            {"name: t", "name: [t", "t.yaml:"},

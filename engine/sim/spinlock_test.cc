@@ -27,7 +27,7 @@ MachineProfile DesktopNoCollapse() {
 
 TEST(SpinlockTest, UncontendedCostsCriticalSectionPlusLockUnlock) {
   MachineProfile p = DesktopNoCollapse();
-  Spinlock lock(p, p.deadline_lock, "dd->lock");
+  Spinlock lock(p, *p.CostsOf("mq-deadline")->lock, "dd->lock");
   LockGrant g = lock.Acquire(1000, 0, 100);
   EXPECT_FALSE(g.contended);
   EXPECT_EQ(g.granted, 1000u);
@@ -39,9 +39,9 @@ TEST(SpinlockTest, UncontendedCostsCriticalSectionPlusLockUnlock) {
 
 TEST(SpinlockTest, ContendedAcquisitionsAreFifoWithDistanceDependentHandoff) {
   MachineProfile p = DesktopNoCollapse();
-  Spinlock lock(p, p.deadline_lock, "dd->lock");
+  Spinlock lock(p, *p.CostsOf("mq-deadline")->lock, "dd->lock");
   const SimTime cs = 100, work = cs + p.coherence.lock_uncontended;
-  const double m = p.deadline_lock.missed_lines, h = p.handoff_transfers;
+  const double m = p.CostsOf("mq-deadline")->lock->missed_lines, h = p.handoff_transfers;
   LockGrant a = lock.Acquire(0, 0, cs);
   LockGrant b = lock.Acquire(10, 1, cs);  // same CCX as CPU 0
   LockGrant c = lock.Acquire(20, 8, cs);  // other CCD
@@ -70,7 +70,7 @@ TEST(SpinlockTest, ContendedAcquisitionsAreFifoWithDistanceDependentHandoff) {
 
 TEST(SpinlockTest, TryAcquireFailsWhileHeldOrQueued) {
   MachineProfile p = DesktopNoCollapse();
-  Spinlock lock(p, p.deadline_lock, "dd->lock");
+  Spinlock lock(p, *p.CostsOf("mq-deadline")->lock, "dd->lock");
   LockGrant a = lock.Acquire(0, 0, 100);
   EXPECT_FALSE(lock.TryAcquire(50, 1, 10).has_value());
   EXPECT_EQ(lock.FailedTryNs(8), p.LineTransferNs(0, 8));
@@ -83,7 +83,7 @@ TEST(SpinlockTest, TryAcquireFailsWhileHeldOrQueued) {
 
 TEST(SpinlockTest, CollapseMultiplierRule) {
   MachineProfile p = Desktop();
-  Spinlock lock(p, p.deadline_lock, "dd->lock");
+  Spinlock lock(p, *p.CostsOf("mq-deadline")->lock, "dd->lock");
   const double max = p.collapse.max_multiplier;
   EXPECT_DOUBLE_EQ(lock.CollapseMultiplier(0.5, 100), 1.0);  // below onset
   EXPECT_DOUBLE_EQ(lock.CollapseMultiplier(1.0, 0), 1.0);    // nobody spinning
@@ -109,7 +109,7 @@ class Hammer : public EventHandler {
   static Result Run(const MachineProfile& p, int contexts, SimTime think, std::vector<SimTime> cs,
                     SimTime duration) {
     Simulator sim;
-    Spinlock lock(p, p.deadline_lock, "dd->lock");
+    Spinlock lock(p, *p.CostsOf("mq-deadline")->lock, "dd->lock");
     Hammer h(sim, lock, p, contexts, think, std::move(cs));
     for (int i = 0; i < contexts; ++i) sim.Schedule(static_cast<SimTime>(i), &h, 0, i);
     // Warm up, then measure the steady state.
@@ -164,7 +164,7 @@ class Hammer : public EventHandler {
 
 std::vector<SimTime> DeadlineTakes(const MachineProfile& p) {
   // ~3 takes per I/O (ENGINE.md §8 anchor): bio_merge, insert, dispatch.
-  return {p.stage.elevator_bio_merge, p.stage.elevator_insert, p.stage.deadline_dispatch};
+  return {p.stage.elevator_bio_merge, p.stage.elevator_insert, p.CostsOf("mq-deadline")->dispatch};
 }
 
 SimTime LockFreeWork(const MachineProfile& p) {
