@@ -61,6 +61,10 @@ FlagSpec FormatTableFlag() {
   return {"format", "FORMAT", "output format", {"table", "json", "csv"}};
 }
 
+FlagSpec FioLogsFlag() {
+  return {"logs", "DIR", "write fio's log files (write_bw_log, ...) in DIR, a folder per run"};
+}
+
 FlagSpec LocalDbFlag() {
   // Commands that read experiments take them from a local store instead of a controller.
   return {"db", "FILE",

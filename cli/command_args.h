@@ -36,6 +36,8 @@ std::string IsoTime(int64_t unix_ms);
 FlagSpec FormatTableFlag();
 // --db FILE: read a local store instead of asking the controller.
 FlagSpec LocalDbFlag();
+// --logs DIR: fio's log files of the experiment's runs (cli/fio_logs.h, docs/fio-logs.md).
+FlagSpec FioLogsFlag();
 
 }  // namespace blkbench
 

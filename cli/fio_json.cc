@@ -126,6 +126,9 @@ struct Direction {
   uint64_t ios = 0, bytes = 0;
   LatencyHistogram lat;
   std::vector<double> bw_kib, iops;  // per stored interval sample
+  // A named job whose runs lack per-job samples (Sample.jobs, from agents and engines
+  // before it existed): its bw_*/iops_* statistics are absent, not zero.
+  bool intervals_missing = false;
 };
 
 // One fio job: a run, or a cell's finished runs merged.
@@ -146,14 +149,34 @@ struct Job {
   std::map<std::string, v1::DeviceStats> disks;  // by kernel name, summed
 };
 
+// One interval's rates, as fio's add_bw_sample/add_iops_sample record them (KiB/s, IO/s).
+void AddInterval(const v1::IoCounters& io, uint64_t interval_ns, Job& job) {
+  const double secs = static_cast<double>(interval_ns) / 1e9;
+  if (secs <= 0) return;
+  job.read.bw_kib.push_back(static_cast<double>(io.read_bytes()) / 1024 / secs);
+  job.read.iops.push_back(static_cast<double>(io.read_ios()) / secs);
+  job.write.bw_kib.push_back(static_cast<double>(io.write_bytes()) / 1024 / secs);
+  job.write.iops.push_back(static_cast<double>(io.write_ios()) / secs);
+}
+
 void AddSamples(const v1::ResultRow& row, Job& job) {
+  for (const v1::Sample& s : row.samples()) AddInterval(s.io(), s.interval_ns(), job);
+}
+
+// Named job `k`'s share of each sample (Sample.jobs); marks the job's intervals missing
+// when the run has no samples or a sample has no entry for it.
+void AddJobSamples(const v1::ResultRow& row, int k, Job& job) {
+  if (row.samples().empty()) job.read.intervals_missing = job.write.intervals_missing = true;
   for (const v1::Sample& s : row.samples()) {
-    const double secs = static_cast<double>(s.interval_ns()) / 1e9;
-    if (secs <= 0) continue;
-    job.read.bw_kib.push_back(static_cast<double>(s.io().read_bytes()) / 1024 / secs);
-    job.read.iops.push_back(static_cast<double>(s.io().read_ios()) / secs);
-    job.write.bw_kib.push_back(static_cast<double>(s.io().write_bytes()) / 1024 / secs);
-    job.write.iops.push_back(static_cast<double>(s.io().write_ios()) / secs);
+    const v1::JobInterval* mine = nullptr;
+    for (const v1::JobInterval& ji : s.jobs()) {
+      if (ji.index() == static_cast<uint32_t>(k)) mine = &ji;
+    }
+    if (mine == nullptr) {
+      job.read.intervals_missing = job.write.intervals_missing = true;
+      return;
+    }
+    AddInterval(mine->io(), s.interval_ns(), job);
   }
 }
 
@@ -197,6 +220,7 @@ void AddRun(const v1::ResultRow& row, Job& job) {
     job.write.bytes += jr.io().write_bytes();
     if (auto h = LatencyHistogram::FromProto(jr.read_lat()); h.ok()) job.read.lat.Merge(*h);
     if (auto h = LatencyHistogram::FromProto(jr.write_lat()); h.ok()) job.write.lat.Merge(*h);
+    AddJobSamples(row, k, job);
     if (k == 0) {
       job.usr_ns += r.usr_cpu_ns();
       job.sys_ns += r.sys_cpu_ns();
@@ -335,6 +359,10 @@ void WriteDirection(Json& j, std::string_view key, const Direction& d, uint64_t 
   EmptyLatency(j, "slat_ns");
   LatencyStats(j, "clat_ns", d.lat, /*percentiles=*/true, plus);
   LatencyStats(j, "lat_ns", d.lat, /*percentiles=*/false, false);
+  if (d.intervals_missing) {  // docs/fio-json.md: absent, never a 0 that looks like data
+    j.Close();
+    return;
+  }
   const bool sampled = d.ios > 0;
   const Series bw = Stats(sampled ? d.bw_kib : std::vector<double>{});
   const Series iops = Stats(sampled ? d.iops : std::vector<double>{});
@@ -617,6 +645,8 @@ std::string Document(const std::vector<const Job*>& jobs, bool plus) {
   return j.Take();
 }
 
+}  // namespace
+
 std::string SafeName(const std::string& label) {
   std::string out;
   for (char c : label) {
@@ -626,8 +656,6 @@ std::string SafeName(const std::string& label) {
   }
   return out.empty() ? "cell" : out;
 }
-
-}  // namespace
 
 std::string FioJsonDocument(const v1::GetResultsResponse& resp, const FioJsonOptions& options) {
   const std::vector<Job> jobs = Jobs(resp, options);

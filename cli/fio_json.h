@@ -39,6 +39,10 @@ struct FioJsonFile {
 std::vector<FioJsonFile> FioJsonFiles(const v1::GetResultsResponse& resp,
                                       const FioJsonOptions& options);
 
+// A label as a file name: letters, digits, '-', '.', '_' kept, '=' as '-', the rest as
+// '_' ("bs=4k iodepth=8" -> "bs-4k_iodepth-8"); "" -> "cell".
+std::string SafeName(const std::string& label);
+
 }  // namespace blkbench
 
 #endif  // BLKBENCH_CLI_FIO_JSON_H_

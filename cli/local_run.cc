@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/run_executor.h"
+#include "cli/fio_logs.h"
 #include "cli/format.h"
 #include "cli/report.h"
 #include "common/clock.h"
@@ -87,11 +88,18 @@ int RunLocalExperiment(const SessionOptions& options, const LocalRunner& runner,
     }
     progress << "report: " << options.report_path << "\n";
   }
+  // fio's log files once every run has run; a file not written fails the command, after
+  // the results are printed.
+  const int logs_rc =
+      options.logs_dir.empty() ? 0 : WriteFioLogsFlag(results, options.logs_dir, who, err);
   if (options.on_results) options.on_results(results);
   if (options.format == "table") out << "\n";
   PrintResults(results, options.format, out);
   if (options.format == "table" && runner.extra_tables) runner.extra_tables(results, out);
-  return session.failed() > 0 || session.canceled() > 0 || !session.store_error().ok() ? 1 : 0;
+  return session.failed() > 0 || session.canceled() > 0 || !session.store_error().ok() ||
+                 logs_rc != 0
+             ? 1
+             : 0;
 }
 
 }  // namespace blkbench

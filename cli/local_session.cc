@@ -17,6 +17,7 @@ SessionOptions SessionOptionsFromArgs(const Args& a, const std::string& command,
           .trace_path = a.Get("trace"),
           .format = a.Get("format", "table"),
           .report_path = a.Get("report"),
+          .logs_dir = a.Get("logs"),
           .quiet = a.Has("quiet"),
           .matrix = a.matrix,
           .matrix_text = a.matrix_text};

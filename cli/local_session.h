@@ -35,6 +35,7 @@ struct SessionOptions {
   std::string trace_path = {};   // non-empty: every run's block events (TraceSink)
   std::string format = "table";  // table, csv, json, fio-json, fio-json+
   std::string report_path = {};  // non-empty: the experiment's HTML report (cli/report.h)
+  std::string logs_dir = {};     // non-empty: fio's log files of the runs (cli/fio_logs.h)
   bool quiet = false;            // no progress lines on stderr
   // The matrix of `path`, parsed (the CLI's check did it); never null for a session.
   std::shared_ptr<const workloads::Matrix> matrix = nullptr;
@@ -45,7 +46,7 @@ struct SessionOptions {
 };
 
 // The options of `blkbench sim` or `run` FILE as parsed in `a` (REQUIRES: CheckMatrix
-// passed): --db (else `default_db`), --trace, --format, --report, --quiet.
+// passed): --db (else `default_db`), --trace, --format, --report, --logs, --quiet.
 SessionOptions SessionOptionsFromArgs(const Args& a, const std::string& command,
                                       const std::string& default_db);
 

@@ -70,7 +70,7 @@ v1::RunFinished Succeeded(double iops) {
 
 TEST(SessionOptionsTest, SimFlagsLandInOneStruct) {
   auto args = ParseCommandLine({"sim", "m.yaml", "--db", "x.db", "--trace", "t.txt", "--format",
-                                "json", "--report", "r.html", "-q"},
+                                "json", "--report", "r.html", "--logs", "logs", "-q"},
                                Commands());
   ASSERT_TRUE(args.ok()) << args.status();
   args->matrix = TwoCellsTwoRepeats();
@@ -82,6 +82,7 @@ TEST(SessionOptionsTest, SimFlagsLandInOneStruct) {
   EXPECT_EQ(o.trace_path, "t.txt");
   EXPECT_EQ(o.format, "json");
   EXPECT_EQ(o.report_path, "r.html");
+  EXPECT_EQ(o.logs_dir, "logs");
   EXPECT_TRUE(o.quiet);
   EXPECT_EQ(o.matrix, args->matrix);
   EXPECT_EQ(o.matrix_text, "text");
@@ -92,6 +93,7 @@ TEST(SessionOptionsTest, SimFlagsLandInOneStruct) {
   EXPECT_EQ(d.db_path, "");
   EXPECT_EQ(d.trace_path, "");
   EXPECT_EQ(d.format, "table");
+  EXPECT_EQ(d.logs_dir, "");
   EXPECT_FALSE(d.quiet);
   EXPECT_EQ(SessionOptionsFromArgs(*bare, "run", kDefaultRunDb).db_path, kDefaultRunDb);
 }

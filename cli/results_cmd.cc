@@ -5,6 +5,7 @@
 
 #include "cli/command_args.h"
 #include "cli/command_registry.h"
+#include "cli/fio_logs.h"
 #include "cli/format.h"
 #include "cli/report.h"
 
@@ -34,9 +35,13 @@ int CmdResults(const Args& a, Client* c, std::ostream& out, std::ostream& err) {
            "fio-json+ only\n";
     return 2;
   }
-  // fio's bw_*/iops_* statistics come from the interval samples.
+  // fio's bw_*/iops_* statistics and log files come from the interval samples.
+  const std::string logs = a.Get("logs");
   v1::GetResultsResponse resp;
-  if (int rc = FetchResults(a, c, a.Has("samples") || fio, &resp, err); rc != 0) return rc;
+  if (int rc = FetchResults(a, c, a.Has("samples") || fio || !logs.empty(), &resp, err); rc != 0) {
+    return rc;
+  }
+  if (!logs.empty() && WriteFioLogsFlag(resp, logs, "blkbench results", err) != 0) return 1;
   if (fio && !a.Has("samples")) {
     return PrintFioJson(resp, format, a.Get("per", "cell"), a.Get("out", ""), out, err,
                         a.Has("group_reporting"));
@@ -92,6 +97,7 @@ CommandSpec ResultsCommand() {
            {"out", "DIR", "fio-json: one fio document per cell (or run) in DIR, not stdout"},
            {"group_reporting", "",
             "fio-json: a cell's named jobs (jobs:) as one fio job, not one per named job"},
+           FioLogsFlag(),
            LocalDbFlag()},
       .needs_controller = true,
       .check = CheckId,

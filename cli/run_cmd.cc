@@ -363,6 +363,7 @@ CommandSpec RunCommand() {
             "write every run's Q/G/I/D/C block events, blkparse-style (implies trace: 1)"},
            {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
            {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+           FioLogsFlag(),
            {"quiet", "", "no progress lines", {}, 'q'}},
       .check = CheckMatrix,
       .run = [](const Args& a, Client*, std::ostream& out, std::ostream& err) {

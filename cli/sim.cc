@@ -106,6 +106,7 @@ CommandSpec SimCommand() {
            {"trace", "FILE", "write every run's dispatch/complete events, blkparse-style"},
            {"report", "FILE", "also write the experiment's HTML report (as blkbench report)"},
            {"format", "FORMAT", "output format", {"table", "csv", "json", "fio-json", "fio-json+"}},
+           FioLogsFlag(),
            {"quiet", "", "no progress lines", {}, 'q'}},
       .check = CheckMatrix,
       .run = [](const Args& a, Client*, std::ostream& out, std::ostream& err) {

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/job_bounds.h"
+#include "common/log_options.h"
 #include "common/sim_vocabulary.h"
 
 namespace blkbench {
@@ -411,6 +412,7 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   if (j.distribution != RandomDist::kRandom || j.variable_bs()) j.random_map = false;
   ResolvePacingAndPriority(spec, j, out);
   CheckJobBounds(spec, j.numjobs, out);
+  CheckLogOptions(spec, j, out);
   return r;
 }
 

@@ -23,6 +23,8 @@ BUILD_PKGS=(
   zlib1g-dev libssl-dev openssl fio prometheus clang-format clang-tidy util-linux e2fsprogs fdisk python3 dpkg-dev groff-base
   # headless rendering of the HTML reports in their tests
   chromium
+  # fio's fiologparser_hist.py reads blkbench's histogram logs in cli/fio_logs_test.cc
+  python3-pandas
   # the .deb's check (tests/deb_lintian_test.sh)
   lintian
   # VM test hosts (common/vm, docs/vm-hosts.md): qemu, the initramfs's busybox, module

@@ -92,8 +92,8 @@ struct Rejected {
   bool changes_workload = true;  // false: fio's reports, logs or run control only
 };
 constexpr std::string_view kLogsWhy =
-    "blkbench stores per-interval samples of every run (IOPS, bandwidth, latency histogram "
-    "deltas) instead of fio's log files; log_avg_msec sets their interval";
+    "blkbench writes fio's log files per job from its interval samples (docs/fio-logs.md); "
+    "it has no per-clone logs or window maxima";
 constexpr Rejected kRejected[] = {
     {"verify*", "blkbench measures I/O and does not verify written data"},
     {"do_verify", "blkbench measures I/O and does not verify written data"},
@@ -104,13 +104,7 @@ constexpr Rejected kRejected[] = {
      "blkbench keeps the whole latency histogram and computes any percentile from it", false},
     {"clat_percentiles", "blkbench keeps the whole latency histogram", false},
     {"lat_percentiles", "blkbench keeps the whole latency histogram", false},
-    {"write_bw_log", kLogsWhy, false},
-    {"write_lat_log", kLogsWhy, false},
-    {"write_iops_log", kLogsWhy, false},
-    {"write_hist_log", kLogsWhy, false},
-    {"log_hist_msec", kLogsWhy, false},
     {"per_job_logs", kLogsWhy, false},
-    {"log_offset", kLogsWhy, false},
     {"log_max_value", kLogsWhy, false},
     {"rate_min", "fio ends a job below this rate; blkbench measures what the device did", false},
     {"rate_iops_min", "fio ends a job below this rate; blkbench measures what the device did",

@@ -68,6 +68,20 @@ bool JobBool(std::string_view s, CellSpec& cell) {
   return true;
 }
 
+// fio's write_<type>_log=<prefix>: the prefix of a file name blkbench writes under the
+// directory given to --logs, so no path separators; "" = the job's name (fio's default).
+template <auto Mutable>
+bool LogPrefix(std::string_view s, CellSpec& cell) {
+  if (s.size() > 100 || s.starts_with('.')) return false;
+  for (char c : s) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  *(cell.mutable_job()->*Mutable)() = std::string(s);
+  return true;
+}
+
 bool ApplyRw(std::string_view s, CellSpec& cell) {
   struct Mode {
     std::string_view name;
@@ -303,6 +317,9 @@ bool ApplyNice(std::string_view s, CellSpec& cell) {
 }
 
 constexpr std::string_view kBool = "a boolean (0, 1, true or false)";
+constexpr std::string_view kLogPrefix =
+    "a log file name prefix of letters, digits, '.', '_' and '-' (up to 100, not starting "
+    "with '.'; \"\" = the job's name)";
 constexpr std::string_view kBsRange =
     "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
     "reads and writes)";
@@ -413,6 +430,19 @@ constexpr OptionDef kOptions[] = {
     {"log_avg_msec", "log_avg_msec", Scope::kJob,
      "an interval in milliseconds from 1 to 3600000 (the run's sample interval)",
      &JobUint<&JobSpec::set_log_avg_msec, 1, 3'600'000>},
+    // fio's log files (docs/fio-logs.md), written from the run's samples.
+    {"write_bw_log", "write_bw_log", Scope::kJob, kLogPrefix,
+     &LogPrefix<&JobSpec::mutable_write_bw_log>},
+    {"write_iops_log", "write_iops_log", Scope::kJob, kLogPrefix,
+     &LogPrefix<&JobSpec::mutable_write_iops_log>},
+    {"write_lat_log", "write_lat_log", Scope::kJob, kLogPrefix,
+     &LogPrefix<&JobSpec::mutable_write_lat_log>},
+    {"write_hist_log", "write_hist_log", Scope::kJob, kLogPrefix,
+     &LogPrefix<&JobSpec::mutable_write_hist_log>},
+    {"log_hist_msec", "log_hist_msec", Scope::kJob,
+     "an interval in milliseconds from 1 to 3600000 (the histogram log's)",
+     &JobUint<&JobSpec::set_log_hist_msec, 1, 3'600'000>},
+    {"log_offset", "log_offset", Scope::kJob, kBool, &JobBool<&JobSpec::set_log_offset>},
     // Block-layer settings applied through sysfs and cgroupfs.
     // The text lists common/sim_vocabulary.h's Schedulers() (matrix_test.cc checks).
     {"scheduler", "scheduler", Scope::kJob, "one of none, mq-deadline, bfq, kyber",

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/log_options.h"
 #include "common/resolved_job.h"
 
 namespace blkbench {
@@ -20,10 +21,10 @@ absl::StatusOr<v1::RunResult> RunCell(const CellRun& run, DevicePreparation& dev
   ctx.target_size = prepared->facts.size_bytes();
   ctx.logical_block_size =
       prepared->facts.logical_block_size() ? prepared->facts.logical_block_size() : 512;
-  // fio log_avg_msec: the interval its logs average over is the interval of the samples.
-  ctx.sample_interval = run.cell.job().log_avg_msec() != 0
-                            ? std::chrono::milliseconds(run.cell.job().log_avg_msec())
-                            : run.sample_interval;
+  // fio log_avg_msec (or log_hist_msec): the interval its logs average over is the
+  // interval of the samples (common/log_options.h).
+  const uint32_t log_ms = LogSampleIntervalMs(run.cell.job());
+  ctx.sample_interval = log_ms != 0 ? std::chrono::milliseconds(log_ms) : run.sample_interval;
   ctx.on_sample = run.on_sample;
   if (prepared->annotate_sample) {
     // A copy per interval (1 s): the histogram delta is a few hundred bytes.

@@ -227,7 +227,17 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   ctl.go.store(kGoRun, std::memory_order_release);
   FutexWakeAll(ctl.go);
 
-  auto sampler = std::make_unique<Sampler>(area, ctx.on_sample, measure_start);
+  // The cell's jobs as thread slices: per named job, or one over every thread.
+  std::vector<JobSlice> slices;
+  for (const JobPlan& job : plan.jobs) {
+    if (ctx.cell.jobs_size() == 0) {
+      if (slices.empty()) slices.push_back({"", job.index, 0});
+    } else if (slices.size() <= job.named) {
+      slices.push_back({plan.names[job.named], job.index, 0});
+    }
+    ++slices.back().threads;
+  }
+  auto sampler = std::make_unique<Sampler>(area, slices, ctx.on_sample, measure_start);
   const int64_t interval = ctx.sample_interval.count();
   uint64_t next_sample =
       interval > 0 ? measure_start + static_cast<uint64_t>(interval) : UINT64_MAX;
@@ -264,11 +274,6 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
   // run to the last sample's end and the samples tile [0, duration] exactly.
   if (sampler->offset_ns() > result->duration_ns()) SetDuration(*result, sampler->offset_ns());
   if (ctx.cell.jobs_size() > 0) {
-    std::vector<JobSlice> slices;
-    for (const JobPlan& job : plan.jobs) {
-      if (slices.size() <= job.named) slices.push_back({plan.names[job.named], job.index, 0});
-      ++slices.back().threads;
-    }
     if (absl::Status s = AddJobResults(area, slices, *result); !s.ok()) return s;
   }
   if (options_.on_trace) {

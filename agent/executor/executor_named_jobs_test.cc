@@ -1,9 +1,11 @@
 // The IoExecutor with named jobs (CellSpec.jobs) on a real loop device: each job's
 // threads run with their own plan (engine, rw, bs, region) at once in one run, are placed
 // in the cell's thread order, and RunResult.jobs splits the total exactly.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/executor/executor.h"
 #include "agent/executor/executor_test_util.h"
@@ -67,10 +69,31 @@ TEST_P(NamedJobsLoopTest, EachJobRunsItsOwnPlanAndReportsItsShare) {
     placed[job] = tid;
     return absl::OkStatus();
   };
+  std::vector<v1::Sample> samples;
+  ctx.sample_interval = std::chrono::milliseconds(1);
+  ctx.on_sample = [&](const v1::Sample& s) { samples.push_back(s); };
 
   absl::StatusOr<v1::RunResult> r = NewIoExecutor()->Run(ctx);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->jobs_size(), 2);
+  // Each sample's per-job shares (Sample.jobs) add up to the job's totals.
+  ASSERT_FALSE(samples.empty());
+  uint64_t ios[2][2] = {{0, 0}, {0, 0}}, completions[2] = {0, 0};
+  for (const v1::Sample& s : samples) {
+    ASSERT_EQ(s.jobs_size(), 2);
+    for (int k = 0; k < 2; ++k) {
+      EXPECT_EQ(s.jobs(k).index(), static_cast<uint32_t>(k));
+      ios[k][0] += s.jobs(k).io().read_ios();
+      ios[k][1] += s.jobs(k).io().write_ios();
+      completions[k] += HistCount(s.jobs(k).read_lat()) + HistCount(s.jobs(k).write_lat());
+    }
+  }
+  EXPECT_EQ(samples[0].jobs(1).name(), "writer");
+  EXPECT_EQ(ios[0][0], r->jobs(0).io().read_ios());
+  EXPECT_EQ(ios[0][1], 0u);
+  EXPECT_EQ(ios[1][1], r->jobs(1).io().write_ios());
+  EXPECT_EQ(completions[0], 256u);
+  EXPECT_EQ(completions[1], 64u);
   const v1::JobResult& rj = r->jobs(0);
   const v1::JobResult& wj = r->jobs(1);
   EXPECT_EQ(rj.name(), "reader");

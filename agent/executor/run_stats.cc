@@ -46,6 +46,19 @@ void ReadTotals(const SharedArea& area, Totals* out) {
   }
 }
 
+void ReadSliceTotals(const SharedArea& area, const JobSlice& slice, int dir, Totals* out) {
+  *out = Totals();
+  for (uint32_t j = slice.first; j < slice.first + slice.threads && j < area.num_jobs(); ++j) {
+    const JobShared& s = area.job(j);
+    out->ios[dir] += s.ios[dir].load(kRelaxed);
+    out->bytes[dir] += s.bytes[dir].load(kRelaxed);
+    out->sum_ns += s.lat_sum_ns[dir].load(kRelaxed);
+    out->min_ns = std::min(out->min_ns, s.lat_min_ns[dir].load(kRelaxed));
+    out->max_ns = std::max(out->max_ns, s.lat_max_ns[dir].load(kRelaxed));
+    for (int i = 0; i < H::kBuckets; ++i) out->buckets[i] += s.buckets[dir][i].load(kRelaxed);
+  }
+}
+
 void IntervalHistogram(const Totals& prev, const Totals& cur, v1::Histogram* out) {
   out->Clear();
   uint64_t count = 0;
@@ -81,9 +94,21 @@ void IntervalHistogram(const Totals& prev, const Totals& cur, v1::Histogram* out
   out->set_sum_ns(std::clamp(sum, lo, hi));
 }
 
-Sampler::Sampler(const SharedArea& area, std::function<void(const v1::Sample&)> on_sample,
-                 uint64_t measure_start_ns)
-    : area_(area), on_sample_(std::move(on_sample)), measure_start_ns_(measure_start_ns) {}
+Sampler::Sampler(const SharedArea& area, std::vector<JobSlice> slices,
+                 std::function<void(const v1::Sample&)> on_sample, uint64_t measure_start_ns)
+    : area_(area),
+      slices_(std::move(slices)),
+      on_sample_(std::move(on_sample)),
+      measure_start_ns_(measure_start_ns),
+      prev_jobs_(2 * slices_.size()),
+      cur_jobs_(2 * slices_.size()) {}
+
+void Sampler::ReadAll() {
+  ReadTotals(area_, &cur_);
+  for (size_t k = 0; k < slices_.size(); ++k) {
+    for (int d = 0; d < 2; ++d) ReadSliceTotals(area_, slices_[k], d, &cur_jobs_[2 * k + d]);
+  }
+}
 
 void Sampler::Emit(uint64_t now_ns) {
   uint64_t offset = now_ns > measure_start_ns_ ? now_ns - measure_start_ns_ : 0;
@@ -98,12 +123,12 @@ void Sampler::Emit(uint64_t now_ns) {
     end_ns = std::max(end_ns, e);
   }
   if (all_ended) offset = std::min(offset, end_ns - measure_start_ns_);
-  ReadTotals(area_, &cur_);
+  ReadAll();
   EmitAt(std::max(offset, prev_offset_ns_));
 }
 
 void Sampler::EmitFinal(uint64_t duration_ns) {
-  ReadTotals(area_, &cur_);
+  ReadAll();
   const uint64_t offset = std::max(duration_ns, prev_offset_ns_);
   bool any = offset > prev_offset_ns_;
   for (int d = 0; d < 2; ++d) any |= cur_.ios[d] != prev_.ios[d];
@@ -118,8 +143,24 @@ void Sampler::EmitAt(uint64_t offset_ns) {
   s.set_interval_ns(offset_ns - prev_offset_ns_);
   FillIo(prev_, cur_, s.mutable_io());
   IntervalHistogram(prev_, cur_, s.mutable_lat());
+  for (size_t k = 0; k < slices_.size(); ++k) {
+    const Totals& prev_read = prev_jobs_[2 * k + kRead];
+    const Totals& cur_read = cur_jobs_[2 * k + kRead];
+    const Totals& prev_write = prev_jobs_[2 * k + kWrite];
+    const Totals& cur_write = cur_jobs_[2 * k + kWrite];
+    v1::JobInterval& job = *s.add_jobs();
+    job.set_index(static_cast<uint32_t>(k));
+    job.set_name(slices_[k].name);
+    job.mutable_io()->set_read_ios(cur_read.ios[kRead] - prev_read.ios[kRead]);
+    job.mutable_io()->set_read_bytes(cur_read.bytes[kRead] - prev_read.bytes[kRead]);
+    job.mutable_io()->set_write_ios(cur_write.ios[kWrite] - prev_write.ios[kWrite]);
+    job.mutable_io()->set_write_bytes(cur_write.bytes[kWrite] - prev_write.bytes[kWrite]);
+    IntervalHistogram(prev_read, cur_read, job.mutable_read_lat());
+    IntervalHistogram(prev_write, cur_write, job.mutable_write_lat());
+  }
   prev_offset_ns_ = offset_ns;
   std::swap(prev_, cur_);
+  std::swap(prev_jobs_, cur_jobs_);
   if (on_sample_) on_sample_(s);
 }
 

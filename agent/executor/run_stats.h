@@ -42,11 +42,24 @@ void IntervalHistogram(const Totals& prev, const Totals& cur, v1::Histogram* out
 // Sets the run's duration and the IOPS and bandwidth that follow from it and r.io().
 void SetDuration(v1::RunResult& r, uint64_t duration_ns);
 
-// Emits seq-numbered samples from successive snapshots.
+// One named job's threads in the SharedArea: `threads` slots from `first`.
+struct JobSlice {
+  std::string name;
+  uint32_t first = 0;
+  uint32_t threads = 0;
+};
+
+// The cumulative counters of one direction (kRead, kWrite) of the threads of `slice`:
+// ios/bytes of that direction only, and its latency words.
+void ReadSliceTotals(const SharedArea& area, const JobSlice& slice, int dir, Totals* out);
+
+// Emits seq-numbered samples from successive snapshots, each with its interval per job
+// (Sample.jobs, one per slice).
 class Sampler {
  public:
-  Sampler(const SharedArea& area, std::function<void(const v1::Sample&)> on_sample,
-          uint64_t measure_start_ns);
+  // `slices` are the cell's jobs (one slice over every thread for a one-job cell).
+  Sampler(const SharedArea& area, std::vector<JobSlice> slices,
+          std::function<void(const v1::Sample&)> on_sample, uint64_t measure_start_ns);
   // A sample ending at now_ns (CLOCK_MONOTONIC), or at the end of the last job if all
   // jobs had already ended.
   void Emit(uint64_t now_ns);
@@ -59,12 +72,16 @@ class Sampler {
 
  private:
   void EmitAt(uint64_t offset_ns);
+  void ReadAll();
   const SharedArea& area_;
+  std::vector<JobSlice> slices_;
   std::function<void(const v1::Sample&)> on_sample_;
   uint64_t measure_start_ns_;
   uint64_t prev_offset_ns_ = 0;
   uint64_t seq_ = 0;
   Totals prev_, cur_;
+  // Per slice and direction: [2 * slice + dir].
+  std::vector<Totals> prev_jobs_, cur_jobs_;
 };
 
 // The final result from the stats of jobs that all ended: counters, exact per-direction
@@ -72,13 +89,6 @@ class Sampler {
 // iops, bandwidth, `runner`, and executor internals ("executor.*").
 absl::StatusOr<v1::RunResult> BuildResult(const SharedArea& area, uint64_t measure_start_ns,
                                           const std::string& runner);
-
-// One named job's threads in the SharedArea: `threads` slots from `first`.
-struct JobSlice {
-  std::string name;
-  uint32_t first = 0;
-  uint32_t threads = 0;
-};
 
 // Adds RunResult.jobs to `r` (a BuildResult of the same area): per slice, its threads'
 // counters and exact histograms merged, iops and bandwidth over r's duration (so the

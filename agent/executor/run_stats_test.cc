@@ -72,8 +72,9 @@ TEST(Sampler, SequenceAndDeltasAddUpToResult) {
   ASSERT_TRUE(area.ok());
   SharedArea& a = **area;
   std::vector<v1::Sample> samples;
+  // Two named jobs of one thread each: each sample also holds each job's share.
   Sampler sampler(
-      a, [&](const v1::Sample& s) { samples.push_back(s); }, 1'000'000);
+      a, {{"a", 0, 1}, {"b", 1, 1}}, [&](const v1::Sample& s) { samples.push_back(s); }, 1'000'000);
   Complete(a.job(0), kRead, {1000, 2000, 3000});
   Complete(a.job(1), kWrite, {700});
   sampler.Emit(2'000'000);
@@ -100,6 +101,25 @@ TEST(Sampler, SequenceAndDeltasAddUpToResult) {
   }
   EXPECT_EQ(samples[1].lat().count(), 0u);
   EXPECT_EQ(samples[2].offset_ns(), 3'500'000u);
+  for (const v1::Sample& s : samples) {
+    ASSERT_EQ(s.jobs_size(), 2);
+    EXPECT_EQ(s.jobs(0).name(), "a");
+    EXPECT_EQ(s.jobs(1).index(), 1u);
+    EXPECT_EQ(s.jobs(0).io().read_ios() + s.jobs(1).io().read_ios(), s.io().read_ios());
+    EXPECT_EQ(s.jobs(0).io().write_ios() + s.jobs(1).io().write_ios(), s.io().write_ios());
+    for (const v1::JobInterval& j : s.jobs()) {
+      ASSERT_TRUE(H::FromProto(j.read_lat()).ok());
+      ASSERT_TRUE(H::FromProto(j.write_lat()).ok());
+      EXPECT_EQ(j.read_lat().count(), j.io().read_ios());
+      EXPECT_EQ(j.write_lat().count(), j.io().write_ios());
+    }
+  }
+  EXPECT_EQ(samples[0].jobs(0).io().read_ios(), 3u);
+  EXPECT_EQ(samples[0].jobs(0).read_lat().max_ns(), 3000u);
+  EXPECT_EQ(samples[0].jobs(1).io().write_ios(), 1u);
+  EXPECT_EQ(samples[0].jobs(1).write_lat().min_ns(), 700u);
+  EXPECT_EQ(samples[2].jobs(1).io().read_ios(), 2u);
+  EXPECT_EQ(samples[2].jobs(0).io().read_ios(), 0u);
   EXPECT_EQ(r->duration_ns(), 3'500'000u);
   EXPECT_EQ(reads, 5u);
   EXPECT_EQ(writes, 1u);

@@ -157,6 +157,12 @@ constexpr char kSchemaV3[] = R"sql(
 ALTER TABLE samples ADD COLUMN device {blob};
 )sql";
 
+// Each job's share of a sample interval (Sample.jobs: a serialized blkbench.v1.Sample
+// holding only its jobs); NULL for samples from agents and engines before it existed.
+constexpr char kSchemaV4[] = R"sql(
+ALTER TABLE samples ADD COLUMN jobs {blob};
+)sql";
+
 constexpr const char* kStoreTables[] = {"experiments", "cells",   "runs",   "samples",
                                         "histograms",  "results", "agents", "devices"};
 
@@ -164,6 +170,7 @@ constexpr Migration kMigrations[] = {
     {1, "initial schema", kSchemaV1},
     {2, "experiment submitter and canceler", kSchemaV2},
     {3, "device counters per sample", kSchemaV3},
+    {4, "job intervals per sample", kSchemaV4},
 };
 
 }  // namespace

@@ -63,7 +63,21 @@ absl::StatusOr<v1::Sample> SampleFromRow(const Result& r, int row, int c) {
       return s;
     }
   }
+  if (!r.IsNull(row, c + 9)) {
+    // A Sample holding only its jobs (SerializeSampleJobs).
+    v1::Sample jobs;
+    if (absl::Status s = ParseBlob(r.Bytes(row, c + 9), "sample job intervals", jobs); !s.ok()) {
+      return s;
+    }
+    *sample.mutable_jobs() = std::move(*jobs.mutable_jobs());
+  }
   return sample;
+}
+
+absl::StatusOr<std::string> SerializeSampleJobs(const v1::Sample& sample) {
+  v1::Sample jobs;
+  *jobs.mutable_jobs() = sample.jobs();
+  return Serialize(jobs, "sample job intervals");
 }
 
 std::string RunStateName(v1::RunState state) { return v1::RunState_Name(state); }

@@ -34,7 +34,7 @@ absl::StatusOr<v1::Experiment> ExperimentFromRow(const Result& r, int row);
 // histogram LEFT JOINed as h (see kSampleHistogramJoin).
 inline constexpr char kSampleColumns[] =
     "s.seq, s.offset_ns, s.interval_ns, s.read_ios, s.write_ios, s.read_bytes, s.write_bytes, "
-    "h.histogram, s.device";
+    "h.histogram, s.device, s.jobs";
 inline constexpr char kSampleHistogramJoin[] =
     " LEFT JOIN histograms h ON h.owner_kind = 'sample' AND h.owner_id = s.id AND h.name = 'lat'";
 absl::StatusOr<v1::Sample> SampleFromRow(const Result& r, int row, int first_col);
@@ -47,6 +47,9 @@ absl::StatusOr<v1::ExperimentState> ParseExperimentState(const std::string& name
 
 absl::StatusOr<std::string> Serialize(const google::protobuf::MessageLite& message,
                                       absl::string_view what);
+
+// Sample.jobs as stored in samples.jobs: a serialized Sample holding only its jobs.
+absl::StatusOr<std::string> SerializeSampleJobs(const v1::Sample& sample);
 
 // Parses a stored blob; DataLoss naming `what` if it does not parse.
 template <typename Message>

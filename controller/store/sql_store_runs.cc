@@ -216,14 +216,21 @@ absl::Status SqlStore::InsertSample(uint64_t run_id, uint32_t attempt, const v1:
     if (!bytes.ok()) return bytes.status();
     device = *std::move(bytes);
   }
+  // The jobs' intervals, NULL when the sample has none (an older agent).
+  std::string jobs;
+  if (sample.jobs_size() > 0) {
+    absl::StatusOr<std::string> bytes = sql::SerializeSampleJobs(sample);
+    if (!bytes.ok()) return bytes.status();
+    jobs = *std::move(bytes);
+  }
   absl::StatusOr<Result> inserted = conn_->Run(
       "insert sample",
       "INSERT INTO samples (run_id, attempt, seq, offset_ns, interval_ns, read_ios, write_ios,"
-      " read_bytes, write_bytes, device) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+      " read_bytes, write_bytes, device, jobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
       " ON CONFLICT (run_id, attempt, seq) DO NOTHING RETURNING id",
       static_cast<int64_t>(run_id), attempt, sample.seq(), sample.offset_ns(), sample.interval_ns(),
       io.read_ios(), io.write_ios(), io.read_bytes(), io.write_bytes(),
-      Blob{device, !sample.has_device()});
+      Blob{device, !sample.has_device()}, Blob{jobs, sample.jobs_size() == 0});
   if (!inserted.ok()) return inserted.status();
   // A duplicate (the agent resent after a lost ack) inserts nothing: the first copy is
   // already durable, and so is its histogram.

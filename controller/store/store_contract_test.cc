@@ -235,6 +235,33 @@ TEST_P(StoreTest, SamplesKeepTheDeviceCountersAndTheirAbsence) {
   EXPECT_FALSE(got->last_sample().has_device());
 }
 
+TEST_P(StoreTest, SamplesKeepTheirJobIntervalsAndTheirAbsence) {
+  const v1::Experiment e = Create("x", 1, 1);
+  const uint64_t run = e.runs(0).id();
+  v1::Sample with = MakeSample(1);
+  for (uint32_t k = 0; k < 2; ++k) {
+    v1::JobInterval& j = *with.add_jobs();
+    j.set_index(k);
+    j.set_name(k == 0 ? "reader" : "writer");
+    j.mutable_io()->set_read_ios(10 + k);
+    j.mutable_io()->set_write_bytes(4096 * k);
+    j.mutable_read_lat()->set_count(10 + k);
+    j.mutable_read_lat()->add_bucket_index(100);
+    j.mutable_read_lat()->add_bucket_count(10 + k);
+  }
+  const v1::Sample without = MakeSample(2);
+  ASSERT_TRUE(store_->AppendSample(run, 0, with).ok());
+  ASSERT_TRUE(store_->AppendSample(run, 0, without).ok());
+  absl::StatusOr<std::vector<v1::Sample>> samples = store_->ListSamples(run);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 2u);
+  EXPECT_TRUE(ProtoEq((*samples)[0], with));
+  EXPECT_EQ((*samples)[1].jobs_size(), 0);
+  absl::StatusOr<v1::Run> got = store_->GetRun(run);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->last_sample().jobs_size(), 0);
+}
+
 TEST_P(StoreTest, FinishRunIsIdempotentAndFencedByAttempt) {
   const v1::Experiment e = Create("x", 1, 1);
   const uint64_t run = e.runs(0).id();

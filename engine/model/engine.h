@@ -68,8 +68,8 @@ class Engine final : public EventHandler {
   const LatencyHistogram& read_lat() const { return measurements_.read_lat(); }
   const LatencyHistogram& write_lat() const { return measurements_.write_lat(); }
   // The histogram and counters of the I/Os completed since the previous call.
-  void TakeInterval(LatencyHistogram* lat, EngineCounters* counters) {
-    measurements_.TakeInterval(lat, counters);
+  void TakeInterval(LatencyHistogram* lat, EngineCounters* counters, std::vector<JobTotals>* jobs) {
+    measurements_.TakeInterval(lat, counters, jobs);
   }
   // Time-average of I/Os between submission and CQE since the ramp end.
   double MeanInflight() const { return measurements_.MeanInflight(); }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "engine/model/config.h"
@@ -21,6 +22,13 @@ void AddCounters(const EngineCounters& c, v1::IoCounters* out) {
   out->set_write_ios(c.write_ios);
   out->set_read_bytes(c.read_bytes);
   out->set_write_bytes(c.write_bytes);
+}
+
+void AddJobCounters(const JobTotals& t, v1::IoCounters* out) {
+  out->set_read_ios(t.read_ios);
+  out->set_write_ios(t.write_ios);
+  out->set_read_bytes(t.read_bytes);
+  out->set_write_bytes(t.write_bytes);
 }
 
 void FillInternals(const Engine& e, int64_t wall_ns, v1::RunResult* r) {
@@ -176,9 +184,18 @@ class EngineRunner final : public Runner {
         s.set_interval_ns(end - sample_start);
         LatencyHistogram lat;
         EngineCounters c;
-        e.TakeInterval(&lat, &c);
+        std::vector<JobTotals> jobs;
+        e.TakeInterval(&lat, &c, &jobs);
         AddCounters(c, s.mutable_io());
         lat.ToProto(s.mutable_lat());
+        for (size_t j = 0; j < jobs.size(); ++j) {
+          v1::JobInterval* ji = s.add_jobs();
+          ji->set_index(static_cast<uint32_t>(j));
+          if (j < e.jobs().size()) ji->set_name(e.jobs()[j].name);
+          AddJobCounters(jobs[j], ji->mutable_io());
+          jobs[j].read_lat.ToProto(ji->mutable_read_lat());
+          jobs[j].write_lat.ToProto(ji->mutable_write_lat());
+        }
         ctx.on_sample(s);
       }
       sample_start = end;
@@ -205,10 +222,7 @@ class EngineRunner final : public Runner {
       const JobTotals& t = e.job_totals()[j];
       v1::JobResult* jr = r.add_jobs();
       jr->set_name(e.jobs()[j].name);
-      jr->mutable_io()->set_read_ios(t.read_ios);
-      jr->mutable_io()->set_write_ios(t.write_ios);
-      jr->mutable_io()->set_read_bytes(t.read_bytes);
-      jr->mutable_io()->set_write_bytes(t.write_bytes);
+      AddJobCounters(t, jr->mutable_io());
       jr->set_iops(static_cast<double>(t.read_ios + t.write_ios) / seconds);
       jr->set_bw_bytes_per_sec(static_cast<double>(t.read_bytes + t.write_bytes) / seconds);
       t.lat.ToProto(jr->mutable_lat());

@@ -17,6 +17,7 @@ void Measurements::Reset() {
   inflight_since_ = q_.sim.now();
   group_ios_.assign(q_.config.cgroups.weights.size() + 1, 0);
   job_totals_.assign(std::max<size_t>(q_.config.jobs.size(), 1), JobTotals{});
+  job_interval_.assign(job_totals_.size(), JobTotals{});
   dev_inflight_area_ = 0;
   dev_inflight_since_ = q_.sim.now();
   measure_from_ = q_.sim.now();
@@ -62,11 +63,12 @@ void Measurements::RecordCqe(const IoSlot& io, uint32_t group, uint32_t job) {
   }
   last_cqe_ = now;
   ++group_ios_[group];
-  JobTotals& t = job_totals_[job];
-  t.lat.Add(lat);
-  (io.write ? t.write_lat : t.read_lat).Add(lat);
-  ++(io.write ? t.write_ios : t.read_ios);
-  (io.write ? t.write_bytes : t.read_bytes) += io.bytes;
+  for (JobTotals* t : {&job_totals_[job], &job_interval_[job]}) {
+    t->lat.Add(lat);
+    (io.write ? t->write_lat : t->read_lat).Add(lat);
+    ++(io.write ? t->write_ios : t->read_ios);
+    (io.write ? t->write_bytes : t->read_bytes) += io.bytes;
+  }
 }
 
 double Measurements::MeanInflight() const {
@@ -95,11 +97,14 @@ SimTime Measurements::CpuBusyNs() const {
   return total;
 }
 
-void Measurements::TakeInterval(LatencyHistogram* lat, EngineCounters* counters) {
+void Measurements::TakeInterval(LatencyHistogram* lat, EngineCounters* counters,
+                                std::vector<JobTotals>* jobs) {
   *lat = interval_lat_;
   *counters = q_.interval_counters;
+  *jobs = job_interval_;
   interval_lat_.Clear();
   q_.interval_counters = EngineCounters{};
+  job_interval_.assign(job_totals_.size(), JobTotals{});
 }
 
 }  // namespace blkbench::engine

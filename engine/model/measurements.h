@@ -40,8 +40,9 @@ class Measurements {
   const LatencyHistogram& write_lat() const { return write_lat_; }
   const std::vector<uint64_t>& group_ios() const { return group_ios_; }
   const std::vector<JobTotals>& job_totals() const { return job_totals_; }
-  // The histogram and counters since the previous call.
-  void TakeInterval(LatencyHistogram* lat, EngineCounters* counters);
+  // The histogram and counters since the previous call, in total and per job (one
+  // JobTotals per EngineConfig::jobs entry).
+  void TakeInterval(LatencyHistogram* lat, EngineCounters* counters, std::vector<JobTotals>* jobs);
 
  private:
   BlkMq& q_;
@@ -53,7 +54,7 @@ class Measurements {
   SimTime dev_inflight_since_ = 0;
   double dev_inflight_area_ = 0;
   std::vector<uint64_t> group_ios_;
-  std::vector<JobTotals> job_totals_;
+  std::vector<JobTotals> job_totals_, job_interval_;
   SimTime measure_from_ = 0;
   SimTime last_cqe_ = 0;
   std::vector<SimTime> cpu_stage_base_;
