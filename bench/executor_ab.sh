@@ -1,39 +1,41 @@
 #!/usr/bin/env bash
-# A/B of two blkbench-exec-bench binaries (e.g. before and after an executor change) on the
-# same job, in ABBA order (A, B, B, A per round) so drift on a shared machine cancels; on a
-# loop device over a file in /dev/shm. Prints each run and the medians. Needs root, jq.
-#
-# usage: bench/executor_ab.sh BIN_A BIN_B [extra blkbench-exec-bench flags...]
-# env:   ROUNDS=6  RUNTIME=3 (s)  SIZE_MB=1024
-# default job: randread 4k QD128, batch 32 (submit and complete), fixedbufs, registerfiles.
+# The executor of two builds side by side: blkbench-exec-bench BEFORE and AFTER, interleaved
+# (before, after, before, ...) on one loop device over /dev/shm, randread 4 KiB, per row an
+# I/O engine and depth; prints each run's IOPS and CPU µs per I/O, then per row the median
+# (min–max) of each side and the ratio after/before, as Markdown, to stdout. Needs root
+# (losetup) and jq. Writes nothing into the tree.
+# usage: bench/executor_ab.sh BEFORE_BUILD AFTER_BUILD   env: RUNTIME=2 REPEATS=5
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n 2,8p "$0" >&2; exit 2; }
-A=$1 B=$2; shift 2
-ROUNDS=${ROUNDS:-6}; RUNTIME=${RUNTIME:-3}; SIZE_MB=${SIZE_MB:-1024}
-BACKING=/dev/shm/blkbench-ab-$$.img
-LOOP=""
-cleanup() {
-  if [ -n "$LOOP" ]; then losetup -d "$LOOP" 2>/dev/null || true; fi
-  rm -f "$BACKING" "$BACKING.runs"
-}
-trap cleanup EXIT INT TERM
-fallocate -l "${SIZE_MB}M" "$BACKING"
-LOOP=$(losetup -f --show "$BACKING")
-JOB=(--filename="$LOOP" --rw=randread --bs=4096 --direct --ioengine=io_uring --iodepth=128
-     --iodepth_batch_submit=32 --iodepth_batch_complete_min=32 --iodepth_batch_complete_max=32
-     --fixedbufs --registerfiles --runtime="$RUNTIME" "$@")
-for i in $(seq "$ROUNDS"); do
-  for side in A B B A; do
-    bin=$A; [ "$side" = B ] && bin=$B
-    printf "%s %s " "$side" "$i"
-    "$bin" "${JOB[@]}" | jq -r '"\(.iops) \(.cpu_us_per_io)"'
-  done
-done | tee "$BACKING.runs"
-for side in A B; do
-  for col in 3 4; do
-    grep "^$side " "$BACKING.runs" | awk -v c=$col '{ print $c }' | sort -g |
-      awk -v s=$side -v c=$col '{ v[NR] = $1 } END {
-        m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-        printf "%s %s median %.4g (min %.4g, max %.4g)\n", s, c == 3 ? "IOPS" : "CPU us/IO", m, v[1], v[NR] }'
+[ $# -eq 2 ] || { sed -n 2,7p "$0" >&2; exit 2; }
+A=$1/agent/executor/blkbench-exec-bench B=$2/agent/executor/blkbench-exec-bench
+for bin in "$A" "$B"; do [ -x "$bin" ] || { echo "no $bin" >&2; exit 2; }; done
+RUNTIME=${RUNTIME:-2} REPEATS=${REPEATS:-5}
+WORK=$(mktemp -d) IMG=/dev/shm/blkbench-executor-ab.$$.img LOOP=""
+trap '[ -z "$LOOP" ] || losetup -d "$LOOP"; rm -rf "$WORK" "$IMG"' EXIT
+truncate -s 1G "$IMG"
+LOOP=$(losetup --direct-io=on -f --show "$IMG")
+for row in "nop 32 1" "io_uring 32 1" "libaio 32 1" "psync 1 1"; do
+  read -r engine qd nj <<< "$row"
+  for ((rep = 0; rep < REPEATS; rep++)); do
+    for who in before after; do
+      bin=$A; [ "$who" = after ] && bin=$B
+      "$bin" --filename="$LOOP" --rw=randread --bs=4096 --direct --ioengine="$engine" \
+        --iodepth="$qd" --numjobs="$nj" --runtime="$RUNTIME" --norandommap > "$WORK/o.json"
+      echo "$engine $qd $nj $who $(jq -r '"\(.iops) \(.cpu_us_per_io)"' "$WORK/o.json")" |
+        tee -a "$WORK/runs" >&2
+    done
   done
 done
+python3 - "$WORK/runs" <<'PY'
+import collections, statistics, sys
+runs = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    e, qd, nj, who, iops, cpu = line.split()
+    runs[(f"{e} {qd} {nj}", who)].append(float(cpu))
+print("| row (engine, depth, jobs) | before µs/IO | after µs/IO | after / before |")
+print("|---|---:|---:|---:|")
+for row in dict.fromkeys(r for r, _ in runs):
+    a, b = runs[(row, "before")], runs[(row, "after")]
+    ma, mb = statistics.median(a), statistics.median(b)
+    print(f"| {row} | {ma:.3f} ({min(a):.3f}–{max(a):.3f}) | {mb:.3f} ({min(b):.3f}–{max(b):.3f}) | {mb / ma:.2f} |")
+PY
