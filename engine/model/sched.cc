@@ -43,8 +43,8 @@ absl::Status SchedPath::Init(const ElevatorRegistry& elevators) {
   ElevatorSetup setup{.kernel_major = q_.config.kernel.major,
                       .kernel_minor = q_.config.kernel.minor,
                       .patches = q_.config.kernel.patches,
+                      .tunables = q_.config.queue.iosched,
                       .cgroup_weights = q_.config.cgroups.weights};
-  for (const auto& [name, value] : q_.config.queue.iosched) setup.tunables.emplace(name, value);
   elv_ = type->create(setup);
   if (global_lock) {
     elv_lock_ = std::make_unique<Spinlock>(q_.profile, *costs->lock, type->lock_name);

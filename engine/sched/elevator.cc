@@ -4,11 +4,8 @@
 #include "engine/sched/elevator.h"
 
 #include <algorithm>
-#include <charconv>
-#include <string>
 
 #include "absl/strings/str_cat.h"
-#include "engine/sched/elevator_type.h"
 
 namespace blkbench::engine {
 
@@ -64,18 +61,6 @@ BioMergeResult Elevator::ApplyBioMerge(BioMergeResult found, const SchedBio& bio
     }
   }
   return res;
-}
-
-int64_t ElevatorSetup::ToInt(const std::string& v) {
-  int64_t x = 0;
-  std::from_chars(v.data(), v.data() + v.size(), x);
-  return x;
-}
-
-uint64_t ElevatorSetup::ToUint(const std::string& v) {
-  uint64_t x = 0;
-  std::from_chars(v.data(), v.data() + v.size(), x);
-  return x;
 }
 
 }  // namespace blkbench::engine

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/iosched_tunables.h"
 #include "engine/sched/elevator.h"
 
 namespace blkbench::engine {
@@ -30,7 +31,7 @@ struct ElevatorSetup {
   std::vector<std::string> patches{};
   // The cell's tunables (QueueSettings.iosched): sysfs file name -> the canonical decimal
   // value, checked against the scheduler's names and the kernel's ranges by validate.
-  std::map<std::string, std::string, std::less<>> tunables{};
+  std::map<std::string, std::string> tunables{};
   // io.bfq.weight of cgroup g at [g - 1] (the cell's cgroup layout; root excluded).
   std::vector<uint32_t> cgroup_weights{};
 
@@ -42,24 +43,21 @@ struct ElevatorSetup {
   // sets the tunable. A time written in `unit_ns` units (kNsPerMs for the ms attributes).
   template <typename T>
   void SetInt(std::string_view name, T& field) const {
-    if (const std::string* v = Find(name)) field = static_cast<T>(ToInt(*v));
+    if (const std::string* v = Find(name)) field = static_cast<T>(IoschedValueInt(*v));
   }
   template <typename T>
   void SetUint(std::string_view name, T& field) const {
-    if (const std::string* v = Find(name)) field = static_cast<T>(ToUint(*v));
+    if (const std::string* v = Find(name)) field = static_cast<T>(IoschedValueUint(*v));
   }
   void SetNs(std::string_view name, uint64_t unit_ns, uint64_t& field_ns) const {
-    if (const std::string* v = Find(name)) field_ns = ToUint(*v) * unit_ns;
+    if (const std::string* v = Find(name)) field_ns = IoschedValueUint(*v) * unit_ns;
   }
 
  private:
   const std::string* Find(std::string_view name) const {
-    const auto it = tunables.find(name);
+    const auto it = tunables.find(std::string(name));
     return it == tunables.end() ? nullptr : &it->second;
   }
-  // Values are canonical decimals (validate wrote them); anything else reads as 0.
-  static int64_t ToInt(const std::string& v);
-  static uint64_t ToUint(const std::string& v);
 };
 
 // elevator_type.ops + init_sched: a fresh elevator for a cell; the core then calls Init().
