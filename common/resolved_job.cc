@@ -183,7 +183,7 @@ namespace {
 // fio's zoned forms after "zoned:" / "zoned_abs:": A/R entries separated by ':'.
 std::string ParseZones(std::string_view list, bool absolute, std::vector<ZoneSplit>* zones) {
   const char* form = absolute ? "zoned_abs" : "zoned";
-  const std::string entry =
+  std::string entry =
       absl::StrCat(form, absolute ? ":<access %>/<size>" : ":<access %>/<region %>",
                    "[:...], e.g. ", absolute ? "zoned_abs:60/20g:40/100g" : "zoned:60/10:40/90");
   if (list.find(',') != std::string_view::npos) {
