@@ -10,6 +10,7 @@
 #include "common/job_bounds.h"
 #include "common/log_options.h"
 #include "common/sim_vocabulary.h"
+#include "common/units.h"
 
 namespace blkbench {
 namespace {
@@ -178,11 +179,76 @@ std::string ParseFileServiceType(std::string_view s, FileService* kind, uint32_t
   return "";
 }
 
+namespace {
+
+// fio's zoned forms after "zoned:" / "zoned_abs:": A/R entries separated by ':'.
+std::string ParseZones(std::string_view list, bool absolute, std::vector<ZoneSplit>* zones) {
+  const char* form = absolute ? "zoned_abs" : "zoned";
+  std::string entry =
+      absl::StrCat(form, absolute ? ":<access %>/<size>" : ":<access %>/<region %>",
+                   "[:...], e.g. ", absolute ? "zoned_abs:60/20g:40/100g" : "zoned:60/10:40/90");
+  if (list.find(',') != std::string_view::npos) {
+    return absl::StrCat(entry,
+                        " (fio's per-direction zone lists, separated by ',', are not "
+                        "supported: give one list for reads and writes)");
+  }
+  std::vector<ZoneSplit> out;
+  uint32_t access = 0, region = 0;
+  const std::vector<std::string> entries = absl::StrSplit(std::string(list), ':');
+  for (const std::string& e : entries) {
+    const size_t slash = e.find('/');
+    ZoneSplit z;
+    if (slash == std::string_view::npos ||
+        !absl::SimpleAtoi(e.substr(0, slash), &z.access_percent) || z.access_percent > 100) {
+      return entry;
+    }
+    const std::string size = e.substr(slash + 1);
+    if (absolute) {
+      absl::StatusOr<uint64_t> bytes = ParseSize(size);
+      if (!bytes.ok() || *bytes == 0) return entry;
+      z.size_bytes = *bytes;
+    } else if (!absl::SimpleAtoi(size, &z.size_percent) || z.size_percent > 100) {
+      return entry;
+    }
+    access += z.access_percent;
+    region += z.size_percent;
+    out.push_back(z);
+  }
+  if (out.size() > kMaxZones) return absl::StrCat(entry, " with at most 256 zones (fio's limit)");
+  if (access != 100 || region > 100) {
+    if (absolute) {
+      return absl::StrCat(entry, " whose access percentages add up to 100 (fio's rule; got ",
+                          access, ")");
+    }
+    return absl::StrCat(entry,
+                        " whose access percentages add up to 100 and region percentages to at "
+                        "most 100 (fio's rule; got ",
+                        access, " and ", region, ")");
+  }
+  if (zones != nullptr) *zones = std::move(out);
+  return "";
+}
+
+}  // namespace
+
 std::string ParseRandomDistribution(std::string_view s, RandomDist* dist, double* param,
-                                    double* center) {
+                                    double* center, std::vector<ZoneSplit>* zones) {
   static constexpr std::string_view kExpected =
       "random, zipf:<theta>, pareto:<power> or normal:<deviation in percent>, each with an "
-      "optional :<center from 0 to 1> (fio's zoned forms are not supported)";
+      "optional :<center from 0 to 1>, or zoned:<access %>/<region %>[:...] or "
+      "zoned_abs:<access %>/<size>[:...]";
+  for (const bool absolute : {false, true}) {
+    const std::string_view prefix = absolute ? "zoned_abs:" : "zoned:";
+    if (s.substr(0, prefix.size()) != prefix) continue;
+    std::vector<ZoneSplit> z;
+    std::string why = ParseZones(s.substr(prefix.size()), absolute, &z);
+    if (!why.empty()) return why;
+    *dist = absolute ? RandomDist::kZonedAbs : RandomDist::kZoned;
+    *param = 0;
+    *center = -1;
+    if (zones != nullptr) *zones = std::move(z);
+    return "";
+  }
   const std::vector<std::string> parts = absl::StrSplit(std::string(s), ':');
   const std::string& kind = parts[0];
   RandomDist d;
@@ -400,7 +466,7 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   j.randrepeat = !spec.has_randrepeat() || spec.randrepeat();
   if (!spec.random_distribution().empty()) {
     const std::string why = ParseRandomDistribution(spec.random_distribution(), &j.distribution,
-                                                    &j.dist_param, &j.dist_center);
+                                                    &j.dist_param, &j.dist_center, &j.zones);
     if (!why.empty()) {
       Problem(
           out, {"random_distribution"},

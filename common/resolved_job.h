@@ -10,6 +10,7 @@
 #ifndef BLKBENCH_COMMON_RESOLVED_JOB_H_
 #define BLKBENCH_COMMON_RESOLVED_JOB_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -38,7 +39,20 @@ enum class IoEngineKind { kPsync, kIoUring, kLibaio, kSync, kPvsync2, kNop };
 enum class FileService : uint8_t { kRoundRobin, kRandom, kUring };
 
 // fio random_distribution: how random offsets are drawn over the job's blocks.
-enum class RandomDist : uint8_t { kRandom, kZipf, kPareto, kNormal };
+// kZoned/kZonedAbs: fio's zoned forms, a zone picked by its share of the accesses, then a
+// uniform block inside the zone's part of the region (ZoneSplit).
+enum class RandomDist : uint8_t { kRandom, kZipf, kPareto, kNormal, kZoned, kZonedAbs };
+
+// One zone of fio's zoned/zoned_abs random_distribution: its share of the accesses and its
+// extent, a percentage of the region (zoned) or bytes (zoned_abs). Zones follow each other
+// from the region's start; what the zones do not cover is never accessed (fio io_u.c
+// __get_next_rand_offset_zoned{,_abs}).
+struct ZoneSplit {
+  uint32_t access_percent = 0;
+  uint32_t size_percent = 0;  // zoned
+  uint64_t size_bytes = 0;    // zoned_abs
+};
+inline constexpr size_t kMaxZones = 256;  // fio ZONESPLIT_MAX
 
 // One bssplit entry: a block size and its share of the I/Os in percent.
 struct BsShare {
@@ -119,8 +133,9 @@ struct ResolvedJob {
   bool random_map = true;
   bool randrepeat = true;
   RandomDist distribution = RandomDist::kRandom;
-  double dist_param = 0;    // zipf theta, pareto power, normal deviation (percent)
-  double dist_center = -1;  // fio's second float, 0..1; -1 = fio's default
+  double dist_param = 0;         // zipf theta, pareto power, normal deviation (percent)
+  double dist_center = -1;       // fio's second float, 0..1; -1 = fio's default
+  std::vector<ZoneSplit> zones;  // kZoned/kZonedAbs, in region order
   // Block sizes: `bs` is the smallest, bs_max the largest (== bs when fixed). bssplit set:
   // its sizes by share; else bs..bs_max in multiples of bs (fio bsrange).
   uint64_t bs_max = kFioDefaultBs;
@@ -152,11 +167,41 @@ struct ResolvedJob {
 };
 
 // fio's random_distribution value: "random", "zipf[:theta[:center]]",
-// "pareto[:power[:center]]" or "normal[:deviation[:center]]" (fio's defaults: zipf 1.1,
-// pareto 0.2, normal 0; center 0..1). The zoned forms are not supported. On success fills
-// the outputs; on failure returns what was expected ("" = ok).
+// "pareto[:power[:center]]", "normal[:deviation[:center]]" (fio's defaults: zipf 1.1,
+// pareto 0.2, normal 0; center 0..1), "zoned:A/R[:A/R...]" (A % of the accesses to the
+// next R % of the region) or "zoned_abs:A/SIZE[:...]" (SIZE with fio's units), up to 256
+// zones, the accesses adding up to 100 and zoned's regions to at most 100 (fio options.c
+// zone_split_ddir). fio's per-direction zone lists (separated by ',') are refused. On
+// success fills the outputs (`zones` may be null when the caller only validates); on
+// failure returns what was expected ("" = ok).
 std::string ParseRandomDistribution(std::string_view s, RandomDist* dist, double* param,
-                                    double* center);
+                                    double* center, std::vector<ZoneSplit>* zones = nullptr);
+
+// fio __get_next_rand_offset_zoned{,_abs}: a position in [0, n) of `unit`-byte blocks for a
+// kZoned/kZonedAbs job. A draw in [1, 100] picks the zone by the accesses' running sum,
+// then a uniform position inside the zone: zoned's zone i spans [before * n / 100,
+// +n * percent / 100) positions, zoned_abs's its bytes divided by `unit`, both clipped to
+// [0, n) (the executor's plan refuses zoned_abs zones past the region, as fio does). `rng`
+// has Uniform(m), uniform in [0, m) (common/rng.h).
+template <typename R>
+uint64_t ZonedPosition(std::span<const ZoneSplit> zones, bool absolute, uint64_t n, uint64_t unit,
+                       R& rng) {
+  const uint64_t v = rng.Uniform(100) + 1;
+  uint64_t access = 0, before = 0;  // before: percent (zoned) or bytes (zoned_abs)
+  for (const ZoneSplit& z : zones) {
+    access += z.access_percent;
+    const uint64_t extent = absolute ? z.size_bytes : z.size_percent;
+    if (v <= access) {
+      const uint64_t first = absolute ? before / unit : before * n / 100;
+      const uint64_t end = absolute ? (before + extent) / unit : first + n * extent / 100;
+      if (first >= n) return n - 1;
+      const uint64_t count = std::clamp<uint64_t>(end - first, 1, n - first);
+      return first + rng.Uniform(count);
+    }
+    before += extent;
+  }
+  return rng.Uniform(n);  // not reached: the accesses add up to 100
+}
 
 // fio's file_service_type value: "roundrobin[:N]" or "random[:N]" (N >= 1 I/Os before
 // switching; fio's default roundrobin:1), or blkbench's "t/io_uring" (its rules). fio's

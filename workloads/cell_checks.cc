@@ -51,8 +51,9 @@ void CheckJob(const v1::JobSpec& job, const std::string& name, const v1::Target&
       {"fsync", job.fsync() != 0},
       {"end_fsync", job.end_fsync()},
       {"nice", job.nice() != 0},
-      {"random_distribution",
-       !job.random_distribution().empty() && job.random_distribution() != "random"},
+      {"random_distribution", resolved.job.distribution != RandomDist::kRandom &&
+                                  resolved.job.distribution != RandomDist::kZoned &&
+                                  resolved.job.distribution != RandomDist::kZonedAbs},
   };
   for (const auto& u : unmodelled) {
     if (!u.set) continue;

@@ -54,6 +54,21 @@ TEST(FioOptionsTest, AcceptedFormsAndWhatTheyStore) {
   EXPECT_EQ(Good("  random_distribution: zipf:1.2\n").random_distribution(), "zipf:1.2");
   EXPECT_EQ(Good("  random_distribution: normal:10:0.25\n").random_distribution(),
             "normal:10:0.25");
+  EXPECT_EQ(Good("  random_distribution: zoned:50/5:30/15:20/80\n").random_distribution(),
+            "zoned:50/5:30/15:20/80");
+  ResolvedJob zoned = *ResolveJobOrError(Good("  random_distribution: zoned:60/10:40/20\n"));
+  EXPECT_EQ(zoned.distribution, RandomDist::kZoned);
+  ASSERT_EQ(zoned.zones.size(), 2u);  // regions may add up to less than 100, as in fio
+  EXPECT_EQ(zoned.zones[0].access_percent, 60u);
+  EXPECT_EQ(zoned.zones[0].size_percent, 10u);
+  EXPECT_EQ(zoned.zones[1].access_percent, 40u);
+  EXPECT_EQ(zoned.zones[1].size_percent, 20u);
+  EXPECT_FALSE(zoned.random_map);  // fio: a non-uniform distribution drops the map
+  ResolvedJob abs = *ResolveJobOrError(Good("  random_distribution: zoned_abs:60/20g:40/100m\n"));
+  EXPECT_EQ(abs.distribution, RandomDist::kZonedAbs);
+  ASSERT_EQ(abs.zones.size(), 2u);
+  EXPECT_EQ(abs.zones[0].size_bytes, 20ull << 30);
+  EXPECT_EQ(abs.zones[1].size_bytes, 100ull << 20);
 
   v1::JobSpec split = Good("  bssplit: 4k/10:64k/90\n");
   ASSERT_EQ(split.bssplit_size(), 2);
@@ -125,14 +140,55 @@ TEST(FioOptionsTest, BadFormsNameFileLineKeyAndExpected) {
   } kCases[] = {
       {"  norandommap: maybe\n",
        "m.yaml:4:16: key 'norandommap': expected a boolean (0, 1, true or false), got 'maybe'"},
-      {"  random_distribution: zoned:60/10:40/90\n",
-       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
-       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
-       "zipf:1.2; fio's zoned forms are not supported), got 'zoned:60/10:40/90'"},
       {"  random_distribution: zipf:1\n",
        "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
        "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
-       "zipf:1.2; fio's zoned forms are not supported), got 'zipf:1'"},
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zipf:1'"},
+      {"  random_distribution: zoned:60/10:30/90\n",
+       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
+       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zoned:60/10:30/90'"},
+      {"  random_distribution: zoned:60/10:40/95\n",
+       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
+       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zoned:60/10:40/95'"},
+      {"  random_distribution: zoned:60/10:40\n",
+       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
+       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zoned:60/10:40'"},
+      {"  random_distribution: zoned:60/10:40/90,100/100\n",
+       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
+       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zoned:60/10:40/90,100/100'"},
+      {"  random_distribution: zoned_abs:60/1g:40/0\n",
+       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
+       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zoned_abs:60/1g:40/0'"},
+      {"  random_distribution: zoned:50\n",
+       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
+       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
+       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
+       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
+       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
+       "per-direction form is not supported), got 'zoned:50'"},
       {"  bssplit: 4k/10:64k/80\n",
        "m.yaml:4:12: key 'bssplit': expected block sizes with percentages as "
        "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90; "
@@ -222,6 +278,8 @@ TEST(FioOptionsTest, SimCellsRejectWhatTheEngineDoesNotModel) {
   EXPECT_EQ(OneError("  nice: 5\n", "sim:null_blk"),
             "m.yaml:4:9: key 'nice' is not modelled by the engine (device_class "
             "'sim:null_blk'); it runs on real devices only");
+  // The engine draws fio's zoned forms (engine/model/job.cc), not the other distributions.
+  EXPECT_TRUE(Parse("  random_distribution: zoned:60/10:40/90\n", "sim:ssd").ok());
   EXPECT_EQ(OneError("  random_distribution: zipf:1.2\n", "sim:ssd"),
             "m.yaml:4:24: key 'random_distribution' is not modelled by the engine (device_class "
             "'sim:ssd'); it runs on real devices only");
@@ -398,6 +456,39 @@ TEST(FioOptionsTest, ResolvedJobCarriesFioSemantics) {
               HasSubstr("rate_process must be linear or poisson, got 'bursty'"));
   EXPECT_THAT(absl::StrJoin(messages, "\n"),
               HasSubstr("random_distribution 'zipf:0': expected zipf:<theta> with theta > 0"));
+
+  // The zoned forms say which of fio's rules failed.
+  const struct {
+    std::string value, message;
+  } kZoned[] = {
+      {"zoned:60/10:30/90",
+       "random_distribution 'zoned:60/10:30/90': expected zoned:<access %>/<region %>[:...], "
+       "e.g. zoned:60/10:40/90 whose access percentages add up to 100 and region percentages "
+       "to at most 100 (fio's rule; got 90 and 100)"},
+      {"zoned:60/10:40/95",
+       "random_distribution 'zoned:60/10:40/95': expected zoned:<access %>/<region %>[:...], "
+       "e.g. zoned:60/10:40/90 whose access percentages add up to 100 and region percentages "
+       "to at most 100 (fio's rule; got 100 and 105)"},
+      {"zoned_abs:60/1g:30/2g",
+       "random_distribution 'zoned_abs:60/1g:30/2g': expected zoned_abs:<access %>/<size>[:...], "
+       "e.g. zoned_abs:60/20g:40/100g whose access percentages add up to 100 (fio's rule; got "
+       "90)"},
+      {"zoned:60/10:40/90,100/100",
+       "random_distribution 'zoned:60/10:40/90,100/100': expected zoned:<access %>/<region "
+       "%>[:...], e.g. zoned:60/10:40/90 (fio's per-direction zone lists, separated by ',', are "
+       "not supported: give one list for reads and writes)"},
+      {"zoned:60/x",
+       "random_distribution 'zoned:60/x': expected zoned:<access %>/<region "
+       "%>[:...], e.g. zoned:60/10:40/90"},
+  };
+  for (const auto& z : kZoned) {
+    v1::JobSpec j;
+    j.set_rw(v1::RANDREAD);
+    j.set_random_distribution(z.value);
+    const JobResolution zr = ResolveJob(j);
+    ASSERT_EQ(zr.problems.size(), 1u) << z.value;
+    EXPECT_EQ(zr.problems[0].message, z.message);
+  }
 }
 
 }  // namespace

@@ -382,7 +382,10 @@ constexpr OptionDef kOptions[] = {
     {"randrepeat", "randrepeat", Scope::kJob, kBool, &JobBool<&JobSpec::set_randrepeat>},
     {"random_distribution", "random_distribution", Scope::kJob,
      "random, zipf:<theta>, pareto:<power> or normal:<deviation in percent>, each with an "
-     "optional :<center from 0 to 1> (e.g. zipf:1.2; fio's zoned forms are not supported)",
+     "optional :<center from 0 to 1> (e.g. zipf:1.2), or zoned:<access %>/<region %>[:...] or "
+     "zoned_abs:<access %>/<size>[:...] with the accesses adding up to 100 and zoned's regions "
+     "to at most 100 (e.g. zoned:60/10:40/90; one zone list for reads and writes: fio's "
+     "comma-separated per-direction form is not supported)",
      &ApplyRandomDistribution},
     {"file_service_type", "file_service_type", Scope::kJob,
      "roundrobin or random, each with an optional :<I/Os before switching> (e.g. roundrobin:32), "

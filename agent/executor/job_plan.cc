@@ -103,6 +103,15 @@ absl::Status PlanJob(const RunContext& ctx, const ResolvedJob& r, uint32_t named
           "offset", absl::StrCat("job ", i, " region start ", start,
                                  " is not aligned to the logical block size ", lbs, " (direct=1)"));
     }
+    if (r.random && r.distribution == RandomDist::kZonedAbs) {
+      uint64_t zoned = 0;
+      for (const ZoneSplit& z : r.zones) zoned += z.size_bytes;
+      if (zoned > len) {  // fio: "zoned_abs sizes exceed file size"
+        return Invalid("random_distribution",
+                       absl::StrCat("job ", i, ": the zoned_abs zones cover ", zoned,
+                                    " bytes, more than its region of ", len, " bytes"));
+      }
+    }
     job.io.region_start = start;
     job.io.region_len = len;
     job.io.seed = r.randseed + first + i;

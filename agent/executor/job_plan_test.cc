@@ -127,6 +127,12 @@ TEST(JobPlan, RejectsWhatCannotRun) {
   j = Job(v1::READ);
   j.set_size(1024);
   ExpectInvalid(j, "smaller than bs");
+  // fio: "zoned_abs sizes exceed file size"; zones inside the 64 MiB region plan.
+  j = Job(v1::RANDREAD);
+  j.set_random_distribution("zoned_abs:50/32m:50/33m");
+  ExpectInvalid(j, "the zoned_abs zones cover 68157440 bytes, more than its region of 67108864");
+  j.set_random_distribution("zoned_abs:50/32m:50/32m");
+  EXPECT_TRUE(BuildRunPlan(Ctx(j)).ok());
   j = Job(v1::READ, v1::PSYNC);
   j.set_fixedbufs(true);
   ExpectInvalid(j, "fixedbufs");

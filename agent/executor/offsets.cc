@@ -1,5 +1,5 @@
 // Seeding and the less frequent paths of the per-job I/O generator (see offsets.h): the
-// random map's keys, fio's zipf/pareto/normal generators and variable block sizes.
+// random map's keys, fio's zipf/pareto/normal/zoned generators and variable block sizes.
 #include "agent/executor/offsets.h"
 
 #include <algorithm>
@@ -47,6 +47,7 @@ IoGenerator::IoGenerator(const IoGeneratorConfig& c)
       bs_max_(std::max(c.bs_max, c.block_size)),
       split_(c.bssplit),
       split_len_(c.bssplit_len),
+      zones_(c.zones),
       region_len_(c.region_len),
       offset_rng_(c.seed),
       ddir_rng_(c.seed ^ 0x5eed0fd1a7a5eedULL),
@@ -119,6 +120,9 @@ uint64_t IoGenerator::NextSkewed(uint64_t n) {
       if (center_ >= 0) return rank;
       break;
     }
+    case RandomDist::kZoned:
+    case RandomDist::kZonedAbs:
+      return ZonedPosition(zones_, dist_ == RandomDist::kZonedAbs, n, bs_, offset_rng_);
     case RandomDist::kRandom:
       return offset_rng_.Uniform(n);
   }

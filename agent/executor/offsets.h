@@ -5,6 +5,7 @@
 #define BLKBENCH_AGENT_EXECUTOR_OFFSETS_H_
 
 #include <cstdint>
+#include <span>
 
 #include "common/resolved_job.h"
 #include "common/rng.h"
@@ -25,8 +26,9 @@ struct IoGeneratorConfig {
   RandomDist distribution = RandomDist::kRandom;
   double dist_param = 0;
   double dist_center = -1;
-  double zipf_zetan = 0;        // fio zipf_update's zeta(n, theta), computed by BuildRunPlan
-  uint32_t read_percent = 100;  // 100 = reads only, 0 = writes only
+  double zipf_zetan = 0;             // fio zipf_update's zeta(n, theta), computed by BuildRunPlan
+  std::span<const ZoneSplit> zones;  // kZoned/kZonedAbs; points into the RunPlan's ResolvedJob
+  uint32_t read_percent = 100;       // 100 = reads only, 0 = writes only
   uint64_t seed = 0;
 };
 
@@ -43,9 +45,10 @@ struct NextIo {
 // exactly once in a seeded pseudo-random order (a keyed bijection on the next power of two,
 // cycle-walked into [0, blocks): O(1) state instead of fio's axmap bitmap, same coverage);
 // the next pass uses a new order. Without it (norandommap), uniform with replacement; with
-// zipf/pareto/normal, fio's generators over the blocks. Sequential offsets advance by the
-// block size from region start and wrap at region end, separately per direction like fio's
-// per-ddir f->last_pos. Mixed modes pick the direction per I/O: read when a uniform draw in
+// zipf/pareto/normal, fio's generators over the blocks; with zoned/zoned_abs, a zone by
+// its share of the accesses, then a uniform block inside it (ZonedPosition). Sequential offsets
+// advance by the block size from region start and wrap at region end, separately per direction like
+// fio's per-ddir f->last_pos. Mixed modes pick the direction per I/O: read when a uniform draw in
 // [1, 100] is <= read_percent (fio get_rand_ddir, without fio's rwmix_issues run-length
 // smoothing).
 class IoGenerator {
@@ -118,6 +121,7 @@ class IoGenerator {
   uint64_t bs_max_;
   const BsShare* split_;
   uint32_t split_len_;
+  std::span<const ZoneSplit> zones_;
   uint64_t region_len_;
   Rng offset_rng_;
   Rng ddir_rng_;

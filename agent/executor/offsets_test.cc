@@ -2,10 +2,16 @@
 // determinism.
 #include "agent/executor/offsets.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -167,6 +173,125 @@ TEST(IoGenerator, ZipfAndParetoConcentrateOnFewBlocks) {
   EXPECT_NEAR(FirstShare(Hits(c, 200'000), 0.2), 0.8, 0.01);
   c.distribution = RandomDist::kRandom;
   EXPECT_NEAR(FirstShare(Hits(c, 200'000), 0.2), 0.2, 0.01);
+}
+
+// Share of the offsets (bytes from the region's start) in each of fio's zoned zones, and
+// anything past the last zone in one more slot.
+std::vector<double> ZoneShares(const std::vector<uint64_t>& offsets, uint64_t region_len,
+                               const std::vector<ZoneSplit>& zones) {
+  std::vector<double> share(zones.size() + 1);
+  for (const uint64_t off : offsets) {
+    uint64_t bytes = 0, percent = 0;
+    size_t z = 0;
+    for (; z < zones.size(); ++z) {
+      bytes += zones[z].size_bytes;
+      percent += zones[z].size_percent;
+      if (off < (bytes != 0 ? bytes : region_len * percent / 100)) break;
+    }
+    share[z] += 1.0 / static_cast<double>(offsets.size());
+  }
+  return share;
+}
+
+// Five standard deviations of a share p estimated from n draws: a correct generator fails
+// this about once in 1.7 million checks.
+double Bound(double p, size_t n) { return 5 * std::sqrt(p * (1 - p) / static_cast<double>(n)); }
+
+// jesd219's zoned:50/5:30/15:20/80, a region of 10000 blocks (a multiple of 100, so the
+// zone edges are exact).
+const std::vector<ZoneSplit> kJesd219 = {{50, 5, 0}, {30, 15, 0}, {20, 80, 0}};
+
+TEST(IoGenerator, ZonedSharesPerZoneAndUniformInsideEach) {
+  IoGeneratorConfig c = Config(true, 100);
+  c.region_len = 10000 * 4096;
+  c.distribution = RandomDist::kZoned;
+  c.zones = kJesd219;
+  constexpr int kN = 200'000;
+  const std::vector<int> hits = Hits(c, kN);
+  EXPECT_EQ(hits, Hits(c, kN));  // deterministic from the seed
+  std::vector<uint64_t> offsets;
+  for (size_t b = 0; b < hits.size(); ++b) offsets.insert(offsets.end(), hits[b], b * 4096);
+  const std::vector<double> share = ZoneShares(offsets, c.region_len, kJesd219);
+  for (size_t z = 0; z < kJesd219.size(); ++z) {
+    const double want = kJesd219[z].access_percent / 100.0;
+    EXPECT_NEAR(share[z], want, Bound(want, kN)) << "zone " << z;
+  }
+  // Uniform inside a zone: each half of the first zone (250 blocks) gets half of its 50 %.
+  const double first_half = FirstShare(hits, 0.025);
+  EXPECT_NEAR(first_half, 0.25, Bound(0.25, kN));
+  // Variable block sizes draw the same zones over the I/O positions.
+  const BsShare split[] = {{4096, 50}, {8192, 50}};
+  c.bssplit = split;
+  c.bssplit_len = 2;
+  IoGenerator g(c);
+  std::vector<uint64_t> var;
+  for (int i = 0; i < 50'000; ++i) var.push_back(g.Next().offset - c.region_start);
+  const std::vector<double> vshare = ZoneShares(var, c.region_len, kJesd219);
+  EXPECT_NEAR(vshare[0], 0.5, Bound(0.5, var.size()));
+  EXPECT_NEAR(vshare[1], 0.3, Bound(0.3, var.size()));
+}
+
+// zoned_abs: sizes in bytes from the region's start; regions past the zones are never
+// touched, and zone edges that are not block multiples round down as in fio.
+TEST(IoGenerator, ZonedAbsStaysInsideItsZones) {
+  IoGeneratorConfig c = Config(true, 100);
+  c.region_len = 10000 * 4096;
+  c.distribution = RandomDist::kZonedAbs;
+  const std::vector<ZoneSplit> zones = {{70, 0, 1 << 20}, {30, 0, 3 << 20}};
+  c.zones = zones;
+  constexpr int kN = 100'000;
+  IoGenerator g(c);
+  std::vector<uint64_t> offsets;
+  for (int i = 0; i < kN; ++i) offsets.push_back(g.Next().offset - c.region_start);
+  const std::vector<double> share = ZoneShares(offsets, c.region_len, zones);
+  EXPECT_NEAR(share[0], 0.7, Bound(0.7, kN));
+  EXPECT_NEAR(share[1], 0.3, Bound(0.3, kN));
+  EXPECT_EQ(share[2], 0);  // nothing past 4 MiB
+}
+
+// fio 3.33 itself on a small regular file with jesd219's zones (its write_iolog records
+// every offset): fio's share of the accesses per zone and the executor's are both within
+// Bound of the declared percentages.
+TEST(IoGenerator, ZonedSharesMatchFios) {
+  if (std::system("command -v fio >/dev/null 2>&1") != 0) GTEST_SKIP() << "fio is not installed";
+  const std::string base = "/tmp/blkbench_zoned_" + std::to_string(getpid());
+  const std::string file = base + ".dat", log = base + ".iolog";
+  constexpr uint64_t kSize = 40 << 20;  // 10240 blocks: the zone edges are whole blocks
+  const std::string cmd = "fio --name=z --filename=" + file +
+                          " --size=40m --io_size=80m --rw=randread --bs=4k --ioengine=psync "
+                          "--random_distribution=zoned:50/5:30/15:20/80 --randseed=7 "
+                          "--write_iolog=" +
+                          log + " --output=/dev/null";
+  const int rc = std::system(cmd.c_str());
+  std::vector<uint64_t> fio;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);  // fio iolog v3: time file action offset length
+    std::string time, name, action;
+    uint64_t offset = 0;
+    if (fields >> time >> name >> action >> offset && action == "read") fio.push_back(offset);
+  }
+  unlink(file.c_str());
+  unlink(log.c_str());
+  ASSERT_EQ(rc, 0) << cmd;
+  ASSERT_EQ(fio.size(), 20480u);  // io_size / bs
+
+  IoGeneratorConfig c = Config(true, 100);
+  c.region_start = 0;
+  c.region_len = kSize;
+  c.distribution = RandomDist::kZoned;
+  c.zones = kJesd219;
+  IoGenerator g(c);
+  std::vector<uint64_t> ours;
+  for (size_t i = 0; i < fio.size(); ++i) ours.push_back(g.Next().offset);
+
+  const std::vector<double> fio_share = ZoneShares(fio, kSize, kJesd219);
+  const std::vector<double> our_share = ZoneShares(ours, kSize, kJesd219);
+  for (size_t z = 0; z < kJesd219.size(); ++z) {
+    const double want = kJesd219[z].access_percent / 100.0;
+    EXPECT_NEAR(fio_share[z], want, Bound(want, fio.size())) << "fio, zone " << z;
+    EXPECT_NEAR(our_share[z], want, Bound(want, ours.size())) << "blkbench, zone " << z;
+  }
 }
 
 TEST(IoGenerator, NormalWithCenterIsAGaussianOverTheRegion) {

@@ -1,7 +1,13 @@
 // The engine with the fio options it models (issue 14): bssplit and bsrange sizes, and
 // prio/prioclass on the requests; deterministic and plausible.
 #include <cmath>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include "engine/model/config.h"
+#include "engine/model/engine.h"
 #include "engine/model/engine_test_util.h"
 #include "gtest/gtest.h"
 
@@ -37,6 +43,47 @@ TEST(EngineFioOptionsTest, BssplitSizesByShareDeterministically) {
   const v1::RunResult small = RunCell(Cell("ssd", v1::RANDREAD, 4096, 16, 2, 20'000'000));
   EXPECT_LT(n, static_cast<double>(Ios(small)));
   EXPECT_GT(r.io().read_bytes(), small.io().read_bytes());
+}
+
+// fio's zoned random_distribution (jesd219's 50/5:30/15:20/80) over 10000 blocks: each
+// zone's share of the issued requests (the blktrace D events; iodepth 1, so none merge)
+// within five standard deviations of its declared share, and nothing outside the region.
+TEST(EngineFioOptionsTest, ZonedSharesPerZone) {
+  constexpr uint64_t kBlocks = 10000, kIos = 20000;
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 4096, 1, 1, 0);
+  cell.mutable_job()->set_time_based(false);
+  cell.mutable_job()->set_size(kBlocks * 4096);
+  cell.mutable_job()->set_io_size(kIos * 4096);
+  cell.mutable_job()->set_random_distribution("zoned:50/5:30/15:20/80");
+  absl::StatusOr<EngineConfig> config = DeriveConfig(cell);
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(*config, 0);
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::ostringstream out;
+  (*e)->set_trace_sink(&out);
+  while (!(*e)->all_done() && !(*e)->stalled()) (*e)->RunUntil((*e)->now() + 10'000'000);
+  ASSERT_TRUE((*e)->all_done());
+  const std::regex issue(R"(^.* D +R (\d+) \+ 8 \[[^\]]+\]$)");
+  const uint64_t kEdges[] = {500, 2000, 10000};  // zone ends in blocks
+  double hits[3] = {0, 0, 0};
+  uint64_t n = 0;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, issue)) continue;
+    const uint64_t block = std::stoull(m[1]) / 8;
+    ASSERT_LT(block, kBlocks) << l;
+    int z = 0;
+    while (block >= kEdges[z]) ++z;
+    ++hits[z];
+    ++n;
+  }
+  ASSERT_EQ(n, kIos);
+  const double want[] = {0.5, 0.3, 0.2};
+  for (int z = 0; z < 3; ++z) {
+    const double bound = 5 * std::sqrt(want[z] * (1 - want[z]) / static_cast<double>(n));
+    EXPECT_NEAR(hits[z] / static_cast<double>(n), want[z], bound) << "zone " << z;
+  }
 }
 
 TEST(EngineFioOptionsTest, BsrangeMultiplesOfTheMinimum) {

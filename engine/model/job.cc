@@ -188,6 +188,19 @@ void Submission::NextFile(Task& task) {
   task.hctx = next * q_.hw_per_device + task.hctx_base;
 }
 
+namespace {
+
+// A random position in [0, n) of bs-sized blocks: uniform, or fio's zoned/zoned_abs
+// (cell_checks refuses the other distributions for simulated devices).
+uint64_t RandomPosition(const JobOptions& job, uint64_t n, Rng& rng) {
+  if (job.distribution == RandomDist::kZoned || job.distribution == RandomDist::kZonedAbs) {
+    return ZonedPosition(job.zones, job.distribution == RandomDist::kZonedAbs, n, job.bs, rng);
+  }
+  return rng.Uniform(n);
+}
+
+}  // namespace
+
 // fio's get_io_u(): the next offset (random, aligned to bs, or sequential with wrap)
 // and direction for a new bio.
 void Submission::BeginBio(Task& task) {
@@ -213,13 +226,13 @@ void Submission::BeginBio(Task& task) {
       len = job.bs * (1 + task.rng.Uniform(job.bs_max / job.bs));
     }
     if (job.random) {
-      offset = task.rng.Uniform((task.region_len - len) / job.bs + 1) * job.bs;
+      offset = RandomPosition(job, (task.region_len - len) / job.bs + 1, task.rng) * job.bs;
     } else {
       offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
       task.seq_next = offset + len;
     }
   } else if (job.random) {
-    offset = task.rng.Uniform(task.region_len / job.bs) * job.bs;
+    offset = RandomPosition(job, task.region_len / job.bs, task.rng) * job.bs;
   } else {
     offset = task.seq_next;
     task.seq_next = offset + job.bs >= task.region_len ? 0 : offset + job.bs;
