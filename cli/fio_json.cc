@@ -475,6 +475,11 @@ void FioJobFileOptions(Json& j, const v1::JobSpec& s, const ResolvedJob& r) {
   } else if (rd.variable() || wr.variable()) {
     j.Str("bsrange", apart ? absl::StrCat(range(rd), ",", range(wr)) : range(rd));
   }
+  if (rd.align != rd.min || wr.align != wr.min) {
+    j.Str("ba", rd.align == wr.align
+                    ? FormatSize(rd.align)
+                    : absl::StrCat(FormatSize(rd.align), ",", FormatSize(wr.align)));
+  }
   if (r.rate_bps[0] | r.rate_bps[1]) j.Str("rate", PerDirection(r.rate_bps, true));
   if (r.rate_iops[0] | r.rate_iops[1]) j.Str("rate_iops", PerDirection(r.rate_iops, false));
   if (!s.rate_process().empty()) j.Str("rate_process", s.rate_process());

@@ -115,6 +115,17 @@ void ResolveBlockSizes(const v1::JobSpec& spec, ResolvedJob& j, std::vector<JobP
   } else {
     j.sizes[1] = j.sizes[0];
   }
+  // fio blockalign: the random offsets' boundary, the direction's smallest size unless set.
+  const uint64_t align[2] = {spec.blockalign(), spec.write_blockalign() != 0
+                                                    ? spec.write_blockalign()
+                                                    : spec.blockalign()};
+  for (int d = 0; d < 2; ++d) {
+    j.sizes[d].align = align[d] != 0 ? align[d] : j.sizes[d].min;
+    if (j.sizes[d].align % kSectorSize != 0) {
+      Problem(out, {"blockalign"},
+              absl::StrCat("blockalign ", j.sizes[d].align, " is not a multiple of 512"));
+    }
+  }
   j.bs = std::min(j.sizes[0].min, j.sizes[1].min);
   j.bs_max = std::max(j.sizes[0].max, j.sizes[1].max);
 }
@@ -509,7 +520,10 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   }
   // fio: a non-uniform distribution disables the random map; blkbench's map covers blocks
   // of one size, so variable block sizes draw without it too (docs/matrix.md).
-  if (j.distribution != RandomDist::kRandom || j.variable_bs()) j.random_map = false;
+  if (j.distribution != RandomDist::kRandom || j.variable_bs() ||
+      j.sizes[0].align != j.sizes[0].min) {
+    j.random_map = false;
+  }
   ResolvePacingAndPriority(spec, j, out);
   CheckJobBounds(spec, j.numjobs, out);
   CheckLogOptions(spec, j, out);

@@ -61,15 +61,17 @@ struct BsShare {
 };
 inline constexpr size_t kMaxBsSplit = 64;  // fio BSSPLIT_MAX
 
-// One direction's block sizes (fio's min_bs, max_bs and bssplit of a ddir): offsets align
-// to `min`; with a split, its sizes by share; else min..max in multiples of min (bsrange).
+// One direction's block sizes (fio's min_bs, max_bs, bssplit and ba of a ddir): with a
+// split, its sizes by share; else min..max in multiples of min (bsrange). Random offsets
+// align to `align` (fio blockalign; min unless set).
 struct BlockSizes {
   uint64_t min = kFioDefaultBs;
   uint64_t max = kFioDefaultBs;
   std::vector<BsShare> split;
+  uint64_t align = kFioDefaultBs;
   bool variable() const { return max != min || !split.empty(); }
   friend bool operator==(const BlockSizes& a, const BlockSizes& b) {
-    return a.min == b.min && a.max == b.max &&
+    return a.min == b.min && a.max == b.max && a.align == b.align &&
            std::equal(a.split.begin(), a.split.end(), b.split.begin(), b.split.end(),
                       [](const BsShare& x, const BsShare& y) {
                         return x.bs == y.bs && x.percent == y.percent;

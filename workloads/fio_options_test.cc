@@ -126,6 +126,15 @@ TEST(FioOptionsTest, AcceptedFormsAndWhatTheyStore) {
   EXPECT_EQ(ranges.sizes[0].max, 8192u);
   EXPECT_EQ(ranges.sizes[1].min, 16384u);
   EXPECT_EQ(ranges.sizes[1].max, 65536u);
+  // fio blockalign (ba): random offsets on its boundary; the random map is then off.
+  ResolvedJob ba = *ResolveJobOrError(Good("  rw: randread\n  bs: 512\n  ba: 4k\n"));
+  EXPECT_EQ(ba.sizes[0].align, 4096u);
+  EXPECT_EQ(ba.sizes[0].min, 512u);
+  EXPECT_FALSE(ba.random_map);
+  EXPECT_EQ(ResolveJobOrError(Good("  rw: randread\n"))->sizes[0].align, 4096u);
+  v1::JobSpec ba_rw = Good("  blockalign: 4k,8k\n");
+  EXPECT_EQ(ba_rw.blockalign(), 4096u);
+  EXPECT_EQ(ba_rw.write_blockalign(), 8192u);
   // A bssplit for every direction is the writes' too, whatever bs says (fio prefers it).
   ResolvedJob over = *ResolveJobOrError(Good("  bs: 4k,64k\n  bssplit: 8k/50:16k/50\n"));
   EXPECT_FALSE(over.per_direction_bs());

@@ -251,6 +251,21 @@ bool ApplyBs(std::string_view s, CellSpec& cell) {
   return true;
 }
 
+// fio blockalign=4k (ba), or per direction as R,W[,T] with every part given.
+bool ApplyBlockalign(std::string_view s, CellSpec& cell) {
+  std::optional<std::vector<std::string_view>> parts = Directions(s);
+  if (!parts) return false;
+  uint64_t ba[3] = {};
+  for (size_t i = 0; i < parts->size(); ++i) {
+    absl::StatusOr<uint64_t> v = ParseSize((*parts)[i]);
+    if (!v.ok() || *v == 0 || *v % kSectorSize != 0) return false;
+    ba[i] = *v;
+  }
+  cell.mutable_job()->set_blockalign(ba[0]);
+  cell.mutable_job()->set_write_blockalign(ba[1]);
+  return true;
+}
+
 // One direction's fio bssplit, 4k/10:64k/90 (a blank percentage shares what the others
 // leave, as in fio's bssplit_ddir).
 bool ParseBssplit(std::string_view s, google::protobuf::RepeatedPtrField<v1::BsSplit>* out) {
@@ -464,6 +479,12 @@ constexpr OptionDef kOptions[] = {
      "(e.g. 64k/40:1024k/60,1024k/100)",
      &ApplyBssplit},
     {"bsrange", "bs", Scope::kJob, kBsRange, &ApplyBsrange},
+    {"blockalign", "blockalign", Scope::kJob,
+     "a size that is a multiple of 512 (e.g. 4k), or one per direction as reads,writes[,trims]",
+     &ApplyBlockalign},
+    {"ba", "blockalign", Scope::kJob,
+     "a size that is a multiple of 512 (e.g. 4k), or one per direction as reads,writes[,trims]",
+     &ApplyBlockalign},
     {"blocksize_range", "bs", Scope::kJob, kBsRange, &ApplyBsrange},
     {"rate", "rate", Scope::kJob,
      "a bandwidth cap in bytes/s per job as R[,W] with size suffixes (e.g. 1m, 1m,500k, ,500k; "

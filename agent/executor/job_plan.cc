@@ -57,6 +57,7 @@ absl::Status PlanJob(const RunContext& ctx, const ResolvedJob& r, uint32_t named
         if (e.bs % lbs != 0) return Unaligned("bssplit", e.bs);
       }
       if (d.max % lbs != 0) return Unaligned("bsrange", d.max);
+      if (d.align % lbs != 0) return Unaligned("blockalign", d.align);
     }
   }
   const uint32_t numjobs = r.numjobs;
@@ -66,7 +67,9 @@ absl::Status PlanJob(const RunContext& ctx, const ResolvedJob& r, uint32_t named
   base.io.block_size = r.sizes[0].min;
   base.io.bs_max = r.sizes[0].max;
   base.io.bssplit_len = static_cast<uint32_t>(r.sizes[0].split.size());
+  base.io.block_align = r.sizes[0].align;
   if (r.per_direction_bs()) {
+    base.io.write_block_align = r.sizes[1].align;
     base.io.write_block_size = r.sizes[1].min;
     base.io.write_bs_max = r.sizes[1].max;
     base.io.write_bssplit_len = static_cast<uint32_t>(r.sizes[1].split.size());

@@ -39,7 +39,7 @@ IoGenerator::IoGenerator(const IoGeneratorConfig& c)
       map_(c.random && c.random_map),
       skewed_(c.random && c.distribution != RandomDist::kRandom),
       variable_((c.bs_max != 0 && c.bs_max != c.block_size) || c.bssplit_len > 0 ||
-                c.write_block_size != 0),
+                c.write_block_size != 0 || (c.block_align != 0 && c.block_align != c.block_size)),
       read_percent_(c.read_percent),
       dist_(c.distribution),
       param_(c.dist_param),
@@ -51,12 +51,16 @@ IoGenerator::IoGenerator(const IoGeneratorConfig& c)
       ddir_rng_(c.seed ^ 0x5eed0fd1a7a5eedULL),
       size_rng_(c.seed ^ 0xb5b5a11ce5eedULL),
       key_rng_(c.seed ^ 0x7a9d0ff5e7eedULL) {
-  unit_[0] = c.block_size;
+  unit_[0] = c.block_align != 0 ? c.block_align : c.block_size;
+  min_[0] = c.block_size;
   max_[0] = std::max(c.bs_max, c.block_size);
   split_[0] = c.bssplit;
   split_len_[0] = c.bssplit_len;
   const bool apart = c.write_block_size != 0;
-  unit_[1] = apart ? c.write_block_size : unit_[0];
+  unit_[1] = !apart                     ? unit_[0]
+             : c.write_block_align != 0 ? c.write_block_align
+                                        : c.write_block_size;
+  min_[1] = apart ? c.write_block_size : min_[0];
   max_[1] = apart ? std::max(c.write_bs_max, c.write_block_size) : max_[0];
   split_[1] = apart ? c.write_bssplit : split_[0];
   split_len_[1] = apart ? c.write_bssplit_len : split_len_[0];
@@ -162,13 +166,13 @@ uint32_t IoGenerator::NextLen(bool write) {
     }
     return static_cast<uint32_t>(split[split_len_[write] - 1].bs);
   }
-  const uint64_t unit = unit_[write];
-  return static_cast<uint32_t>(unit * (1 + size_rng_.Uniform(max_[write] / unit)));
+  const uint64_t min = min_[write];
+  return static_cast<uint32_t>(min * (1 + size_rng_.Uniform(max_[write] / min)));
 }
 
-// Variable block sizes: offsets aligned to the direction's smallest size, the whole I/O
-// inside the region (random: uniform or skewed, without the map; sequential: wrap when the
-// next I/O would cross the end).
+// Variable block sizes or a blockalign: random offsets aligned to the direction's
+// blockalign (its smallest size unless set), the whole I/O inside the region (random: uniform or
+// skewed, without the map; sequential: wrap when the next I/O would cross the end).
 NextIo IoGenerator::NextVariable(bool write) {
   const uint32_t len = NextLen(write);
   if (random_) {

@@ -25,6 +25,10 @@ struct IoGeneratorConfig {
   uint64_t write_bs_max = 0;
   const BsShare* write_bssplit = nullptr;
   uint32_t write_bssplit_len = 0;
+  // fio blockalign per direction: what random offsets align to; 0 = the direction's
+  // smallest size.
+  uint64_t block_align = 0;
+  uint64_t write_block_align = 0;
   bool random = false;
   // Random offsets cover every block once per pass (fio's random map) instead of drawing
   // with replacement (norandommap). Only with a fixed block size and uniform offsets.
@@ -124,8 +128,9 @@ class IoGenerator {
   // Distributions and block sizes.
   RandomDist dist_;
   double param_, center_, zetan_, zipf_alpha_ = 0, zipf_eta_ = 0, pareto_pow_ = 0;
-  // Per direction [read, write]: offsets' alignment, largest size, bssplit.
-  uint64_t unit_[2], max_[2];
+  // Per direction [read, write]: random offsets' alignment, smallest and largest size,
+  // bssplit.
+  uint64_t unit_[2], min_[2], max_[2];
   const BsShare* split_[2];
   uint32_t split_len_[2];
   std::span<const ZoneSplit> zones_;

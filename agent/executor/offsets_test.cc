@@ -443,6 +443,80 @@ TEST(IoGenerator, PerDirectionBssplitMatchesFios) {
     }));
   }
 }
+// fio's examples/jesd219.fio, the JEDEC SSD endurance workload: bssplit from 512 bytes to
+// 64k (4k: 67 %), blockalign=4k, rwmixread=40 and zoned:50/5:30/15:20/80, drawn by fio
+// 3.33 (write_iolog, null engine) and by the generator, same I/O count: every offset on a
+// 4k boundary, the 4k share, the reads' share and each zone's share agree.
+TEST(IoGenerator, Jesd219MatchesFios) {
+  if (std::system("command -v fio >/dev/null 2>&1") != 0) GTEST_SKIP() << "fio is not installed";
+  const std::string split =
+      "512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3";
+  const std::string base = "/tmp/blkbench_jesd219_" + std::to_string(getpid());
+  const std::string log = base + ".iolog";
+  constexpr uint64_t kSize = 400 << 20;  // a multiple of 100 blocks: whole zone edges
+  const std::string cmd = "fio --name=j --filename=" + base +
+                          ".dat --size=400m --io_size=200m --rw=randrw --rwmixread=40 "
+                          "--norandommap --bssplit=" +
+                          split +
+                          " --blockalign=4k --random_distribution=zoned:50/5:30/15:20/80 "
+                          "--ioengine=null --randseed=7 --write_iolog=" +
+                          log + " --output=/dev/null";
+  const int rc = std::system(cmd.c_str());
+  std::vector<NextIo> fio;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string time, name, action;
+    NextIo io{0, false, 0};
+    if (fields >> time >> name >> action >> io.offset >> io.len &&
+        (action == "read" || action == "write")) {
+      io.write = action == "write";
+      fio.push_back(io);
+    }
+  }
+  unlink(log.c_str());
+  ASSERT_EQ(rc, 0) << cmd;
+  ASSERT_GT(fio.size(), 10000u);
+
+  const std::vector<BsShare> shares = {{512, 4},   {1024, 1},  {1536, 1},   {2048, 1},
+                                       {2560, 1},  {3072, 1},  {3584, 1},   {4096, 67},
+                                       {8192, 10}, {16384, 7}, {32768, 3}, {65536, 3}};
+  IoGeneratorConfig c = Config(true, 40);
+  c.region_start = 0;
+  c.region_len = kSize;
+  c.block_size = 512;
+  c.bs_max = 65536;
+  c.bssplit = shares.data();
+  c.bssplit_len = static_cast<uint32_t>(shares.size());
+  c.block_align = 4096;
+  c.distribution = RandomDist::kZoned;
+  c.zones = kJesd219;
+  IoGenerator g(c);
+  std::vector<NextIo> ours;
+  for (size_t i = 0; i < fio.size(); ++i) ours.push_back(g.Next());
+
+  for (const auto& [who, ios] : {std::pair{"fio", &fio}, std::pair{"blkbench", &ours}}) {
+    SCOPED_TRACE(who);
+    size_t reads = 0, four_k = 0;
+    std::vector<uint64_t> offsets;
+    for (const NextIo& io : *ios) {
+      ASSERT_EQ(io.offset % 4096, 0u) << io.offset;
+      ASSERT_LE(io.offset + io.len, kSize);
+      reads += !io.write;
+      four_k += io.len == 4096;
+      offsets.push_back(io.offset);
+    }
+    const size_t n = ios->size();
+    EXPECT_NEAR(static_cast<double>(reads) / static_cast<double>(n), 0.4, Bound(0.4, n));
+    EXPECT_NEAR(static_cast<double>(four_k) / static_cast<double>(n), 0.67, Bound(0.67, n));
+    const std::vector<double> zone = ZoneShares(offsets, kSize, kJesd219);
+    for (size_t z = 0; z < kJesd219.size(); ++z) {
+      const double want = kJesd219[z].access_percent / 100.0;
+      EXPECT_NEAR(zone[z], want, Bound(want, n)) << "zone " << z;
+    }
+  }
+}
+
 
 // bs=4k,64k: reads of 4k on 4k boundaries, writes of 64k on 64k boundaries, as fio's log.
 TEST(IoGenerator, PerDirectionBsMatchesFios) {

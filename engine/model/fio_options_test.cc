@@ -2,6 +2,7 @@
 // prio/prioclass on the requests; deterministic and plausible.
 #include <cmath>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -71,6 +72,37 @@ TEST(EngineFioOptionsTest, PerDirectionBssplitSizesReadsAndWritesApart) {
   const v1::RunResult again = RunCell(cell);
   EXPECT_EQ(again.io().read_bytes(), r.io().read_bytes());
   EXPECT_EQ(again.io().write_bytes(), r.io().write_bytes());
+}
+
+// fio blockalign: 512-byte reads on 4k boundaries (every issued sector a multiple of 8).
+TEST(EngineFioOptionsTest, BlockalignPutsRandomOffsetsOnItsBoundary) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 512, 1, 1, 0);
+  cell.mutable_job()->set_time_based(false);
+  cell.mutable_job()->set_size(4 << 20);
+  cell.mutable_job()->set_io_size(2000 * 512);
+  cell.mutable_job()->set_blockalign(4096);
+  absl::StatusOr<EngineConfig> config = DeriveConfig(cell);
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(*config, 0);
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::ostringstream out;
+  (*e)->set_trace_sink(&out);
+  while (!(*e)->all_done() && !(*e)->stalled()) (*e)->RunUntil((*e)->now() + 10'000'000);
+  ASSERT_TRUE((*e)->all_done());
+  const std::regex issue(R"(^.* D +R (\d+) \+ 1 \[[^\]]+\]$)");
+  std::set<uint64_t> blocks;
+  uint64_t n = 0;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, issue)) continue;
+    const uint64_t sector = std::stoull(m[1]);
+    ASSERT_EQ(sector % 8, 0u) << l;
+    blocks.insert(sector / 8);
+    ++n;
+  }
+  EXPECT_EQ(n, 2000u);
+  EXPECT_GT(blocks.size(), 800u);  // spread over the 1024 4k blocks, not one spot
 }
 
 // bs=4k,64k: every read 4k, every write 64k.

@@ -224,32 +224,35 @@ void Submission::BeginBio(Task& task) {
   bool write = job.read_percent == 0;
   if (job.per_direction_bs()) {
     // Reads and writes size apart (fio's bs=R,W and the like): the direction comes first,
-    // as in fio's get_io_u, then its size and an offset aligned to its smallest size.
+    // as in fio's get_io_u, then its size and an offset aligned to its blockalign (its
+    // smallest size unless set).
     if (job.read_percent > 0 && job.read_percent < 100) {
       write = task.rng.Uniform(100) >= static_cast<uint64_t>(job.read_percent);
     }
     const BlockSizes& d = job.sizes[write];
     len = NextLen(d, task.rng);
     if (job.random) {
-      offset = RandomPosition(job, (task.region_len - len) / d.min + 1, d.min, task.rng) * d.min;
+      offset =
+          RandomPosition(job, (task.region_len - len) / d.align + 1, d.align, task.rng) * d.align;
     } else {
       offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
       task.seq_next = offset + len;
     }
   } else {
     // One set of sizes: the size and offset are drawn before the direction (the order
-    // every recorded seed's trace follows).
+    // every recorded seed's trace follows). Random offsets align to blockalign (bs unless
+    // set): (region - len) / align + 1 positions, region / bs with a fixed bs.
+    const uint64_t align = job.sizes[0].align;
     if (job.variable_bs()) {
       len = NextLen(job.sizes[0], task.rng);
       if (job.random) {
-        offset =
-            RandomPosition(job, (task.region_len - len) / job.bs + 1, job.bs, task.rng) * job.bs;
+        offset = RandomPosition(job, (task.region_len - len) / align + 1, align, task.rng) * align;
       } else {
         offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
         task.seq_next = offset + len;
       }
     } else if (job.random) {
-      offset = RandomPosition(job, task.region_len / job.bs, job.bs, task.rng) * job.bs;
+      offset = RandomPosition(job, (task.region_len - len) / align + 1, align, task.rng) * align;
     } else {
       offset = task.seq_next;
       task.seq_next = offset + job.bs >= task.region_len ? 0 : offset + job.bs;
