@@ -456,14 +456,29 @@ void FioJobFileOptions(Json& j, const v1::JobSpec& s, const ResolvedJob& r) {
   if (s.has_randrepeat()) j.Str("randrepeat", s.randrepeat() ? "1" : "0");
   if (!s.random_distribution().empty()) j.Str("random_distribution", s.random_distribution());
   if (!s.file_service_type().empty()) j.Str("file_service_type", s.file_service_type());
-  if (!r.bssplit.empty()) {
-    std::string split;
-    for (const BsShare& e : r.bssplit) {
-      absl::StrAppend(&split, split.empty() ? "" : ":", FormatSize(e.bs), "/", e.percent);
+  // fio's own spelling: one set for every direction, or reads',writes' when they differ.
+  auto split = [](const BlockSizes& d) {
+    std::string text;
+    for (const BsShare& e : d.split) {
+      absl::StrAppend(&text, text.empty() ? "" : ":", FormatSize(e.bs), "/", e.percent);
     }
-    j.Str("bssplit", split);
-  } else if (r.bs_max != r.bs) {
-    j.Str("bsrange", absl::StrCat(FormatSize(r.bs), "-", FormatSize(r.bs_max)));
+    return text.empty() ? absl::StrCat(FormatSize(d.min), "/100") : text;
+  };
+  auto range = [](const BlockSizes& d) {
+    return absl::StrCat(FormatSize(d.min), "-", FormatSize(d.max));
+  };
+  const BlockSizes& rd = r.sizes[0];
+  const BlockSizes& wr = r.sizes[1];
+  const bool apart = r.per_direction_bs();
+  if (!rd.split.empty() || !wr.split.empty()) {
+    j.Str("bssplit", apart ? absl::StrCat(split(rd), ",", split(wr)) : split(rd));
+  } else if (rd.variable() || wr.variable()) {
+    j.Str("bsrange", apart ? absl::StrCat(range(rd), ",", range(wr)) : range(rd));
+  }
+  if (rd.align != rd.min || wr.align != wr.min) {
+    j.Str("ba", rd.align == wr.align
+                    ? FormatSize(rd.align)
+                    : absl::StrCat(FormatSize(rd.align), ",", FormatSize(wr.align)));
   }
   if (r.rate_bps[0] | r.rate_bps[1]) j.Str("rate", PerDirection(r.rate_bps, true));
   if (r.rate_iops[0] | r.rate_iops[1]) j.Str("rate_iops", PerDirection(r.rate_iops, false));
@@ -496,7 +511,9 @@ void JobOptions(Json& j, const Job& job, const ResolvedJob& r) {
   if (!r.random || r.read_percent % 100 != 0) {
     if (r.reads && r.writes) j.Str("rwmixread", absl::StrCat(r.read_percent));
   }
-  j.Str("bs", FormatSize(r.bs));
+  j.Str("bs", r.per_direction_bs()
+                  ? absl::StrCat(FormatSize(r.sizes[0].min), ",", FormatSize(r.sizes[1].min))
+                  : FormatSize(r.bs));
   j.Str("ioengine", std::string(r.engine_name));
   j.Str("iodepth", absl::StrCat(s.iodepth() ? s.iodepth() : 1));
   if (s.iodepth_batch_submit()) j.Str("iodepth_batch_submit", absl::StrCat(r.batch_submit));

@@ -38,6 +38,11 @@ void CheckJobBounds(const v1::JobSpec& spec, uint32_t numjobs, std::vector<JobPr
   CheckBs("bs", "bs", spec.bs(), out);
   CheckBs("bsrange maximum", "bs", spec.bs_max(), out);
   for (const v1::BsSplit& e : spec.bssplit()) CheckBs("bssplit block size", "bssplit", e.bs(), out);
+  CheckBs("the writes' bs", "bs", spec.write_bs(), out);
+  CheckBs("the writes' bsrange maximum", "bs", spec.write_bs_max(), out);
+  for (const v1::BsSplit& e : spec.write_bssplit()) {
+    CheckBs("the writes' bssplit block size", "bssplit", e.bs(), out);
+  }
 
   const struct {
     const char* key;

@@ -60,13 +60,15 @@ std::string EnginesWith(uint32_t cap) {
 constexpr double kFioDefZipf = 1.1;
 constexpr double kFioDefPareto = 0.2;
 
-// bssplit, bsrange: the job's block sizes (fio bssplit_ddir, bsrange's min/max).
-void ResolveBlockSizes(const v1::JobSpec& spec, ResolvedJob& j, std::vector<JobProblem>& out) {
-  j.bs_max = j.bs;
-  if (spec.bssplit_size() > 0) {
+// One direction's sizes from a bssplit, else min..max (fio bssplit_ddir, bsrange).
+BlockSizes DirectionSizes(const google::protobuf::RepeatedPtrField<v1::BsSplit>& split, uint64_t bs,
+                          uint64_t bs_max, std::vector<JobProblem>& out) {
+  BlockSizes d;
+  d.min = d.max = bs;
+  if (!split.empty()) {
     uint64_t lo = UINT64_MAX, hi = 0;
     uint32_t sum = 0;
-    for (const v1::BsSplit& e : spec.bssplit()) {
+    for (const v1::BsSplit& e : split) {
       if (e.bs() == 0 || e.bs() % kSectorSize != 0) {
         Problem(out, {"bssplit"},
                 absl::StrCat("bssplit block size ", e.bs(), " is not a multiple of 512"));
@@ -74,26 +76,58 @@ void ResolveBlockSizes(const v1::JobSpec& spec, ResolvedJob& j, std::vector<JobP
       lo = std::min(lo, e.bs());
       hi = std::max(hi, e.bs());
       sum += e.percent();
-      j.bssplit.push_back({e.bs(), e.percent()});
+      d.split.push_back({e.bs(), e.percent()});
     }
-    if (spec.bssplit_size() > static_cast<int>(kMaxBsSplit)) {
-      Problem(out, {"bssplit"},
-              absl::StrCat("bssplit has ", spec.bssplit_size(), " entries; fio takes at most ",
-                           kMaxBsSplit));
+    if (split.size() > static_cast<int>(kMaxBsSplit)) {
+      Problem(
+          out, {"bssplit"},
+          absl::StrCat("bssplit has ", split.size(), " entries; fio takes at most ", kMaxBsSplit));
     }
     if (sum != 100) {
       Problem(out, {"bssplit"},
               absl::StrCat("bssplit percentages add up to ", sum, ", expected 100"));
     }
-    j.bs = lo;
-    j.bs_max = hi;
-  } else if (spec.bs_max() != 0) {
-    if (spec.bs_max() < j.bs) {
-      Problem(out, {"bs"},
-              absl::StrCat("bsrange maximum ", spec.bs_max(), " is below its minimum ", j.bs));
+    d.min = lo;
+    d.max = hi;
+  } else if (bs_max != 0) {
+    if (bs_max < bs) {
+      Problem(out, {"bs"}, absl::StrCat("bsrange maximum ", bs_max, " is below its minimum ", bs));
     }
-    j.bs_max = std::max(spec.bs_max(), j.bs);
+    d.max = std::max(bs_max, bs);
   }
+  return d;
+}
+
+// bs, bsrange, bssplit per direction. Writes have their own sizes when the per-direction
+// form gave them (write_bssplit, write_bs); a bssplit for all directions is the writes'
+// too whatever bs says, as fio's get_next_buflen prefers bssplit.
+void ResolveBlockSizes(const v1::JobSpec& spec, ResolvedJob& j, std::vector<JobProblem>& out) {
+  j.sizes[0] = DirectionSizes(spec.bssplit(), j.bs, spec.bs_max(), out);
+  if (spec.write_bssplit_size() > 0) {
+    j.sizes[1] = DirectionSizes(spec.write_bssplit(), 0, 0, out);
+  } else if (spec.write_bs() != 0 && spec.bssplit_size() == 0) {
+    if (spec.write_bs() % kSectorSize != 0) {
+      Problem(out, {"bs"},
+              absl::StrCat("the writes' bs must be a multiple of 512 (got ", spec.write_bs(),
+                           " bytes)"));
+    }
+    j.sizes[1] = DirectionSizes({}, spec.write_bs(), spec.write_bs_max(), out);
+  } else {
+    j.sizes[1] = j.sizes[0];
+  }
+  // fio blockalign: the random offsets' boundary, the direction's smallest size unless set.
+  const uint64_t align[2] = {spec.blockalign(), spec.write_blockalign() != 0
+                                                    ? spec.write_blockalign()
+                                                    : spec.blockalign()};
+  for (int d = 0; d < 2; ++d) {
+    j.sizes[d].align = align[d] != 0 ? align[d] : j.sizes[d].min;
+    if (j.sizes[d].align % kSectorSize != 0) {
+      Problem(out, {"blockalign"},
+              absl::StrCat("blockalign ", j.sizes[d].align, " is not a multiple of 512"));
+    }
+  }
+  j.bs = std::min(j.sizes[0].min, j.sizes[1].min);
+  j.bs_max = std::max(j.sizes[0].max, j.sizes[1].max);
 }
 
 // rate, rate_iops, rate_process, startdelay, thinktime*, nice, prio*, fsync, logging.
@@ -193,28 +227,39 @@ std::string ParseZones(std::string_view list, bool absolute, std::vector<ZoneSpl
                         "supported: give one list for reads and writes)");
   }
   std::vector<ZoneSplit> out;
-  uint32_t access = 0, region = 0;
+  uint32_t access = 0, region = 0, blanks = 0;
   const std::vector<std::string> entries = absl::StrSplit(std::string(list), ':');
   for (const std::string& e : entries) {
     const size_t slash = e.find('/');
     ZoneSplit z;
-    if (slash == std::string_view::npos ||
-        !absl::SimpleAtoi(e.substr(0, slash), &z.access_percent) || z.access_percent > 100) {
+    if (!absl::SimpleAtoi(e.substr(0, slash), &z.access_percent) || z.access_percent > 100) {
       return entry;
     }
-    const std::string size = e.substr(slash + 1);
+    const std::string size = slash == std::string::npos ? "" : e.substr(slash + 1);
     if (absolute) {
       absl::StatusOr<uint64_t> bytes = ParseSize(size);
       if (!bytes.ok() || *bytes == 0) return entry;
       z.size_bytes = *bytes;
+    } else if (size.empty()) {
+      ++blanks;  // fio split_parse_ddir: no region (or 0) shares what the others leave
     } else if (!absl::SimpleAtoi(size, &z.size_percent) || z.size_percent > 100) {
       return entry;
+    } else if (z.size_percent == 0) {
+      ++blanks;
     }
     access += z.access_percent;
     region += z.size_percent;
     out.push_back(z);
   }
   if (out.size() > kMaxZones) return absl::StrCat(entry, " with at most 256 zones (fio's limit)");
+  // fio zone_split_ddir: the blank regions split the rest evenly (integer percent; a lone
+  // zone without one is the whole region).
+  if (blanks > 0 && region <= 100) {
+    const uint32_t share = out.size() == 1 ? 100 : (100 - region) / blanks;
+    for (ZoneSplit& z : out) {
+      if (z.size_percent == 0) z.size_percent = share;
+    }
+  }
   if (access != 100 || region > 100) {
     if (absolute) {
       return absl::StrCat(entry, " whose access percentages add up to 100 (fio's rule; got ",
@@ -475,7 +520,10 @@ JobResolution ResolveJob(const v1::JobSpec& written) {
   }
   // fio: a non-uniform distribution disables the random map; blkbench's map covers blocks
   // of one size, so variable block sizes draw without it too (docs/matrix.md).
-  if (j.distribution != RandomDist::kRandom || j.variable_bs()) j.random_map = false;
+  if (j.distribution != RandomDist::kRandom || j.variable_bs() ||
+      j.sizes[0].align != j.sizes[0].min) {
+    j.random_map = false;
+  }
   ResolvePacingAndPriority(spec, j, out);
   CheckJobBounds(spec, j.numjobs, out);
   CheckLogOptions(spec, j, out);

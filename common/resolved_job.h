@@ -60,6 +60,24 @@ struct BsShare {
   uint32_t percent = 0;
 };
 inline constexpr size_t kMaxBsSplit = 64;  // fio BSSPLIT_MAX
+
+// One direction's block sizes (fio's min_bs, max_bs, bssplit and ba of a ddir): with a
+// split, its sizes by share; else min..max in multiples of min (bsrange). Random offsets
+// align to `align` (fio blockalign; min unless set).
+struct BlockSizes {
+  uint64_t min = kFioDefaultBs;
+  uint64_t max = kFioDefaultBs;
+  std::vector<BsShare> split;
+  uint64_t align = kFioDefaultBs;
+  bool variable() const { return max != min || !split.empty(); }
+  friend bool operator==(const BlockSizes& a, const BlockSizes& b) {
+    return a.min == b.min && a.max == b.max && a.align == b.align &&
+           std::equal(a.split.begin(), a.split.end(), b.split.begin(), b.split.end(),
+                      [](const BsShare& x, const BsShare& y) {
+                        return x.bs == y.bs && x.percent == y.percent;
+                      });
+  }
+};
 // Linux ioprio classes (include/uapi/linux/ioprio.h), fio's prioclass values.
 inline constexpr uint32_t kIoprioClassRt = 1, kIoprioClassBe = 2, kIoprioClassIdle = 3;
 inline constexpr uint32_t kIoprioDefaultLevel = 4;  // IOPRIO_BE_NORM
@@ -136,10 +154,12 @@ struct ResolvedJob {
   double dist_param = 0;         // zipf theta, pareto power, normal deviation (percent)
   double dist_center = -1;       // fio's second float, 0..1; -1 = fio's default
   std::vector<ZoneSplit> zones;  // kZoned/kZonedAbs, in region order
-  // Block sizes: `bs` is the smallest, bs_max the largest (== bs when fixed). bssplit set:
-  // its sizes by share; else bs..bs_max in multiples of bs (fio bsrange).
+  // Block sizes per direction [read, write] (fio's per-direction bs, bsrange, bssplit;
+  // both the same unless the job sets them apart). `bs` above is the smallest of either
+  // direction and bs_max the largest (== bs when fixed): buffers, region and alignment
+  // checks.
   uint64_t bs_max = kFioDefaultBs;
-  std::vector<BsShare> bssplit;
+  BlockSizes sizes[2];
   // Throttling (fio rate, rate_iops, rate_process), per direction [read, write]; 0 = none.
   uint64_t rate_bps[2] = {0, 0};
   uint64_t rate_iops[2] = {0, 0};
@@ -160,7 +180,9 @@ struct ResolvedJob {
   FileService file_service = FileService::kRoundRobin;
   uint32_t file_service_nr = 1;
 
-  bool variable_bs() const { return bs_max != bs || !bssplit.empty(); }
+  bool variable_bs() const { return sizes[0].variable() || per_direction_bs(); }
+  // Reads and writes draw their sizes apart (fio's bs=R,W and the like).
+  bool per_direction_bs() const { return !(sizes[0] == sizes[1]); }
   bool paced() const {
     return rate_bps[0] | rate_bps[1] | rate_iops[0] | rate_iops[1] | thinktime_ns;
   }

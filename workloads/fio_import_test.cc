@@ -445,8 +445,9 @@ const CorpusCase kCorpus[] = {
     {"zoned.fio",
      "[z]\nfilename=/dev/nvme0n1\nrw=randread\nrandom_distribution=zoned:60/10:30/20:8/30:2/40\n",
      false, ""},
-    {"split.fio", "[s]\nfilename=/dev/sdb\nrw=randrw\nbssplit=4k/50:64k/50,16k/100\n", true,
-     "split.fio:4: bssplit=4k/50:64k/50,16k/100"},
+    // fio's examples/cmdprio-bssplit.fio: a split per direction runs as fio's.
+    {"split.fio", "[s]\nfilename=/dev/sdb\nrw=randrw\nbssplit=64k/40:1024k/60,1024k/100\n", false,
+     ""},
     {"exitall.fio", "[e]\nfilename=/dev/sdb\nrw=read\nexitall\n", true, "exitall.fio:4: exitall"},
     {"logs.fio",
      "[l]\nfilename=/dev/sdb\nrw=read\nwrite_bw_log=l\nlog_avg_msec=100\ndisable_slat=1\n"
@@ -467,6 +468,22 @@ const CorpusCase kCorpus[] = {
      ""},
     {"zoned-short.fio",
      "[z]\nfilename=/dev/nvme0n1\nrw=randread\nrandom_distribution=zoned:60/10:40/20\n", false, ""},
+    // bs and bsrange per direction (R,W; an empty part is fio's default).
+    {"bs-dir.fio", "[b]\nfilename=/dev/sdb\nrw=randrw\nbs=4k,64k\n", false, ""},
+    {"bsrange-dir.fio", "[b]\nfilename=/dev/sdb\nrw=randrw\nbsrange=,8k-16k\n", false, ""},
+    // fio's examples/jesd219.fio, whole: the JEDEC SSD endurance workload.
+    {"jesd219.fio",
+     "[global]\nioengine=libaio\ndirect=1\nrw=randrw\nnorandommap\nrandrepeat=0\n"
+     "rwmixread=40\nrwmixwrite=60\niodepth=256\nnumjobs=4\n"
+     "bssplit=512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3\n"
+     "blockalign=4k\nrandom_distribution=zoned:50/5:30/15:20/80\nfilename=/dev/nvme0n1\n"
+     "group_reporting=1\n[JESD219]\n",
+     false, ""},
+    // fio's examples/rand-zones.fio: the last zone's blank region is the rest (80 %).
+    {"rand-zones.fio",
+     "[zones]\nfilename=/dev/sdb\nrw=randread\nnorandommap\n"
+     "random_distribution=zoned:50/5:30/15:20/\n",
+     false, ""},
 };
 
 TEST(FioImportTest, CorpusLossesAreListedWithTheirPlaceAndChangeTheWorkload) {

@@ -64,6 +64,17 @@ TEST(FioOptionsTest, AcceptedFormsAndWhatTheyStore) {
   EXPECT_EQ(zoned.zones[1].access_percent, 40u);
   EXPECT_EQ(zoned.zones[1].size_percent, 20u);
   EXPECT_FALSE(zoned.random_map);  // fio: a non-uniform distribution drops the map
+  // fio's blank regions (examples/rand-zones.fio): a missing or 0 region shares what the
+  // others leave, evenly (fio zone_split_ddir).
+  ResolvedJob blank = *ResolveJobOrError(Good("  random_distribution: zoned:50/5:30/15:20/\n"));
+  ASSERT_EQ(blank.zones.size(), 3u);
+  EXPECT_EQ(blank.zones[2].size_percent, 80u);
+  ResolvedJob two = *ResolveJobOrError(Good("  random_distribution: zoned:60/10:20:20/0\n"));
+  ASSERT_EQ(two.zones.size(), 3u);
+  EXPECT_EQ(two.zones[1].size_percent, 45u);
+  EXPECT_EQ(two.zones[2].size_percent, 45u);
+  EXPECT_EQ(ResolveJobOrError(Good("  random_distribution: zoned:100\n"))->zones[0].size_percent,
+            100u);
   ResolvedJob abs = *ResolveJobOrError(Good("  random_distribution: zoned_abs:60/20g:40/100m\n"));
   EXPECT_EQ(abs.distribution, RandomDist::kZonedAbs);
   ASSERT_EQ(abs.zones.size(), 2u);
@@ -86,6 +97,48 @@ TEST(FioOptionsTest, AcceptedFormsAndWhatTheyStore) {
   EXPECT_EQ(range.bs(), 4096u);
   EXPECT_EQ(range.bs_max(), 65536u);
   EXPECT_EQ(Good("  blocksize_range: 8k-16k\n").bs_max(), 16384u);
+
+  // Per direction (fio's R,W[,T]): reads', then writes'; trims' is checked and unused.
+  v1::JobSpec cmdprio = Good("  rw: randrw\n  bssplit: 64k/40:1024k/60,1024k/100\n");
+  ASSERT_EQ(cmdprio.bssplit_size(), 2);
+  ASSERT_EQ(cmdprio.write_bssplit_size(), 1);
+  EXPECT_EQ(cmdprio.write_bssplit(0).bs(), 1024u << 10);
+  ResolvedJob sized = *ResolveJobOrError(cmdprio);
+  EXPECT_TRUE(sized.per_direction_bs());
+  EXPECT_EQ(sized.sizes[0].min, 64u << 10);
+  EXPECT_EQ(sized.sizes[0].max, 1024u << 10);
+  EXPECT_EQ(sized.sizes[1].min, 1024u << 10);
+  EXPECT_EQ(sized.sizes[1].split.size(), 1u);
+  EXPECT_EQ(sized.bs, 64u << 10);
+  EXPECT_EQ(sized.bs_max, 1024u << 10);
+  EXPECT_EQ(Good("  bssplit: 4k/100,8k/100,16k/100\n").write_bssplit(0).bs(), 8192u);
+  ResolvedJob bs_rw = *ResolveJobOrError(Good("  rw: randrw\n  bs: 4k,64k\n"));
+  EXPECT_EQ(bs_rw.sizes[0].min, 4096u);
+  EXPECT_EQ(bs_rw.sizes[1].min, 65536u);
+  EXPECT_EQ(bs_rw.sizes[1].max, 65536u);
+  EXPECT_TRUE(bs_rw.variable_bs());
+  ResolvedJob default_reads = *ResolveJobOrError(Good("  bs: \",8k\"\n"));
+  EXPECT_EQ(default_reads.sizes[0].min, 4096u);
+  EXPECT_EQ(default_reads.sizes[1].min, 8192u);
+  // The same sizes both ways are one set: nothing per direction.
+  EXPECT_FALSE(ResolveJobOrError(Good("  bs: 8k,8k\n"))->per_direction_bs());
+  ResolvedJob ranges = *ResolveJobOrError(Good("  bsrange: 4k-8k,16k-64k\n"));
+  EXPECT_EQ(ranges.sizes[0].max, 8192u);
+  EXPECT_EQ(ranges.sizes[1].min, 16384u);
+  EXPECT_EQ(ranges.sizes[1].max, 65536u);
+  // fio blockalign (ba): random offsets on its boundary; the random map is then off.
+  ResolvedJob ba = *ResolveJobOrError(Good("  rw: randread\n  bs: 512\n  ba: 4k\n"));
+  EXPECT_EQ(ba.sizes[0].align, 4096u);
+  EXPECT_EQ(ba.sizes[0].min, 512u);
+  EXPECT_FALSE(ba.random_map);
+  EXPECT_EQ(ResolveJobOrError(Good("  rw: randread\n"))->sizes[0].align, 4096u);
+  v1::JobSpec ba_rw = Good("  blockalign: 4k,8k\n");
+  EXPECT_EQ(ba_rw.blockalign(), 4096u);
+  EXPECT_EQ(ba_rw.write_blockalign(), 8192u);
+  // A bssplit for every direction is the writes' too, whatever bs says (fio prefers it).
+  ResolvedJob over = *ResolveJobOrError(Good("  bs: 4k,64k\n  bssplit: 8k/50:16k/50\n"));
+  EXPECT_FALSE(over.per_direction_bs());
+  EXPECT_EQ(over.sizes[1].split.size(), 2u);
 
   v1::JobSpec both = Good("  rate: 1m\n");
   EXPECT_EQ(both.rate_read_bps(), 1u << 20);
@@ -161,13 +214,6 @@ TEST(FioOptionsTest, BadFormsNameFileLineKeyAndExpected) {
        "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
        "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
        "per-direction form is not supported), got 'zoned:60/10:40/95'"},
-      {"  random_distribution: zoned:60/10:40\n",
-       "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
-       "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
-       "zipf:1.2), or zoned:<access %>/<region %>[:...] or zoned_abs:<access %>/<size>[:...] "
-       "with the accesses adding up to 100 and zoned's regions to at most 100 (e.g. "
-       "zoned:60/10:40/90; one zone list for reads and writes: fio's comma-separated "
-       "per-direction form is not supported), got 'zoned:60/10:40'"},
       {"  random_distribution: zoned:60/10:40/90,100/100\n",
        "m.yaml:4:24: key 'random_distribution': expected random, zipf:<theta>, pareto:<power> or "
        "normal:<deviation in percent>, each with an optional :<center from 0 to 1> (e.g. "
@@ -191,14 +237,27 @@ TEST(FioOptionsTest, BadFormsNameFileLineKeyAndExpected) {
        "per-direction form is not supported), got 'zoned:50'"},
       {"  bssplit: 4k/10:64k/80\n",
        "m.yaml:4:12: key 'bssplit': expected block sizes with percentages as "
-       "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90; "
-       "one set for reads and writes: fio's comma-separated per-direction form is not "
-       "supported), got '4k/10:64k/80'"},
-      {"  bssplit: 4k/50:8k/50,16k/100\n",
+       "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90), "
+       "or one set per direction as reads,writes[,trims] (e.g. 64k/40:1024k/60,1024k/100), got "
+       "'4k/10:64k/80'"},
+      {"  bssplit: 4k/50:8k/50,16k/90\n",
        "m.yaml:4:12: key 'bssplit': expected block sizes with percentages as "
-       "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90; "
-       "one set for reads and writes: fio's comma-separated per-direction form is not "
-       "supported), got '4k/50:8k/50,16k/100'"},
+       "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90), "
+       "or one set per direction as reads,writes[,trims] (e.g. 64k/40:1024k/60,1024k/100), got "
+       "'4k/50:8k/50,16k/90'"},
+      {"  bssplit: 4k/100,\n",
+       "m.yaml:4:12: key 'bssplit': expected block sizes with percentages as "
+       "size/percent:size/percent adding up to 100, sizes multiples of 512 (e.g. 4k/10:64k/90), "
+       "or one set per direction as reads,writes[,trims] (e.g. 64k/40:1024k/60,1024k/100), got "
+       "'4k/100,'"},
+      {"  bs: 4k,8k,16k,32k\n",
+       "m.yaml:4:7: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), or one per "
+       "direction as reads,writes[,trims] (e.g. 4k,64k; an empty one is 4k), got "
+       "'4k,8k,16k,32k'"},
+      {"  bsrange: 4k-8k,16k\n",
+       "m.yaml:4:12: key 'bsrange': expected a size range min-max, both multiples of 512 with "
+       "min <= max (e.g. 4k-64k), or one per direction as reads,writes[,trims] (e.g. "
+       "4k-8k,64k-128k), got '4k-8k,16k'"},
       {"  file_service_type: sequential\n",
        "m.yaml:4:22: key 'file_service_type': expected roundrobin or random, each with an "
        "optional :<I/Os before switching> (e.g. roundrobin:32), or t/io_uring (its rules), got "
@@ -209,7 +268,8 @@ TEST(FioOptionsTest, BadFormsNameFileLineKeyAndExpected) {
        "'roundrobin:0'"},
       {"  bsrange: 64k-4k\n",
        "m.yaml:4:12: key 'bsrange': expected a size range min-max, both multiples of 512 with "
-       "min <= max (e.g. 4k-64k; one range for reads and writes), got '64k-4k'"},
+       "min <= max (e.g. 4k-64k), or one per direction as reads,writes[,trims] (e.g. "
+       "4k-8k,64k-128k), got '64k-4k'"},
       {"  rate: 1m,1m,1m\n",
        "m.yaml:4:9: key 'rate': expected a bandwidth cap in bytes/s per job as R[,W] with size "
        "suffixes (e.g. 1m, 1m,500k, ,500k; no trim rate), got '1m,1m,1m'"},

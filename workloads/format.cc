@@ -41,7 +41,13 @@ struct Column {
 std::vector<Column> FixedColumns() {
   return {
       {"rw", [](const v1::CellSpec& c) { return RwName(c.job()); }},
-      {"bs", [](const v1::CellSpec& c) { return FormatSize(c.job().bs()); }},
+      {"bs",
+       [](const v1::CellSpec& c) {
+         const v1::JobSpec& j = c.job();
+         return j.write_bs() != 0 && j.write_bs() != j.bs()
+                    ? absl::StrCat(FormatSize(j.bs()), ",", FormatSize(j.write_bs()))
+                    : FormatSize(j.bs());
+       }},
       {"iodepth", [](const v1::CellSpec& c) { return absl::StrCat(c.job().iodepth()); }},
       {"numjobs", [](const v1::CellSpec& c) { return absl::StrCat(c.job().numjobs()); }},
       {"ioengine",

@@ -219,12 +219,58 @@ bool ApplyPerDirection(std::string_view s, CellSpec& cell) {
   return true;
 }
 
-// fio bssplit=4k/10:64k/90 (one set for reads and writes; a blank percentage shares what
-// the others leave, as in fio's bssplit_ddir).
-bool ApplyBssplit(std::string_view s, CellSpec& cell) {
-  if (s.empty() || s.find(',') != std::string_view::npos) return false;
+// fio's per-direction form of bs, bsrange and bssplit: "R", "R,W" or "R,W,T" (fio
+// str_split_parse). One part is every direction's; with two, trims take the writes'.
+// blkbench issues no trims, so a third part is checked and then unused.
+std::optional<std::vector<std::string_view>> Directions(std::string_view s) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (size_t comma; (comma = s.find(',', start)) != std::string_view::npos; start = comma + 1) {
+    parts.push_back(s.substr(start, comma - start));
+  }
+  parts.push_back(s.substr(start));
+  if (parts.size() > 3) return std::nullopt;
+  return parts;
+}
+
+// fio bs=4k or bs=R,W[,T]; an empty part is fio's default (4k), as in `bs=,64k`.
+bool ApplyBs(std::string_view s, CellSpec& cell) {
+  std::optional<std::vector<std::string_view>> parts = Directions(s);
+  if (!parts) return false;
+  uint64_t bs[3] = {kFioDefaultBs, kFioDefaultBs, kFioDefaultBs};
+  for (size_t i = 0; i < parts->size(); ++i) {
+    if ((*parts)[i].empty() && parts->size() > 1) continue;
+    absl::StatusOr<uint64_t> v = ParseSize((*parts)[i]);
+    if (!v.ok() || *v == 0 || *v % kSectorSize != 0) return false;
+    bs[i] = *v;
+  }
   JobSpec* job = cell.mutable_job();
-  job->clear_bssplit();
+  job->set_bs(bs[0]);
+  job->set_write_bs(parts->size() > 1 ? bs[1] : 0);
+  job->set_write_bs_max(0);
+  return true;
+}
+
+// fio blockalign=4k (ba), or per direction as R,W[,T] with every part given.
+bool ApplyBlockalign(std::string_view s, CellSpec& cell) {
+  std::optional<std::vector<std::string_view>> parts = Directions(s);
+  if (!parts) return false;
+  uint64_t ba[3] = {};
+  for (size_t i = 0; i < parts->size(); ++i) {
+    absl::StatusOr<uint64_t> v = ParseSize((*parts)[i]);
+    if (!v.ok() || *v == 0 || *v % kSectorSize != 0) return false;
+    ba[i] = *v;
+  }
+  cell.mutable_job()->set_blockalign(ba[0]);
+  cell.mutable_job()->set_write_blockalign(ba[1]);
+  return true;
+}
+
+// One direction's fio bssplit, 4k/10:64k/90 (a blank percentage shares what the others
+// leave, as in fio's bssplit_ddir).
+bool ParseBssplit(std::string_view s, google::protobuf::RepeatedPtrField<v1::BsSplit>* out) {
+  out->Clear();
+  if (s.empty()) return false;
   uint32_t given = 0, blanks = 0;
   size_t start = 0;
   while (start <= s.size()) {
@@ -233,7 +279,7 @@ bool ApplyBssplit(std::string_view s, CellSpec& cell) {
     const size_t slash = entry.find('/');
     absl::StatusOr<uint64_t> bs = ParseSize(entry.substr(0, slash));
     if (!bs.ok() || *bs == 0 || *bs % kSectorSize != 0) return false;
-    v1::BsSplit* e = job->add_bssplit();
+    v1::BsSplit* e = out->Add();
     e->set_bs(*bs);
     const std::string_view perc =
         slash == std::string_view::npos ? std::string_view() : entry.substr(slash + 1);
@@ -248,10 +294,10 @@ bool ApplyBssplit(std::string_view s, CellSpec& cell) {
     }
     start = end + 1;
   }
-  if (given > 100 || job->bssplit_size() > static_cast<int>(kMaxBsSplit)) return false;
+  if (given > 100 || out->size() > static_cast<int>(kMaxBsSplit)) return false;
   // fio fills blanks evenly with what is left; the last blank takes the remainder.
   uint32_t left = 100 - given;
-  for (v1::BsSplit& e : *job->mutable_bssplit()) {
+  for (v1::BsSplit& e : *out) {
     if (e.percent() != UINT32_MAX) continue;
     const uint32_t share = blanks == 1 ? left : left / blanks;
     e.set_percent(share);
@@ -261,17 +307,51 @@ bool ApplyBssplit(std::string_view s, CellSpec& cell) {
   return given == 100 || left == 0;
 }
 
-// fio bsrange=4k-64k (blocksize_range): sizes from min to max in multiples of min.
-bool ApplyBsrange(std::string_view s, CellSpec& cell) {
+// fio bssplit=4k/10:64k/90 for every direction, or per direction as R,W[,T] (each part a
+// split of its own; none may be empty).
+bool ApplyBssplit(std::string_view s, CellSpec& cell) {
+  std::optional<std::vector<std::string_view>> parts = Directions(s);
+  if (!parts) return false;
+  JobSpec* job = cell.mutable_job();
+  if (!ParseBssplit((*parts)[0], job->mutable_bssplit())) return false;
+  job->clear_write_bssplit();
+  if (parts->size() == 1) return true;
+  google::protobuf::RepeatedPtrField<v1::BsSplit> trim;
+  return ParseBssplit((*parts)[1], job->mutable_write_bssplit()) &&
+         (parts->size() < 3 || ParseBssplit((*parts)[2], &trim));
+}
+
+// One fio bsrange, min-max; empty is fio's default (4k-4k).
+bool ParseBsrange(std::string_view s, uint64_t* lo, uint64_t* hi) {
+  if (s.empty()) {
+    *lo = *hi = kFioDefaultBs;
+    return true;
+  }
   const size_t dash = s.find('-');
-  if (dash == std::string_view::npos || s.find(',') != std::string_view::npos) return false;
-  absl::StatusOr<uint64_t> lo = ParseSize(s.substr(0, dash)), hi = ParseSize(s.substr(dash + 1));
-  if (!lo.ok() || !hi.ok() || *lo == 0 || *lo % kSectorSize != 0 || *hi % kSectorSize != 0 ||
-      *hi < *lo) {
+  if (dash == std::string_view::npos) return false;
+  absl::StatusOr<uint64_t> l = ParseSize(s.substr(0, dash)), h = ParseSize(s.substr(dash + 1));
+  if (!l.ok() || !h.ok() || *l == 0 || *l % kSectorSize != 0 || *h % kSectorSize != 0 || *h < *l) {
     return false;
   }
-  cell.mutable_job()->set_bs(*lo);
-  cell.mutable_job()->set_bs_max(*hi);
+  *lo = *l;
+  *hi = *h;
+  return true;
+}
+
+// fio bsrange=4k-64k (blocksize_range): sizes from min to max in multiples of min; per
+// direction as R,W[,T].
+bool ApplyBsrange(std::string_view s, CellSpec& cell) {
+  std::optional<std::vector<std::string_view>> parts = Directions(s);
+  if (!parts || (parts->size() == 1 && s.empty())) return false;
+  uint64_t lo[3] = {}, hi[3] = {};
+  for (size_t i = 0; i < parts->size(); ++i) {
+    if (!ParseBsrange((*parts)[i], &lo[i], &hi[i])) return false;
+  }
+  JobSpec* job = cell.mutable_job();
+  job->set_bs(lo[0]);
+  job->set_bs_max(hi[0]);
+  job->set_write_bs(parts->size() > 1 ? lo[1] : 0);
+  job->set_write_bs_max(parts->size() > 1 ? hi[1] : 0);
   return true;
 }
 
@@ -321,8 +401,8 @@ constexpr std::string_view kLogPrefix =
     "a log file name prefix of letters, digits, '.', '_' and '-' (up to 100, not starting "
     "with '.'; \"\" = the job's name)";
 constexpr std::string_view kBsRange =
-    "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k; one range for "
-    "reads and writes)";
+    "a size range min-max, both multiples of 512 with min <= max (e.g. 4k-64k), or one per "
+    "direction as reads,writes[,trims] (e.g. 4k-8k,64k-128k)";
 constexpr std::string_view kSize = "a size (e.g. 512k, 1g, or bytes)";
 // common/resolved_job.h IoEngineNames(), in its order (matrix_errors_test checks they agree).
 // fio's null is YAML's empty value unquoted: the hint says how to write it.
@@ -337,8 +417,10 @@ constexpr OptionDef kOptions[] = {
     {"rwmixread", "rwmixread", Scope::kJob, "a percentage from 0 to 100",
      &JobUint<&JobSpec::set_rwmixread, 0, 100>},
     {"rwmixwrite", "rwmixread", Scope::kJob, "a percentage from 0 to 100", &ApplyRwmixwrite},
-    {"bs", "bs", Scope::kJob, "a size that is a multiple of 512 (e.g. 4k)",
-     &JobSize<&JobSpec::set_bs, kSectorSize, kSectorSize>},
+    {"bs", "bs", Scope::kJob,
+     "a size that is a multiple of 512 (e.g. 4k), or one per direction as reads,writes[,trims] "
+     "(e.g. 4k,64k; an empty one is 4k)",
+     &ApplyBs},
     {"size", "size", Scope::kJob, kSize, &JobSize<&JobSpec::set_size, 1, 0>},
     {"offset", "offset", Scope::kJob, kSize, &JobSize<&JobSpec::set_offset, 1, 0>},
     {"offset_increment", "offset_increment", Scope::kJob, kSize,
@@ -393,10 +475,16 @@ constexpr OptionDef kOptions[] = {
      &ApplyFileServiceType},
     {"bssplit", "bssplit", Scope::kJob,
      "block sizes with percentages as size/percent:size/percent adding up to 100, sizes "
-     "multiples of 512 (e.g. 4k/10:64k/90; one set for reads and writes: fio's comma-separated "
-     "per-direction form is not supported)",
+     "multiples of 512 (e.g. 4k/10:64k/90), or one set per direction as reads,writes[,trims] "
+     "(e.g. 64k/40:1024k/60,1024k/100)",
      &ApplyBssplit},
     {"bsrange", "bs", Scope::kJob, kBsRange, &ApplyBsrange},
+    {"blockalign", "blockalign", Scope::kJob,
+     "a size that is a multiple of 512 (e.g. 4k), or one per direction as reads,writes[,trims]",
+     &ApplyBlockalign},
+    {"ba", "blockalign", Scope::kJob,
+     "a size that is a multiple of 512 (e.g. 4k), or one per direction as reads,writes[,trims]",
+     &ApplyBlockalign},
     {"blocksize_range", "bs", Scope::kJob, kBsRange, &ApplyBsrange},
     {"rate", "rate", Scope::kJob,
      "a bandwidth cap in bytes/s per job as R[,W] with size suffixes (e.g. 1m, 1m,500k, ,500k; "

@@ -67,9 +67,10 @@ TEST(MatrixErrorsTest, BadSizeSuffix) {
 }
 
 TEST(MatrixErrorsTest, BsNotMultipleOf512) {
-  EXPECT_EQ(
-      OneError("job: {bs: 4000}\n"),
-      "m.yaml:3:11: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), got '4000'");
+  EXPECT_EQ(OneError("job: {bs: 4000}\n"),
+            "m.yaml:3:11: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), or one "
+            "per direction as "
+            "reads,writes[,trims] (e.g. 4k,64k; an empty one is 4k), got '4000'");
   EXPECT_THAT(OneError("job: {bs: 0}\n"), HasSubstr("key 'bs'"));
 }
 
@@ -292,17 +293,21 @@ TEST(MatrixErrorsTest, IoUringOptionWithPsync) {
 }
 
 TEST(MatrixErrorsTest, WrongTypes) {
-  EXPECT_EQ(
-      OneError("job: {bs: {a: 1}}\n"),
-      "m.yaml:3:11: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), got a map");
+  EXPECT_EQ(OneError("job: {bs: {a: 1}}\n"),
+            "m.yaml:3:11: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), or one "
+            "per direction as "
+            "reads,writes[,trims] (e.g. 4k,64k; an empty one is 4k), got a map");
   EXPECT_EQ(OneError("job: [bs, 4k]\n"),
             "m.yaml:3:6: key 'job': expected a map of keys, got a list");
   EXPECT_EQ(OneError("matrix:\n  bs: [[4k]]\n"),
-            "m.yaml:4:8: key 'bs': expected a size that is a multiple of 512 (e.g. 4k) in the "
+            "m.yaml:4:8: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), or one per "
+            "direction as "
+            "reads,writes[,trims] (e.g. 4k,64k; an empty one is 4k) in the "
             "list, got a list");
-  EXPECT_EQ(
-      OneError("job:\n  bs:\n"),
-      "m.yaml:4:3: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), got nothing");
+  EXPECT_EQ(OneError("job:\n  bs:\n"),
+            "m.yaml:4:3: key 'bs': expected a size that is a multiple of 512 (e.g. 4k), or one per "
+            "direction as "
+            "reads,writes[,trims] (e.g. 4k,64k; an empty one is 4k), got nothing");
   EXPECT_EQ(OneError("repeats: [1, 2]\n"),
             "m.yaml:3:10: key 'repeats': expected an integer from 1 to 1000, got a list");
   EXPECT_THAT(Errors("- name: x\n"), ElementsAre(HasSubstr("m.yaml:1:1: expected a map")));

@@ -104,17 +104,19 @@ TEST(NamedJobsTest, WithoutGroupsTheLayoutTakesThreadsInOrder) {
 }
 
 TEST(NamedJobsTest, MistakesNameTheJobAndTheKey) {
-  EXPECT_THAT(Errors("jobs:\n"
-                     "  reader: {rw: randred, iodeth: 4}\n"
-                     "  writer: {scheduler: bfq, bs: [4k, 8k]}\n"),
-              ElementsAre("m.yaml:4:16: job 'reader': key 'rw': expected one of read, write, "
-                          "randread, randwrite, randrw, rw, readwrite, got 'randred'",
-                          "m.yaml:4:25: job 'reader': unknown key 'iodeth' (did you mean "
-                          "'iodepth'?)",
-                          "m.yaml:5:12: job 'writer': key 'scheduler' is the cell's, not a job's; "
-                          "put it under job: or matrix:",
-                          "m.yaml:5:32: job 'writer': key 'bs': expected a size that is a "
-                          "multiple of 512 (e.g. 4k), got a list (axes go under matrix:)"));
+  EXPECT_THAT(
+      Errors("jobs:\n"
+             "  reader: {rw: randred, iodeth: 4}\n"
+             "  writer: {scheduler: bfq, bs: [4k, 8k]}\n"),
+      ElementsAre("m.yaml:4:16: job 'reader': key 'rw': expected one of read, write, "
+                  "randread, randwrite, randrw, rw, readwrite, got 'randred'",
+                  "m.yaml:4:25: job 'reader': unknown key 'iodeth' (did you mean "
+                  "'iodepth'?)",
+                  "m.yaml:5:12: job 'writer': key 'scheduler' is the cell's, not a job's; "
+                  "put it under job: or matrix:",
+                  "m.yaml:5:32: job 'writer': key 'bs': expected a size that is a "
+                  "multiple of 512 (e.g. 4k), or one per direction as reads,writes[,trims] (e.g. "
+                  "4k,64k; an empty one is 4k), got a list (axes go under matrix:)"));
 }
 
 TEST(NamedJobsTest, DuplicateJobNamesAreReported) {

@@ -129,7 +129,8 @@ absl::StatusOr<v1::RunResult> IoExecutor::Run(const RunContext& ctx) {
     const ResolvedJob& spec = plan.specs[plan.jobs[i].named];
     plan.jobs[i].path = plan.path.c_str();
     plan.jobs[i].job = &spec;
-    plan.jobs[i].io.bssplit = spec.bssplit.data();
+    plan.jobs[i].io.bssplit = spec.sizes[0].split.data();
+    plan.jobs[i].io.write_bssplit = spec.sizes[1].split.data();
     plan.jobs[i].io.zones = spec.zones;
     plan.jobs[i].trace = area.trace(i);
     plan.jobs[i].trace_capacity = options_.trace_ios_per_job;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "agent/executor/executor.h"
 #include "agent/executor/executor_test_util.h"
@@ -72,6 +73,50 @@ TEST_F(OptionsTest, BssplitMixAndBuffersForTheLargestSize) {
     const v1::RunResult& r = *run.result;
     EXPECT_EQ(r.io().read_bytes() + r.io().write_bytes(), bytes);
     EXPECT_GE(r.io().read_bytes() + r.io().write_bytes(), 96 * kMiB);
+  }
+}
+
+// fio's per-direction sizes on real I/O (cmdprio-bssplit.fio's bssplit=64k/40:1m/60,1m/100
+// scaled down): reads split 40/60 between 4k and 64k on 4k boundaries, every write 64k on
+// 64k boundaries, and the result's bytes are the traced I/Os'.
+TEST_F(OptionsTest, PerDirectionBssplitSizesReadsAndWritesApart) {
+  for (v1::IoEngine engine : {v1::IO_URING, v1::PSYNC}) {
+    SCOPED_TRACE(engine);
+    v1::JobSpec j = Job(v1::RANDRW, engine, /*thread=*/true);
+    j.clear_bs();
+    for (const auto& [bs, percent] : {std::pair{4096u, 40u}, std::pair{65536u, 60u}}) {
+      v1::BsSplit* e = j.add_bssplit();
+      e->set_bs(bs);
+      e->set_percent(percent);
+    }
+    v1::BsSplit* w = j.add_write_bssplit();
+    w->set_bs(65536);
+    w->set_percent(100);
+    j.set_io_size(64 * kMiB);
+    constexpr uint32_t kTrace = 100'000;
+    Outcome run = Go(j, kTrace);
+    ASSERT_TRUE(run.result.ok()) << run.result.status();
+    const std::vector<IoTrace>& ios = run.traces[0];
+    ASSERT_GT(ios.size(), 500u);
+    uint64_t reads = 0, small = 0, read_bytes = 0, write_bytes = 0;
+    for (const IoTrace& io : ios) {
+      ASSERT_LE(io.offset + io.len, 64 * kMiB);
+      if (io.write) {
+        ASSERT_EQ(io.len, 65536u);
+        ASSERT_EQ(io.offset % 65536, 0u);
+        write_bytes += io.len;
+      } else {
+        ASSERT_TRUE(io.len == 4096 || io.len == 65536) << io.len;
+        ASSERT_EQ(io.offset % 4096, 0u);
+        ++reads;
+        small += io.len == 4096;
+        read_bytes += io.len;
+      }
+    }
+    const double n = static_cast<double>(reads);
+    EXPECT_NEAR(static_cast<double>(small) / n, 0.40, 5 * std::sqrt(0.4 * 0.6 / n));
+    EXPECT_EQ(run.result->io().read_bytes(), read_bytes);
+    EXPECT_EQ(run.result->io().write_bytes(), write_bytes);
   }
 }
 

@@ -356,7 +356,9 @@ void RunJob(const JobPlan& plan, IoEngine& engine, Control& ctl, JobShared& out)
   if (fd < 0) return;
   const uint32_t depth = plan.job->iodepth;
   // Every unit's buffer holds the largest block size (bsrange, bssplit).
-  const size_t stride = AlignUp(std::max(plan.io.block_size, plan.io.bs_max), 4096);
+  const size_t stride = AlignUp(std::max({plan.io.block_size, plan.io.bs_max,
+                                          plan.io.write_block_size, plan.io.write_bs_max}),
+                                4096);
   const size_t buf_bytes = stride * depth;
   const size_t meta_bytes = depth * (sizeof(IoUnit) + sizeof(uint32_t));
   char* bufs = static_cast<char*>(MapMemory(buf_bytes, plan.job->writes, rep));

@@ -46,27 +46,34 @@ absl::Status PlanJob(const RunContext& ctx, const ResolvedJob& r, uint32_t named
   // regions (below), this machine's CPUs for the affinity.
   const uint64_t bs = r.bs;
   const uint32_t lbs = std::max<uint32_t>(ctx.logical_block_size, 1);
-  if (r.direct && bs % lbs != 0) {
-    return Invalid("bs", absl::StrCat(bs, " is not a multiple of the logical block size ", lbs,
-                                      " (direct=1)"));
-  }
-  for (const BsShare& e : r.bssplit) {
-    if (r.direct && e.bs % lbs != 0) {
-      return Invalid("bssplit", absl::StrCat(e.bs, " is not a multiple of the logical block size ",
-                                             lbs, " (direct=1)"));
+  auto Unaligned = [&](const char* option, uint64_t size) {
+    return Invalid(option, absl::StrCat(size, " is not a multiple of the logical block size ", lbs,
+                                        " (direct=1)"));
+  };
+  if (r.direct) {
+    for (const BlockSizes& d : r.sizes) {  // reads', then writes'
+      if (d.min % lbs != 0) return Unaligned("bs", d.min);
+      for (const BsShare& e : d.split) {
+        if (e.bs % lbs != 0) return Unaligned("bssplit", e.bs);
+      }
+      if (d.max % lbs != 0) return Unaligned("bsrange", d.max);
+      if (d.align % lbs != 0) return Unaligned("blockalign", d.align);
     }
-  }
-  if (r.direct && r.bs_max % lbs != 0) {
-    return Invalid("bsrange",
-                   absl::StrCat(r.bs_max, " is not a multiple of the logical block size ", lbs,
-                                " (direct=1)"));
   }
   const uint32_t numjobs = r.numjobs;
 
   JobPlan base;
-  base.io.block_size = bs;
-  base.io.bs_max = r.bs_max;
-  base.io.bssplit_len = static_cast<uint32_t>(r.bssplit.size());  // the pointer: executor.cc
+  // The split pointers: executor.cc, once the plan's ResolvedJobs stay put.
+  base.io.block_size = r.sizes[0].min;
+  base.io.bs_max = r.sizes[0].max;
+  base.io.bssplit_len = static_cast<uint32_t>(r.sizes[0].split.size());
+  base.io.block_align = r.sizes[0].align;
+  if (r.per_direction_bs()) {
+    base.io.write_block_align = r.sizes[1].align;
+    base.io.write_block_size = r.sizes[1].min;
+    base.io.write_bs_max = r.sizes[1].max;
+    base.io.write_bssplit_len = static_cast<uint32_t>(r.sizes[1].split.size());
+  }
   base.io.random = r.random;
   base.io.random_map = r.random_map;
   base.io.distribution = r.distribution;

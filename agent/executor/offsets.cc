@@ -38,21 +38,32 @@ IoGenerator::IoGenerator(const IoGeneratorConfig& c)
       random_(c.random),
       map_(c.random && c.random_map),
       skewed_(c.random && c.distribution != RandomDist::kRandom),
-      variable_((c.bs_max != 0 && c.bs_max != c.block_size) || c.bssplit_len > 0),
+      variable_((c.bs_max != 0 && c.bs_max != c.block_size) || c.bssplit_len > 0 ||
+                c.write_block_size != 0 || (c.block_align != 0 && c.block_align != c.block_size)),
       read_percent_(c.read_percent),
       dist_(c.distribution),
       param_(c.dist_param),
       center_(c.dist_center),
       zetan_(c.zipf_zetan),
-      bs_max_(std::max(c.bs_max, c.block_size)),
-      split_(c.bssplit),
-      split_len_(c.bssplit_len),
       zones_(c.zones),
       region_len_(c.region_len),
       offset_rng_(c.seed),
       ddir_rng_(c.seed ^ 0x5eed0fd1a7a5eedULL),
       size_rng_(c.seed ^ 0xb5b5a11ce5eedULL),
       key_rng_(c.seed ^ 0x7a9d0ff5e7eedULL) {
+  unit_[0] = c.block_align != 0 ? c.block_align : c.block_size;
+  min_[0] = c.block_size;
+  max_[0] = std::max(c.bs_max, c.block_size);
+  split_[0] = c.bssplit;
+  split_len_[0] = c.bssplit_len;
+  const bool apart = c.write_block_size != 0;
+  unit_[1] = !apart                     ? unit_[0]
+             : c.write_block_align != 0 ? c.write_block_align
+                                        : c.write_block_size;
+  min_[1] = apart ? c.write_block_size : min_[0];
+  max_[1] = apart ? std::max(c.write_bs_max, c.write_block_size) : max_[0];
+  split_[1] = apart ? c.write_bssplit : split_[0];
+  split_len_[1] = apart ? c.write_bssplit_len : split_len_[0];
   if (map_) {
     const int k = BitsFor(blocks_);
     perm_mask_ = k >= 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
@@ -78,10 +89,9 @@ void IoGenerator::Rekey() {
   }
 }
 
-// A block index in [0, n) from fio's zipf, pareto or normal generator. Without a center
-// the rank is scattered over the region by a hash, as fio does (__hash_u64 + rand_off),
-// so the hot blocks are not adjacent; with a center the hot spot sits at center * n.
-uint64_t IoGenerator::NextSkewed(uint64_t n) {
+// A block index in [0, n) from fio's zipf, pareto or normal generator, scattered over the
+// region by a hash as fio does, so the hot blocks are not adjacent.
+uint64_t IoGenerator::NextSkewed(uint64_t n, uint64_t unit) {
   if (n <= 1) return 0;
   const double dn = static_cast<double>(n);
   uint64_t rank = 0;
@@ -100,61 +110,76 @@ uint64_t IoGenerator::NextSkewed(uint64_t n) {
       rank = static_cast<uint64_t>(std::clamp(v, 1.0, dn)) - 1;
       break;
     }
-    case RandomDist::kPareto: {
-      const double u = 1.0 - offset_rng_.NextDouble();  // (0, 1]
-      const double v = std::ceil(dn * std::pow(u, pareto_pow_));
-      rank = static_cast<uint64_t>(std::clamp(v, 1.0, dn)) - 1;
+    case RandomDist::kPareto:  // fio pareto_next
+      rank = static_cast<uint64_t>((dn - 1) * std::pow(offset_rng_.NextDouble(), pareto_pow_));
       break;
-    }
     case RandomDist::kNormal: {
-      // fio's deviation is a percentage of the region; the mean is the center (0.5).
-      const double mean = (center_ < 0 ? 0.5 : center_) * dn;
-      const double sd = param_ / 100.0 * dn;
-      double x = mean;
-      if (sd > 0) {
-        do {
-          x = mean + sd * offset_rng_.Gaussian();
-        } while (x < 0 || x >= dn);
+      // fio gauss_next: the mean of 12 uniform draws over [0, n], then a uniform
+      // deviation of width ceil(n * dev / 100) (at most n / 2) around it, halved while it
+      // would pass the end (unsigned, as fio adds it).
+      uint64_t sum = 0;
+      for (int i = 0; i < 12; ++i) sum += offset_rng_.Uniform(n + 1);
+      sum = (sum + 11) / 12;
+      const uint64_t width =
+          std::min<uint64_t>(static_cast<uint64_t>(std::ceil(dn * param_ / 100.0)), n / 2);
+      if (width != 0) {
+        auto dev = static_cast<int64_t>(static_cast<double>(width) * offset_rng_.NextDouble()) -
+                   static_cast<int64_t>(width / 2);
+        while (static_cast<uint64_t>(dev) + sum >= n) dev /= 2;
+        sum += static_cast<uint64_t>(dev);
       }
-      rank = std::min(static_cast<uint64_t>(x), n - 1);
-      if (center_ >= 0) return rank;
+      rank = sum;
       break;
     }
     case RandomDist::kZoned:
     case RandomDist::kZonedAbs:
-      return ZonedPosition(zones_, dist_ == RandomDist::kZonedAbs, n, bs_, offset_rng_);
+      return ZonedPosition(zones_, dist_ == RandomDist::kZonedAbs, n, unit, offset_rng_);
     case RandomDist::kRandom:
       return offset_rng_.Uniform(n);
   }
-  if (center_ >= 0 && dist_ != RandomDist::kNormal) {
-    return (rank + static_cast<uint64_t>(center_ * static_cast<double>(n - 1))) % n;
+  // fio hashes the value (__hash_u64: a multiplication by the 64-bit golden ratio, which
+  // spreads neighbouring values evenly) and adds rand_off, modulo n. rand_off is a 32-bit
+  // random number for zipf and pareto and 0 for normal, or n * center (normal: n *
+  // (center - 0.5), wrapping as fio's unsigned sum does): a center rotates the scattered
+  // hot blocks, it does not gather them (fio 3.33's lib/zipf.c, lib/gauss.c).
+  constexpr uint64_t kGoldenRatio64 = 0x61C8864680B583EBULL;  // fio hash.h
+  uint64_t off = 0;
+  if (center_ >= 0) {
+    const double shift = dist_ == RandomDist::kNormal ? center_ - 0.5 : center_;
+    off = static_cast<uint64_t>(static_cast<int64_t>(dn * shift));
+  } else if (dist_ != RandomDist::kNormal) {
+    off = Mix64(key_rng_.seed()) & 0xffffffffULL;
   }
-  return Mix64(rank ^ key_rng_.seed()) % n;
+  return (rank * kGoldenRatio64 + off) % n;
 }
 
-// fio get_next_buflen: a bssplit share, else a multiple of the minimum up to bs_max.
-uint32_t IoGenerator::NextLen() {
-  if (split_len_ > 0) {
+// fio get_next_buflen: a bssplit share, else a multiple of the minimum up to the maximum,
+// for the I/O's direction.
+uint32_t IoGenerator::NextLen(bool write) {
+  if (split_len_[write] > 0) {
+    const BsShare* split = split_[write];
     const uint64_t u = size_rng_.Uniform(100);
     uint64_t sum = 0;
-    for (uint32_t i = 0; i < split_len_; ++i) {
-      sum += split_[i].percent;
-      if (u < sum) return static_cast<uint32_t>(split_[i].bs);
+    for (uint32_t i = 0; i < split_len_[write]; ++i) {
+      sum += split[i].percent;
+      if (u < sum) return static_cast<uint32_t>(split[i].bs);
     }
-    return static_cast<uint32_t>(split_[split_len_ - 1].bs);
+    return static_cast<uint32_t>(split[split_len_[write] - 1].bs);
   }
-  return static_cast<uint32_t>(bs_ * (1 + size_rng_.Uniform(bs_max_ / bs_)));
+  const uint64_t min = min_[write];
+  return static_cast<uint32_t>(min * (1 + size_rng_.Uniform(max_[write] / min)));
 }
 
-// Variable block sizes: offsets aligned to the smallest size, the whole I/O inside the
-// region (random: uniform or skewed, without the map; sequential: wrap when the next I/O
-// would cross the end).
+// Variable block sizes or a blockalign: random offsets aligned to the direction's
+// blockalign (its smallest size unless set), the whole I/O inside the region (random: uniform or
+// skewed, without the map; sequential: wrap when the next I/O would cross the end).
 NextIo IoGenerator::NextVariable(bool write) {
-  const uint32_t len = NextLen();
+  const uint32_t len = NextLen(write);
   if (random_) {
-    const uint64_t positions = (region_len_ - len) / bs_ + 1;
-    const uint64_t pos = skewed_ ? NextSkewed(positions) : offset_rng_.Uniform(positions);
-    return {start_ + pos * bs_, write, len};
+    const uint64_t unit = unit_[write];
+    const uint64_t positions = (region_len_ - len) / unit + 1;
+    const uint64_t pos = skewed_ ? NextSkewed(positions, unit) : offset_rng_.Uniform(positions);
+    return {start_ + pos * unit, write, len};
   }
   uint64_t& pos = seq_pos_[write];
   if (pos + len > region_len_) pos = 0;

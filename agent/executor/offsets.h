@@ -19,6 +19,16 @@ struct IoGeneratorConfig {
   uint64_t bs_max = 0;               // 0 or block_size: fixed size; else bsrange up to it
   const BsShare* bssplit = nullptr;  // points into the RunPlan's ResolvedJob; null = none
   uint32_t bssplit_len = 0;
+  // Writes' sizes where fio's per-direction bs/bsrange/bssplit set them apart (the four
+  // above are then the reads'); write_block_size 0 = as reads.
+  uint64_t write_block_size = 0;
+  uint64_t write_bs_max = 0;
+  const BsShare* write_bssplit = nullptr;
+  uint32_t write_bssplit_len = 0;
+  // fio blockalign per direction: what random offsets align to; 0 = the direction's
+  // smallest size.
+  uint64_t block_align = 0;
+  uint64_t write_block_align = 0;
   bool random = false;
   // Random offsets cover every block once per pass (fio's random map) instead of drawing
   // with replacement (norandommap). Only with a fixed block size and uniform offsets.
@@ -66,7 +76,7 @@ class IoGenerator {
     }
     if (variable_) return NextVariable(write);
     if (random_) {
-      const uint64_t block = map_ ? NextMapped() : skewed_ ? NextSkewed(blocks_) : Uniform();
+      const uint64_t block = map_ ? NextMapped() : skewed_ ? NextSkewed(blocks_, bs_) : Uniform();
       return {start_ + block * bs_, write, len_};
     }
     uint64_t& pos = seq_pos_[write];
@@ -99,9 +109,9 @@ class IoGenerator {
     return x;
   }
   void Rekey();
-  uint64_t NextSkewed(uint64_t n);
+  uint64_t NextSkewed(uint64_t n, uint64_t unit);
   NextIo NextVariable(bool write);
-  uint32_t NextLen();
+  uint32_t NextLen(bool write);
 
   struct Round {
     uint64_t xor_key, mul;
@@ -118,9 +128,11 @@ class IoGenerator {
   // Distributions and block sizes.
   RandomDist dist_;
   double param_, center_, zetan_, zipf_alpha_ = 0, zipf_eta_ = 0, pareto_pow_ = 0;
-  uint64_t bs_max_;
-  const BsShare* split_;
-  uint32_t split_len_;
+  // Per direction [read, write]: random offsets' alignment, smallest and largest size,
+  // bssplit.
+  uint64_t unit_[2], min_[2], max_[2];
+  const BsShare* split_[2];
+  uint32_t split_len_[2];
   std::span<const ZoneSplit> zones_;
   uint64_t region_len_;
   Rng offset_rng_;

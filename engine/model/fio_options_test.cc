@@ -2,8 +2,10 @@
 // prio/prioclass on the requests; deterministic and plausible.
 #include <cmath>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/model/config.h"
@@ -43,6 +45,76 @@ TEST(EngineFioOptionsTest, BssplitSizesByShareDeterministically) {
   const v1::RunResult small = RunCell(Cell("ssd", v1::RANDREAD, 4096, 16, 2, 20'000'000));
   EXPECT_LT(n, static_cast<double>(Ios(small)));
   EXPECT_GT(r.io().read_bytes(), small.io().read_bytes());
+}
+
+// fio's per-direction sizes (cmdprio-bssplit.fio's bssplit=64k/40:1024k/60,1024k/100):
+// reads average 0.4 * 64k + 0.6 * 1m, writes are all 1m.
+TEST(EngineFioOptionsTest, PerDirectionBssplitSizesReadsAndWritesApart) {
+  v1::CellSpec cell = Cell("ssd", v1::RANDRW, 4096, 16, 2, 50'000'000);
+  v1::JobSpec* job = cell.mutable_job();
+  job->set_rwmixread(50);
+  for (const auto& [bs, percent] : {std::pair{64u << 10, 40u}, std::pair{1u << 20, 60u}}) {
+    v1::BsSplit* e = job->add_bssplit();
+    e->set_bs(bs);
+    e->set_percent(percent);
+  }
+  v1::BsSplit* w = job->add_write_bssplit();
+  w->set_bs(1 << 20);
+  w->set_percent(100);
+  const v1::RunResult r = RunCell(cell);
+  const double reads = static_cast<double>(r.io().read_ios());
+  ASSERT_GT(reads, 100);
+  ASSERT_GT(r.io().write_ios(), 100u);
+  EXPECT_EQ(r.io().write_bytes(), r.io().write_ios() << 20);
+  // Mean read: 655,360 bytes; a read's size deviates from it by 482k (0.49 of 960k).
+  const double mean_read = static_cast<double>(r.io().read_bytes()) / reads;
+  EXPECT_NEAR(mean_read, 655360, 5 * 481589 / std::sqrt(reads));
+  const v1::RunResult again = RunCell(cell);
+  EXPECT_EQ(again.io().read_bytes(), r.io().read_bytes());
+  EXPECT_EQ(again.io().write_bytes(), r.io().write_bytes());
+}
+
+// fio blockalign: 512-byte reads on 4k boundaries (every issued sector a multiple of 8).
+TEST(EngineFioOptionsTest, BlockalignPutsRandomOffsetsOnItsBoundary) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDREAD, 512, 1, 1, 0);
+  cell.mutable_job()->set_time_based(false);
+  cell.mutable_job()->set_size(4 << 20);
+  cell.mutable_job()->set_io_size(2000 * 512);
+  cell.mutable_job()->set_blockalign(4096);
+  absl::StatusOr<EngineConfig> config = DeriveConfig(cell);
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(*config, 0);
+  ASSERT_TRUE(e.ok()) << e.status();
+  std::ostringstream out;
+  (*e)->set_trace_sink(&out);
+  while (!(*e)->all_done() && !(*e)->stalled()) (*e)->RunUntil((*e)->now() + 10'000'000);
+  ASSERT_TRUE((*e)->all_done());
+  const std::regex issue(R"(^.* D +R (\d+) \+ 1 \[[^\]]+\]$)");
+  std::set<uint64_t> blocks;
+  uint64_t n = 0;
+  std::istringstream in(out.str());
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, issue)) continue;
+    const uint64_t sector = std::stoull(m[1]);
+    ASSERT_EQ(sector % 8, 0u) << l;
+    blocks.insert(sector / 8);
+    ++n;
+  }
+  EXPECT_EQ(n, 2000u);
+  EXPECT_GT(blocks.size(), 800u);  // spread over the 1024 4k blocks, not one spot
+}
+
+// bs=4k,64k: every read 4k, every write 64k.
+TEST(EngineFioOptionsTest, PerDirectionBs) {
+  v1::CellSpec cell = Cell("null_blk", v1::RANDRW, 4096, 8, 1, 5'000'000);
+  cell.mutable_job()->set_rwmixread(50);
+  cell.mutable_job()->set_write_bs(65536);
+  const v1::RunResult r = RunCell(cell);
+  ASSERT_GT(r.io().read_ios(), 100u);
+  ASSERT_GT(r.io().write_ios(), 100u);
+  EXPECT_EQ(r.io().read_bytes(), r.io().read_ios() * 4096);
+  EXPECT_EQ(r.io().write_bytes(), r.io().write_ios() * 65536);
 }
 
 // fio's zoned random_distribution (jesd219's 50/5:30/15:20/80) over 10000 blocks: each

@@ -190,13 +190,26 @@ void Submission::NextFile(Task& task) {
 
 namespace {
 
-// A random position in [0, n) of bs-sized blocks: uniform, or fio's zoned/zoned_abs
+// A random position in [0, n) of `unit`-sized blocks: uniform, or fio's zoned/zoned_abs
 // (cell_checks refuses the other distributions for simulated devices).
-uint64_t RandomPosition(const JobOptions& job, uint64_t n, Rng& rng) {
+uint64_t RandomPosition(const JobOptions& job, uint64_t n, uint64_t unit, Rng& rng) {
   if (job.distribution == RandomDist::kZoned || job.distribution == RandomDist::kZonedAbs) {
-    return ZonedPosition(job.zones, job.distribution == RandomDist::kZonedAbs, n, job.bs, rng);
+    return ZonedPosition(job.zones, job.distribution == RandomDist::kZonedAbs, n, unit, rng);
   }
   return rng.Uniform(n);
+}
+
+// fio get_next_buflen: a bssplit share, else a multiple of the smallest size up to the
+// largest (bsrange).
+uint64_t NextLen(const BlockSizes& d, Rng& rng) {
+  if (d.split.empty()) return d.min * (1 + rng.Uniform(d.max / d.min));
+  const uint64_t u = rng.Uniform(100);
+  uint64_t sum = 0;
+  for (const BsShare& e : d.split) {
+    sum += e.percent;
+    if (u < sum) return e.bs;
+  }
+  return d.split.back().bs;
 }
 
 }  // namespace
@@ -208,38 +221,45 @@ void Submission::BeginBio(Task& task) {
   if (q_.nr_devices > 1) NextFile(task);
   uint64_t offset;
   uint64_t len = job.bs;
-  if (job.variable_bs()) {
-    // fio get_next_buflen: a bssplit share, else a multiple of bs up to bs_max (bsrange);
-    // offsets stay aligned to the smallest size and the I/O inside the region.
-    if (!job.bssplit.empty()) {
-      const uint64_t u = task.rng.Uniform(100);
-      uint64_t sum = 0;
-      len = job.bssplit.back().bs;
-      for (const BsShare& e : job.bssplit) {
-        sum += e.percent;
-        if (u < sum) {
-          len = e.bs;
-          break;
-        }
-      }
-    } else {
-      len = job.bs * (1 + task.rng.Uniform(job.bs_max / job.bs));
+  bool write = job.read_percent == 0;
+  if (job.per_direction_bs()) {
+    // Reads and writes size apart (fio's bs=R,W and the like): the direction comes first,
+    // as in fio's get_io_u, then its size and an offset aligned to its blockalign (its
+    // smallest size unless set).
+    if (job.read_percent > 0 && job.read_percent < 100) {
+      write = task.rng.Uniform(100) >= static_cast<uint64_t>(job.read_percent);
     }
+    const BlockSizes& d = job.sizes[write];
+    len = NextLen(d, task.rng);
     if (job.random) {
-      offset = RandomPosition(job, (task.region_len - len) / job.bs + 1, task.rng) * job.bs;
+      offset =
+          RandomPosition(job, (task.region_len - len) / d.align + 1, d.align, task.rng) * d.align;
     } else {
       offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
       task.seq_next = offset + len;
     }
-  } else if (job.random) {
-    offset = RandomPosition(job, task.region_len / job.bs, task.rng) * job.bs;
   } else {
-    offset = task.seq_next;
-    task.seq_next = offset + job.bs >= task.region_len ? 0 : offset + job.bs;
-  }
-  bool write = job.read_percent == 0;
-  if (job.read_percent > 0 && job.read_percent < 100) {
-    write = task.rng.Uniform(100) >= static_cast<uint64_t>(job.read_percent);
+    // One set of sizes: the size and offset are drawn before the direction (the order
+    // every recorded seed's trace follows). Random offsets align to blockalign (bs unless
+    // set): (region - len) / align + 1 positions, region / bs with a fixed bs.
+    const uint64_t align = job.sizes[0].align;
+    if (job.variable_bs()) {
+      len = NextLen(job.sizes[0], task.rng);
+      if (job.random) {
+        offset = RandomPosition(job, (task.region_len - len) / align + 1, align, task.rng) * align;
+      } else {
+        offset = task.seq_next + len > task.region_len ? 0 : task.seq_next;
+        task.seq_next = offset + len;
+      }
+    } else if (job.random) {
+      offset = RandomPosition(job, (task.region_len - len) / align + 1, align, task.rng) * align;
+    } else {
+      offset = task.seq_next;
+      task.seq_next = offset + job.bs >= task.region_len ? 0 : offset + job.bs;
+    }
+    if (job.read_percent > 0 && job.read_percent < 100) {
+      write = task.rng.Uniform(100) >= static_cast<uint64_t>(job.read_percent);
+    }
   }
   const uint32_t slot = task.free_ios.back();
   task.free_ios.pop_back();
