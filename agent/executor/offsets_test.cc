@@ -288,6 +288,7 @@ TEST(IoGenerator, ZonedSharesPerZoneAndUniformInsideEach) {
   c.bssplit_len = 2;
   IoGenerator g(c);
   std::vector<uint64_t> var;
+  var.reserve(50'000);
   for (int i = 0; i < 50'000; ++i) var.push_back(g.Next().offset - c.region_start);
   const std::vector<double> vshare = ZoneShares(var, c.region_len, kJesd219);
   EXPECT_NEAR(vshare[0], 0.5, Bound(0.5, var.size()));
@@ -305,6 +306,7 @@ TEST(IoGenerator, ZonedAbsStaysInsideItsZones) {
   constexpr int kN = 100'000;
   IoGenerator g(c);
   std::vector<uint64_t> offsets;
+  offsets.reserve(kN);
   for (int i = 0; i < kN; ++i) offsets.push_back(g.Next().offset - c.region_start);
   const std::vector<double> share = ZoneShares(offsets, c.region_len, zones);
   EXPECT_NEAR(share[0], 0.7, Bound(0.7, kN));
@@ -478,8 +480,8 @@ TEST(IoGenerator, Jesd219MatchesFios) {
   ASSERT_EQ(rc, 0) << cmd;
   ASSERT_GT(fio.size(), 10000u);
 
-  const std::vector<BsShare> shares = {{512, 4},   {1024, 1},  {1536, 1},   {2048, 1},
-                                       {2560, 1},  {3072, 1},  {3584, 1},   {4096, 67},
+  const std::vector<BsShare> shares = {{512, 4},   {1024, 1},  {1536, 1},  {2048, 1},
+                                       {2560, 1},  {3072, 1},  {3584, 1},  {4096, 67},
                                        {8192, 10}, {16384, 7}, {32768, 3}, {65536, 3}};
   IoGeneratorConfig c = Config(true, 40);
   c.region_start = 0;
@@ -516,7 +518,6 @@ TEST(IoGenerator, Jesd219MatchesFios) {
     }
   }
 }
-
 
 // bs=4k,64k: reads of 4k on 4k boundaries, writes of 64k on 64k boundaries, as fio's log.
 TEST(IoGenerator, PerDirectionBsMatchesFios) {
