@@ -201,28 +201,40 @@ std::vector<double> ZoneShares(const std::vector<uint64_t>& offsets, uint64_t re
 // this about once in 1.7 million checks.
 double Bound(double p, size_t n) { return 5 * std::sqrt(p * (1 - p) / static_cast<double>(n)); }
 
-// The block hit counts fio 3.33 draws for `distribution` over `blocks` 4k blocks
-// (norandommap, the null engine, `n` reads), from its write_iolog; empty if fio failed.
-std::vector<int> FioHits(const std::string& distribution, uint64_t blocks, uint64_t n) {
-  const std::string base = "/tmp/blkbench_dist_" + std::to_string(getpid());
+// The I/Os fio 3.33 issues for `options` (its command-line options but the file, the
+// engine, the seed and the log) with the null engine, in order, from its write_iolog (v3:
+// time file action offset length); empty if fio failed.
+std::vector<NextIo> FioIos(const std::string& options) {
+  const std::string base = "/tmp/blkbench_fio_" + std::to_string(getpid());
   const std::string log = base + ".iolog";
-  const std::string cmd =
-      "fio --name=d --filename=" + base + ".dat --size=" + std::to_string(blocks * 4096) +
-      " --io_size=" + std::to_string(n * 4096) +
-      " --rw=randread --bs=4k --ioengine=null --norandommap "
-      "--random_distribution=" +
-      distribution + " --randseed=7 --write_iolog=" + log + " --output=/dev/null";
+  const std::string cmd = "fio --name=j --filename=" + base + ".dat --ioengine=null --randseed=7 " +
+                          options + " --write_iolog=" + log + " --output=/dev/null";
   const int rc = std::system(cmd.c_str());
-  std::vector<int> hits(blocks);
+  std::vector<NextIo> ios;
   std::ifstream in(log);
   for (std::string line; std::getline(in, line);) {
     std::istringstream fields(line);
     std::string time, name, action;
-    uint64_t offset = 0;
-    if (fields >> time >> name >> action >> offset && action == "read") ++hits[offset / 4096];
+    NextIo io{0, false, 0};
+    if (fields >> time >> name >> action >> io.offset >> io.len &&
+        (action == "read" || action == "write")) {
+      io.write = action == "write";
+      ios.push_back(io);
+    }
   }
   unlink(log.c_str());
-  if (rc != 0) hits.clear();
+  if (rc != 0) ios.clear();
+  return ios;
+}
+
+// The block hit counts fio 3.33 draws for `distribution` over `blocks` 4k blocks
+// (norandommap, `n` reads); empty if fio failed.
+std::vector<int> FioHits(const std::string& distribution, uint64_t blocks, uint64_t n) {
+  const std::vector<NextIo> ios =
+      FioIos("--size=" + std::to_string(blocks * 4096) + " --io_size=" + std::to_string(n * 4096) +
+             " --rw=randread --bs=4k --norandommap --random_distribution=" + distribution);
+  std::vector<int> hits(ios.empty() ? 0 : blocks);
+  for (const NextIo& io : ios) ++hits[io.offset / 4096];
   return hits;
 }
 
@@ -314,31 +326,16 @@ TEST(IoGenerator, ZonedAbsStaysInsideItsZones) {
   EXPECT_EQ(share[2], 0);  // nothing past 4 MiB
 }
 
-// fio 3.33 itself on a small regular file with jesd219's zones (its write_iolog records
-// every offset): fio's share of the accesses per zone and the executor's are both within
-// Bound of the declared percentages.
+// fio 3.33 itself (its write_iolog records every offset) with jesd219's zones: fio's share of the
+// accesses per zone and the executor's are both within Bound of the declared percentages.
 TEST(IoGenerator, ZonedSharesMatchFios) {
   if (std::system("command -v fio >/dev/null 2>&1") != 0) GTEST_SKIP() << "fio is not installed";
-  const std::string base = "/tmp/blkbench_zoned_" + std::to_string(getpid());
-  const std::string file = base + ".dat", log = base + ".iolog";
   constexpr uint64_t kSize = 40 << 20;  // 10240 blocks: the zone edges are whole blocks
-  const std::string cmd = "fio --name=z --filename=" + file +
-                          " --size=40m --io_size=80m --rw=randread --bs=4k --ioengine=psync "
-                          "--random_distribution=zoned:50/5:30/15:20/80 --randseed=7 "
-                          "--write_iolog=" +
-                          log + " --output=/dev/null";
-  const int rc = std::system(cmd.c_str());
   std::vector<uint64_t> fio;
-  std::ifstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);  // fio iolog v3: time file action offset length
-    std::string time, name, action;
-    uint64_t offset = 0;
-    if (fields >> time >> name >> action >> offset && action == "read") fio.push_back(offset);
+  for (const NextIo& io : FioIos("--size=40m --io_size=80m --rw=randread --bs=4k "
+                                 "--random_distribution=zoned:50/5:30/15:20/80")) {
+    fio.push_back(io.offset);
   }
-  unlink(file.c_str());
-  unlink(log.c_str());
-  ASSERT_EQ(rc, 0) << cmd;
   ASSERT_EQ(fio.size(), 20480u);  // io_size / bs
 
   IoGeneratorConfig c = Config(true, 100);
@@ -390,28 +387,8 @@ DirectionMix Mix(const std::vector<NextIo>& ios, uint64_t small, uint64_t read_u
 // I/Os to the blocks a pass has left) against the generator, same I/O count.
 TEST(IoGenerator, PerDirectionBssplitMatchesFios) {
   if (std::system("command -v fio >/dev/null 2>&1") != 0) GTEST_SKIP() << "fio is not installed";
-  const std::string base = "/tmp/blkbench_bsdir_" + std::to_string(getpid());
-  const std::string log = base + ".iolog";
-  const std::string cmd = "fio --name=b --filename=" + base +
-                          ".dat --size=1g --io_size=8g --rw=randrw --norandommap "
-                          "--bssplit=64k/40:1024k/60,1024k/100 --ioengine=null --randseed=7 "
-                          "--write_iolog=" +
-                          log + " --output=/dev/null";
-  const int rc = std::system(cmd.c_str());
-  std::vector<NextIo> fio;
-  std::ifstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);  // fio iolog v3: time file action offset length
-    std::string time, name, action;
-    NextIo io{0, false, 0};
-    if (fields >> time >> name >> action >> io.offset >> io.len &&
-        (action == "read" || action == "write")) {
-      io.write = action == "write";
-      fio.push_back(io);
-    }
-  }
-  unlink(log.c_str());
-  ASSERT_EQ(rc, 0) << cmd;
+  std::vector<NextIo> fio = FioIos(
+      "--size=1g --io_size=8g --rw=randrw --norandommap --bssplit=64k/40:1024k/60,1024k/100");
   ASSERT_GT(fio.size(), 5000u);  // 8 GiB at about 830 KiB per I/O
 
   const BsShare reads[] = {{64 << 10, 40}, {1 << 20, 60}};
@@ -445,6 +422,7 @@ TEST(IoGenerator, PerDirectionBssplitMatchesFios) {
     }));
   }
 }
+
 // fio's examples/jesd219.fio, the JEDEC SSD endurance workload: bssplit from 512 bytes to
 // 64k (4k: 67 %), blockalign=4k, rwmixread=40 and zoned:50/5:30/15:20/80, drawn by fio
 // 3.33 (write_iolog, null engine) and by the generator, same I/O count: every offset on a
@@ -453,31 +431,10 @@ TEST(IoGenerator, Jesd219MatchesFios) {
   if (std::system("command -v fio >/dev/null 2>&1") != 0) GTEST_SKIP() << "fio is not installed";
   const std::string split =
       "512/4:1024/1:1536/1:2048/1:2560/1:3072/1:3584/1:4k/67:8k/10:16k/7:32k/3:64k/3";
-  const std::string base = "/tmp/blkbench_jesd219_" + std::to_string(getpid());
-  const std::string log = base + ".iolog";
   constexpr uint64_t kSize = 400 << 20;  // a multiple of 100 blocks: whole zone edges
-  const std::string cmd = "fio --name=j --filename=" + base +
-                          ".dat --size=400m --io_size=200m --rw=randrw --rwmixread=40 "
-                          "--norandommap --bssplit=" +
-                          split +
-                          " --blockalign=4k --random_distribution=zoned:50/5:30/15:20/80 "
-                          "--ioengine=null --randseed=7 --write_iolog=" +
-                          log + " --output=/dev/null";
-  const int rc = std::system(cmd.c_str());
-  std::vector<NextIo> fio;
-  std::ifstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string time, name, action;
-    NextIo io{0, false, 0};
-    if (fields >> time >> name >> action >> io.offset >> io.len &&
-        (action == "read" || action == "write")) {
-      io.write = action == "write";
-      fio.push_back(io);
-    }
-  }
-  unlink(log.c_str());
-  ASSERT_EQ(rc, 0) << cmd;
+  std::vector<NextIo> fio = FioIos(
+      "--size=400m --io_size=200m --rw=randrw --rwmixread=40 --norandommap --bssplit=" + split +
+      " --blockalign=4k --random_distribution=zoned:50/5:30/15:20/80");
   ASSERT_GT(fio.size(), 10000u);
 
   const std::vector<BsShare> shares = {{512, 4},   {1024, 1},  {1536, 1},  {2048, 1},
@@ -522,33 +479,13 @@ TEST(IoGenerator, Jesd219MatchesFios) {
 // bs=4k,64k: reads of 4k on 4k boundaries, writes of 64k on 64k boundaries, as fio's log.
 TEST(IoGenerator, PerDirectionBsMatchesFios) {
   if (std::system("command -v fio >/dev/null 2>&1") != 0) GTEST_SKIP() << "fio is not installed";
-  const std::string base = "/tmp/blkbench_bsdir2_" + std::to_string(getpid());
-  const std::string log = base + ".iolog";
-  const std::string cmd = "fio --name=b --filename=" + base +
-                          ".dat --size=64m --io_size=128m --rw=randrw --norandommap "
-                          "--bs=4k,64k --ioengine=null --randseed=7 --write_iolog=" +
-                          log + " --output=/dev/null";
-  const int rc = std::system(cmd.c_str());
-  size_t fio_reads = 0, fio_writes = 0;
-  bool fio_ok = true;
-  std::ifstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string time, name, action;
-    uint64_t offset = 0, len = 0;
-    if (!(fields >> time >> name >> action >> offset >> len)) continue;
-    if (action == "read") {
-      ++fio_reads;
-      fio_ok &= len == 4096 && offset % 4096 == 0;
-    } else if (action == "write") {
-      ++fio_writes;
-      fio_ok &= len == 65536 && offset % 65536 == 0;
-    }
-  }
-  unlink(log.c_str());
-  ASSERT_EQ(rc, 0) << cmd;
-  EXPECT_TRUE(fio_ok);
-  ASSERT_GT(fio_reads + fio_writes, 1000u);
+  const std::vector<NextIo> fio =
+      FioIos("--size=64m --io_size=128m --rw=randrw --norandommap --bs=4k,64k");
+  ASSERT_GT(fio.size(), 1000u);
+  const DirectionMix theirs = Mix(fio, 4096, 4096, 65536);
+  EXPECT_TRUE(theirs.aligned);
+  EXPECT_TRUE(theirs.writes_whole);
+  EXPECT_EQ(theirs.small_reads, theirs.reads);
 
   IoGeneratorConfig c = Config(true, 50);
   c.region_start = 0;
@@ -556,14 +493,14 @@ TEST(IoGenerator, PerDirectionBsMatchesFios) {
   c.write_block_size = 65536;
   IoGenerator g(c);
   std::vector<NextIo> ours;
-  for (size_t i = 0; i < fio_reads + fio_writes; ++i) ours.push_back(g.Next());
+  for (size_t i = 0; i < fio.size(); ++i) ours.push_back(g.Next());
   const DirectionMix m = Mix(ours, 4096, 4096, 65536);
   EXPECT_TRUE(m.aligned);
   EXPECT_TRUE(m.writes_whole);
   EXPECT_EQ(m.small_reads, m.reads);
   const double n = static_cast<double>(m.n);
   EXPECT_NEAR(static_cast<double>(m.reads) / n, 0.5, Bound(0.5, m.n));
-  EXPECT_NEAR(static_cast<double>(fio_reads) / n, 0.5, Bound(0.5, m.n));
+  EXPECT_NEAR(static_cast<double>(theirs.reads) / n, 0.5, Bound(0.5, m.n));
 }
 
 // fio 3.33's center (zipf:1.2:C, normal:10:C) is the rand_off added to the hashed value

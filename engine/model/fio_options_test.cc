@@ -25,6 +25,17 @@ double MeanBytes(const v1::RunResult& r) {
          static_cast<double>(Ios(r));
 }
 
+// Runs a bytes-limited cell on the engine to its end, its blktrace text into `out`.
+void TraceUntilDone(const v1::CellSpec& cell, std::ostringstream& out) {
+  absl::StatusOr<EngineConfig> config = DeriveConfig(cell);
+  ASSERT_TRUE(config.ok()) << config.status();
+  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(*config, 0);
+  ASSERT_TRUE(e.ok()) << e.status();
+  (*e)->set_trace_sink(&out);
+  while (!(*e)->all_done() && !(*e)->stalled()) (*e)->RunUntil((*e)->now() + 10'000'000);
+  ASSERT_TRUE((*e)->all_done());
+}
+
 TEST(EngineFioOptionsTest, BssplitSizesByShareDeterministically) {
   v1::CellSpec cell = Cell("ssd", v1::RANDREAD, 4096, 16, 2, 20'000'000);
   auto* a = cell.mutable_job()->add_bssplit();
@@ -81,14 +92,8 @@ TEST(EngineFioOptionsTest, BlockalignPutsRandomOffsetsOnItsBoundary) {
   cell.mutable_job()->set_size(4 << 20);
   cell.mutable_job()->set_io_size(2000 * 512);
   cell.mutable_job()->set_blockalign(4096);
-  absl::StatusOr<EngineConfig> config = DeriveConfig(cell);
-  ASSERT_TRUE(config.ok()) << config.status();
-  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(*config, 0);
-  ASSERT_TRUE(e.ok()) << e.status();
   std::ostringstream out;
-  (*e)->set_trace_sink(&out);
-  while (!(*e)->all_done() && !(*e)->stalled()) (*e)->RunUntil((*e)->now() + 10'000'000);
-  ASSERT_TRUE((*e)->all_done());
+  ASSERT_NO_FATAL_FAILURE(TraceUntilDone(cell, out));
   const std::regex issue(R"(^.* D +R (\d+) \+ 1 \[[^\]]+\]$)");
   std::set<uint64_t> blocks;
   uint64_t n = 0;
@@ -127,14 +132,8 @@ TEST(EngineFioOptionsTest, ZonedSharesPerZone) {
   cell.mutable_job()->set_size(kBlocks * 4096);
   cell.mutable_job()->set_io_size(kIos * 4096);
   cell.mutable_job()->set_random_distribution("zoned:50/5:30/15:20/80");
-  absl::StatusOr<EngineConfig> config = DeriveConfig(cell);
-  ASSERT_TRUE(config.ok()) << config.status();
-  absl::StatusOr<std::unique_ptr<Engine>> e = Engine::Create(*config, 0);
-  ASSERT_TRUE(e.ok()) << e.status();
   std::ostringstream out;
-  (*e)->set_trace_sink(&out);
-  while (!(*e)->all_done() && !(*e)->stalled()) (*e)->RunUntil((*e)->now() + 10'000'000);
-  ASSERT_TRUE((*e)->all_done());
+  ASSERT_NO_FATAL_FAILURE(TraceUntilDone(cell, out));
   const std::regex issue(R"(^.* D +R (\d+) \+ 8 \[[^\]]+\]$)");
   const uint64_t kEdges[] = {500, 2000, 10000};  // zone ends in blocks
   double hits[3] = {0, 0, 0};
