@@ -104,6 +104,8 @@ class Simulator {
   void FreeNode(uint32_t index);
   // Drops dead keys from the top of the heap; returns false if the heap is empty.
   bool SkipDead();
+  // Runs the event at the top of the heap. REQUIRES: SkipDead() returned true.
+  void RunTop();
   void MaybeCompact();
 
   EventQueue heap_;
