@@ -67,6 +67,11 @@ class FlatMap {
 
   // Inserts (key, value) unless the key is present; like std::map::emplace.
   std::pair<iterator, bool> emplace(const K& key, V value) {
+    // A FIFO's key (the deadline, then the sequence) is the largest so far: no search.
+    if (items_.empty() || items_.back().first < key) {
+      items_.push_back(value_type{key, std::move(value)});
+      return {items_.end() - 1, true};
+    }
     iterator it = lower_bound(key);
     if (it != items_.end() && !(key < it->first)) return {it, false};
     return {items_.insert(it, value_type{key, std::move(value)}), true};
