@@ -8,7 +8,6 @@ namespace blkbench::engine {
 void Simulator::Reserve(size_t n) {
   heap_.reserve(n);
   nodes_.reserve(n);
-  free_nodes_.reserve(n);
 }
 
 bool Simulator::IsPending(EventId id) const {
