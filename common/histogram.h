@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <span>
 
@@ -38,6 +39,16 @@ class LatencyHistogram {
   // Inline (with BucketIndex): the engine adds every I/O's latency to several
   // histograms, and inlined the bucket is computed once for all of them.
   void Add(uint64_t ns) { AddN(ns, 1); }
+  // Add(ns) with its bucket computed by the caller, for one value added to several
+  // histograms. REQUIRES: bucket == BucketIndex(ns).
+  void AddAt(uint32_t bucket, uint64_t ns) {
+    assert(bucket == BucketIndex(ns));
+    ++buckets_[bucket];
+    ++count_;
+    sum_ += static_cast<double>(ns);
+    min_ = std::min(min_, ns);
+    max_ = std::max(max_, ns);
+  }
   void AddN(uint64_t ns, uint64_t n) {
     if (n == 0) return;
     buckets_[BucketIndex(ns)] += n;
