@@ -13,10 +13,6 @@
 namespace blkbench {
 namespace {
 
-// Values below kLinearLimit (groups 0 and 1) get one bucket each: index == value.
-constexpr uint64_t kLinearLimit = 2 * LatencyHistogram::kBucketsPerGroup;  // 128
-constexpr uint32_t kLastBucket = LatencyHistogram::kBuckets - 1;
-
 // Rank (1-based) of the sample at percentile p of n samples: ceil(p/100 * n). p/100 * n
 // is computed in floating point, so a product that is an integer up to rounding noise
 // (99.9 % of 1000 = 999.0000000000001) is taken as that integer rather than rounded up.
@@ -33,17 +29,6 @@ uint64_t PercentileRank(double p, uint64_t n) {
 }
 
 }  // namespace
-
-// fio plat_val_to_idx: the top kBits+1 significant bits select the bucket; the most
-// significant bit selects the group and the kBits below it the bucket in the group.
-uint32_t LatencyHistogram::BucketIndex(uint64_t ns) {
-  if (ns < kLinearLimit) return static_cast<uint32_t>(ns);
-  const int msb = 63 - std::countl_zero(ns);  // >= kBits + 1
-  const int shift = msb - kBits;              // bits below the kept ones, >= 1
-  const uint32_t group = static_cast<uint32_t>(shift) + 1;
-  if (group >= static_cast<uint32_t>(kGroups)) return kLastBucket;
-  return group * kBucketsPerGroup + static_cast<uint32_t>((ns >> shift) & (kBucketsPerGroup - 1));
-}
 
 uint64_t LatencyHistogram::BucketLowerBound(uint32_t index) {
   if (index >= kBuckets) index = kLastBucket;
@@ -67,16 +52,6 @@ uint64_t LatencyHistogram::BucketValue(uint32_t index) {
   if (index < kLinearLimit) return index;
   const uint32_t shift = index / kBucketsPerGroup - 1;
   return BucketLowerBound(index) + (uint64_t{1} << (shift - 1));
-}
-
-void LatencyHistogram::AddN(uint64_t ns, uint64_t n) {
-  if (n == 0) return;
-  buckets_[BucketIndex(ns)] += n;
-  count_ += n;
-  // Exact as long as the running sum stays below 2^53 ns (~104 days of latency).
-  sum_ += static_cast<double>(ns) * static_cast<double>(n);
-  min_ = std::min(min_, ns);
-  max_ = std::max(max_, ns);
 }
 
 void LatencyHistogram::Merge(const LatencyHistogram& other) {

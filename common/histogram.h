@@ -3,7 +3,10 @@
 #ifndef BLKBENCH_COMMON_HISTOGRAM_H_
 #define BLKBENCH_COMMON_HISTOGRAM_H_
 
+#include <algorithm>
 #include <array>
+#include <bit>
+#include <cassert>
 #include <cstdint>
 #include <span>
 
@@ -33,8 +36,28 @@ class LatencyHistogram {
   static uint64_t BucketLowerBound(uint32_t index);
   static uint64_t BucketUpperBound(uint32_t index);
 
+  // Inline (with BucketIndex): the engine adds every I/O's latency to several
+  // histograms, and inlined the bucket is computed once for all of them.
   void Add(uint64_t ns) { AddN(ns, 1); }
-  void AddN(uint64_t ns, uint64_t n);
+  // Add(ns) with its bucket computed by the caller, for one value added to several
+  // histograms. REQUIRES: bucket == BucketIndex(ns).
+  void AddAt(uint32_t bucket, uint64_t ns) {
+    assert(bucket == BucketIndex(ns));
+    ++buckets_[bucket];
+    ++count_;
+    sum_ += static_cast<double>(ns);
+    min_ = std::min(min_, ns);
+    max_ = std::max(max_, ns);
+  }
+  void AddN(uint64_t ns, uint64_t n) {
+    if (n == 0) return;
+    buckets_[BucketIndex(ns)] += n;
+    count_ += n;
+    // Exact as long as the running sum stays below 2^53 ns (~104 days of latency).
+    sum_ += static_cast<double>(ns) * static_cast<double>(n);
+    min_ = std::min(min_, ns);
+    max_ = std::max(max_, ns);
+  }
   // Adds every count of `other`; exact (bucket counts, count, sum, min and max).
   void Merge(const LatencyHistogram& other);
   void Clear();
@@ -62,12 +85,27 @@ class LatencyHistogram {
                                                       double sum_ns);
 
  private:
+  // Values below kLinearLimit (groups 0 and 1) get one bucket each: index == value.
+  static constexpr uint64_t kLinearLimit = 2 * kBucketsPerGroup;  // 128
+  static constexpr uint32_t kLastBucket = kBuckets - 1;
+
   std::array<uint64_t, kBuckets> buckets_{};
   uint64_t count_ = 0;
   uint64_t min_ = UINT64_MAX;
   uint64_t max_ = 0;
   double sum_ = 0;
 };
+
+// fio plat_val_to_idx: the top kBits+1 significant bits select the bucket; the most
+// significant bit selects the group and the kBits below it the bucket in the group.
+inline uint32_t LatencyHistogram::BucketIndex(uint64_t ns) {
+  if (ns < kLinearLimit) return static_cast<uint32_t>(ns);
+  const int msb = 63 - std::countl_zero(ns);  // >= kBits + 1
+  const int shift = msb - kBits;              // bits below the kept ones, >= 1
+  const uint32_t group = static_cast<uint32_t>(shift) + 1;
+  if (group >= static_cast<uint32_t>(kGroups)) return kLastBucket;
+  return group * kBucketsPerGroup + static_cast<uint32_t>((ns >> shift) & (kBucketsPerGroup - 1));
+}
 
 }  // namespace blkbench
 

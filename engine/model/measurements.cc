@@ -49,9 +49,17 @@ void Measurements::RecordCqe(const IoSlot& io, uint32_t group, uint32_t job) {
   if (!q_.measuring) return;
   const SimTime now = q_.sim.now();
   const uint64_t lat = now - io.start;
-  lat_.Add(lat);
-  interval_lat_.Add(lat);
-  (io.write ? write_lat_ : read_lat_).Add(lat);
+  // Seven histograms take the latency: its bucket is computed once.
+  const uint32_t bucket = LatencyHistogram::BucketIndex(lat);
+  JobTotals& total = job_totals_[job];
+  JobTotals& interval = job_interval_[job];
+  lat_.AddAt(bucket, lat);
+  interval_lat_.AddAt(bucket, lat);
+  (io.write ? write_lat_ : read_lat_).AddAt(bucket, lat);
+  total.lat.AddAt(bucket, lat);
+  (io.write ? total.write_lat : total.read_lat).AddAt(bucket, lat);
+  interval.lat.AddAt(bucket, lat);
+  (io.write ? interval.write_lat : interval.read_lat).AddAt(bucket, lat);
   for (EngineCounters* c : {&q_.counters, &q_.interval_counters}) {
     if (io.write) {
       ++c->write_ios;
@@ -63,9 +71,7 @@ void Measurements::RecordCqe(const IoSlot& io, uint32_t group, uint32_t job) {
   }
   last_cqe_ = now;
   ++group_ios_[group];
-  for (JobTotals* t : {&job_totals_[job], &job_interval_[job]}) {
-    t->lat.Add(lat);
-    (io.write ? t->write_lat : t->read_lat).Add(lat);
+  for (JobTotals* t : {&total, &interval}) {
     ++(io.write ? t->write_ios : t->read_ios);
     (io.write ? t->write_bytes : t->read_bytes) += io.bytes;
   }

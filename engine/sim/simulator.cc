@@ -8,7 +8,6 @@ namespace blkbench::engine {
 void Simulator::Reserve(size_t n) {
   heap_.reserve(n);
   nodes_.reserve(n);
-  free_nodes_.reserve(n);
 }
 
 bool Simulator::IsPending(EventId id) const {
@@ -56,6 +55,11 @@ SimTime Simulator::NextEventTime() { return SkipDead() ? heap_.top().time : kNev
 
 bool Simulator::Step() {
   if (!SkipDead()) return false;
+  RunTop();
+  return true;
+}
+
+void Simulator::RunTop() {
   EventKey key = heap_.Pop();
   uint32_t index = key.node();
   Node& node = nodes_[index];
@@ -72,11 +76,10 @@ bool Simulator::Step() {
   trace_.Add((uint64_t{kind} << 32) ^ 0x5bd1e995u);
   trace_.Add(arg);
   target->OnEvent(kind, arg);
-  return true;
 }
 
 void Simulator::RunUntil(SimTime until) {
-  while (SkipDead() && heap_.top().time <= until) Step();
+  while (SkipDead() && heap_.top().time <= until) RunTop();
   if (until != kNever && until > now_) now_ = until;
 }
 

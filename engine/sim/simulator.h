@@ -95,7 +95,9 @@ class Simulator {
     uint32_t kind = 0;
     uint32_t generation = 1;  // odd/even does not matter; 0 is never used
     bool live = false;        // scheduled, not yet run or cancelled
+    uint32_t next_free = 0;   // while free: the next free node, or kNoNode
   };
+  static constexpr uint32_t kNoNode = ~uint32_t{0};
 
   static EventId MakeId(uint32_t node, uint32_t generation) {
     return EventId{(uint64_t{generation} << 32) | node};
@@ -104,11 +106,15 @@ class Simulator {
   void FreeNode(uint32_t index);
   // Drops dead keys from the top of the heap; returns false if the heap is empty.
   bool SkipDead();
+  // Runs the event at the top of the heap. REQUIRES: SkipDead() returned true.
+  void RunTop();
   void MaybeCompact();
 
   EventQueue heap_;
   std::vector<Node> nodes_;
-  std::vector<uint32_t> free_nodes_;
+  // The free nodes, linked through Node::next_free, the last freed first (no vector to
+  // grow or bounds-check on the hot path).
+  uint32_t free_head_ = kNoNode;
   SimTime now_ = 0;
   uint64_t next_sequence_ = 0;
   uint64_t events_executed_ = 0;
@@ -121,9 +127,9 @@ class Simulator {
 
 // Inline: every component schedules several events per request.
 inline uint32_t Simulator::AllocNode() {
-  if (!free_nodes_.empty()) {
-    uint32_t index = free_nodes_.back();
-    free_nodes_.pop_back();
+  if (free_head_ != kNoNode) {
+    const uint32_t index = free_head_;
+    free_head_ = nodes_[index].next_free;
     return index;
   }
   assert(nodes_.size() < EventKey::kMaxNodes);
@@ -136,7 +142,8 @@ inline void Simulator::FreeNode(uint32_t index) {
   node.live = false;
   node.target = nullptr;
   if (++node.generation == 0) node.generation = 1;  // 0 would make MakeId(0, 0) == {}
-  free_nodes_.push_back(index);
+  node.next_free = free_head_;
+  free_head_ = index;
 }
 
 inline EventId Simulator::Schedule(SimTime at, EventHandler* target, uint32_t kind, uint64_t arg) {

@@ -7,6 +7,18 @@
 #include <utility>
 
 namespace blkbench::engine {
+namespace {
+
+// std::llround(x) without the libm call (GCC inlines it only under -fno-math-errno):
+// for 0 <= x < 2^52, x - trunc(x) is exact, so this rounds half away from zero exactly
+// as llround does; anything else goes to llround.
+int64_t LlroundFast(double x) {
+  if (!(x >= 0 && x < 0x1p52)) return std::llround(x);
+  const auto t = static_cast<int64_t>(x);
+  return x - static_cast<double>(t) >= 0.5 ? t + 1 : t;
+}
+
+}  // namespace
 
 Spinlock::Spinlock(const MachineProfile& profile, LockCosts costs, std::string name)
     : profile_(profile), costs_(costs), name_(std::move(name)), grants_(16) {}
@@ -25,11 +37,22 @@ double Spinlock::CollapseMultiplier(double rho, int waiters) const {
 void Spinlock::UpdateUtilisation(SimTime now) {
   if (now <= last_update_) return;
   const double tau = static_cast<double>(profile_.collapse.window_ns);
-  const double decay = std::exp(-static_cast<double>(now - last_update_) / tau);
+  // exp() is pure, and a lock-bound run repeats the gap between arrivals (about half of
+  // seed 000's), so the last one's decay is kept.
+  const SimTime gap = now - last_update_;
+  if (gap != decay_gap_ || tau != decay_tau_) {
+    decay_gap_ = gap;
+    decay_tau_ = tau;
+    decay_ = std::exp(-static_cast<double>(gap) / tau);
+  }
+  const double decay = decay_;
   rho_ *= decay;
   SimTime busy_end = std::min(free_at_, now);
   if (busy_end > last_update_) {
-    rho_ += std::exp(-static_cast<double>(now - busy_end) / tau) - decay;
+    // exp(-0) is exactly 1: no call while the lock is still busy at `now`.
+    const double busy_tail =
+        busy_end == now ? 1.0 : std::exp(-static_cast<double>(now - busy_end) / tau);
+    rho_ += busy_tail - decay;
   }
   last_update_ = now;
 }
@@ -79,8 +102,8 @@ LockGrant Spinlock::Acquire(SimTime now, int cpu, SimTime cs_ns, double missed_l
     busy_from = free_at_;
     const double x = static_cast<double>(profile_.LineTransferNs(last_cpu_, cpu));
     const double m = CollapseMultiplier(rho_, static_cast<int>(grants_size_));
-    const auto handoff = static_cast<SimTime>(std::llround(profile_.handoff_transfers * x * m));
-    const auto misses = static_cast<SimTime>(std::llround(missed_lines * x * m));
+    const auto handoff = static_cast<SimTime>(LlroundFast(profile_.handoff_transfers * x * m));
+    const auto misses = static_cast<SimTime>(LlroundFast(missed_lines * x * m));
     grant.granted = free_at_ + handoff;
     grant.released = grant.granted + work + misses;
     stats_.multiplier_sum += m;

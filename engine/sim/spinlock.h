@@ -108,6 +108,10 @@ class Spinlock {
   int last_cpu_ = 0;
   SimTime last_update_ = 0;
   double rho_ = 0;
+  // The last decay UpdateUtilisation computed: exp(-decay_gap_ / decay_tau_).
+  SimTime decay_gap_ = 0;
+  double decay_tau_ = 0;
+  double decay_ = 1;
   // Grant times of queued acquisitions not yet granted as of the last call: a ring
   // buffer (capacity a power of two) so steady state does not allocate.
   std::vector<SimTime> grants_;

@@ -32,6 +32,7 @@
 #include "engine/sched/bfq/bfq_wf2q.h"
 #include "engine/sched/elevator.h"
 #include "engine/sched/elevator_type.h"
+#include "engine/sched/flat_map.h"
 
 namespace blkbench::engine {
 
@@ -142,7 +143,7 @@ class Bfq final : public Elevator {
  private:
   struct Queue;
   struct Group;
-  using Key = std::pair<uint64_t, uint64_t>;  // (sector or fifo time, seq)
+  using Key = PairKey;  // (sector or fifo time, seq)
   // rq->elv.priv[] (RQ_BFQQ) and the request's place in its queue's lists.
   struct BfqRq {
     bool counted = false;  // counted in counters_.inserted

@@ -122,10 +122,11 @@ class MqDeadline final : public Elevator {
   DdRq& Priv(const SchedRequest& rq) { return rq_data_[rq]; }
   const DdRq& Priv(const SchedRequest& rq) const { return rq_data_[rq]; }
 
-  static constexpr int kRead = 0;                 // DD_READ
-  static constexpr int kWrite = 1;                // DD_WRITE
-  using SortKey = std::pair<uint64_t, uint64_t>;  // (sector, seq): the rb-tree order
-  using FifoKey = std::pair<uint64_t, uint64_t>;  // (fifo_time, fifo_seq)
+  static constexpr int kRead = 0;   // DD_READ
+  static constexpr int kWrite = 1;  // DD_WRITE
+  using SortKey = PairKey;          // (sector, seq): the rb-tree order
+  using FifoKey = PairKey;          // (fifo_time, fifo_seq)
+  using HashKey = PairKey;          // (end sector, seq)
 
   // struct dd_per_prio.
   struct PerPrio {
@@ -175,7 +176,7 @@ class MqDeadline final : public Elevator {
   uint32_t depth_updated_async_depth_ = 0;
   std::array<PerPrio, kDdNumPrios> per_prio_;
   // Queue-wide back-merge hash (q->elevator->hash), keyed by end sector then seq.
-  FlatMap<std::pair<uint64_t, uint64_t>, SchedRequest*> hash_;
+  FlatMap<HashKey, SchedRequest*> hash_;
   SchedRequest* last_merge_ = nullptr;  // q->last_merge
   int last_dir_ = kRead;                // dd->last_dir
   int batching_ = 0;                    // dd->batching
