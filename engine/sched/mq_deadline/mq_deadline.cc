@@ -113,22 +113,17 @@ void MqDeadline::DelRqRb(PerPrio& pp, SchedRequest& rq) {
 void MqDeadline::HashAdd(SchedRequest& rq) {
   Priv(rq).hash_end = rq.End();
   Priv(rq).hashed = true;
-  hash_.emplace(HashKey{Priv(rq).hash_end, Priv(rq).seq}, &rq);
+  hash_.Add(Priv(rq).hash_end, Priv(rq).seq, &rq);
 }
 
 void MqDeadline::HashDel(SchedRequest& rq) {
   if (!Priv(rq).hashed) return;
-  hash_.erase(HashKey{Priv(rq).hash_end, Priv(rq).seq});
+  hash_.Del(Priv(rq).hash_end, Priv(rq).seq);
   Priv(rq).hashed = false;
 }
 
 // elv_rqhash_find(): the kernel's bucket lists the newest request first.
-SchedRequest* MqDeadline::HashFind(uint64_t end_sector) const {
-  auto it = hash_.upper_bound(HashKey{end_sector, UINT64_MAX});
-  if (it == hash_.begin()) return nullptr;
-  --it;
-  return it->first.first == end_sector ? it->second : nullptr;
-}
+SchedRequest* MqDeadline::HashFind(uint64_t end_sector) const { return hash_.Find(end_sector); }
 
 // elv_rb_latter_request() / elv_rb_former_request() within the request's own tree.
 SchedRequest* MqDeadline::LatterRequest(const SchedRequest& rq) const {

@@ -15,6 +15,7 @@
 #include "engine/sched/elevator.h"
 #include "engine/sched/elevator_type.h"
 #include "engine/sched/flat_map.h"
+#include "engine/sched/rq_hash.h"
 
 namespace blkbench::engine {
 
@@ -126,7 +127,6 @@ class MqDeadline final : public Elevator {
   static constexpr int kWrite = 1;  // DD_WRITE
   using SortKey = PairKey;          // (sector, seq): the rb-tree order
   using FifoKey = PairKey;          // (fifo_time, fifo_seq)
-  using HashKey = PairKey;          // (end sector, seq)
 
   // struct dd_per_prio.
   struct PerPrio {
@@ -175,8 +175,8 @@ class MqDeadline final : public Elevator {
   // write (the tunable) changes dd->async_depth but not the wake batch.
   uint32_t depth_updated_async_depth_ = 0;
   std::array<PerPrio, kDdNumPrios> per_prio_;
-  // Queue-wide back-merge hash (q->elevator->hash), keyed by end sector then seq.
-  FlatMap<HashKey, SchedRequest*> hash_;
+  // Queue-wide back-merge hash (q->elevator->hash): by end sector, then seq.
+  RqHash<SchedRequest*> hash_;
   SchedRequest* last_merge_ = nullptr;  // q->last_merge
   int last_dir_ = kRead;                // dd->last_dir
   int batching_ = 0;                    // dd->batching
