@@ -184,15 +184,14 @@ const SchedulerCosts* MachineProfile::CostsOf(std::string_view scheduler) const 
   return it == schedulers.end() ? nullptr : &it->second;
 }
 
-SimTime MachineProfile::LineTransferNs(int from, int to) const {
-  assert(from >= 0 && from < cpus() && to >= 0 && to < cpus());
-  if (from == to) return 0;
-  if (CoreOf(from) == CoreOf(to)) return coherence.same_core;
-  if (CcxOf(from) == CcxOf(to)) return coherence.same_ccx;
-  int a = NodeOf(from), b = NodeOf(to);
-  if (a == b) return coherence.same_node;
+SimTime MachineProfile::LineTransferNs(const CpuPlace& from, const CpuPlace& to) const {
+  assert(from.cpu >= 0 && from.cpu < cpus() && to.cpu >= 0 && to.cpu < cpus());
+  if (from.cpu == to.cpu) return 0;
+  if (from.core == to.core) return coherence.same_core;
+  if (from.ccx == to.ccx) return coherence.same_ccx;
+  if (from.node == to.node) return coherence.same_node;
   if (coherence.node_distance.empty()) return coherence.remote_node;
-  return coherence.node_distance[static_cast<size_t>(a) * numa_nodes() + b];
+  return coherence.node_distance[static_cast<size_t>(from.node) * numa_nodes() + to.node];
 }
 
 absl::StatusOr<MachineProfile> ParseMachineProfile(std::string_view yaml,

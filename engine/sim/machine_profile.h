@@ -107,9 +107,22 @@ struct MachineProfile {
   // The costs of `scheduler`, or nullptr when the profile has none.
   const SchedulerCosts* CostsOf(std::string_view scheduler) const;
 
+  // Where a CPU sits, as LineTransferNs compares it. A hot path (a lock's hand-off) keeps
+  // one per CPU rather than paying PlaceOf's divisions on every call.
+  struct CpuPlace {
+    int cpu = 0;
+    int core = 0;
+    int ccx = 0;
+    int node = 0;
+  };
+  CpuPlace PlaceOf(int cpu) const { return {cpu, CoreOf(cpu), CcxOf(cpu), NodeOf(cpu)}; }
+
   // Cost of moving a cache line last written on `from` to `to`. 0 when from == to.
   // REQUIRES: both in [0, cpus()).
-  SimTime LineTransferNs(int from, int to) const;
+  SimTime LineTransferNs(int from, int to) const {
+    return LineTransferNs(PlaceOf(from), PlaceOf(to));
+  }
+  SimTime LineTransferNs(const CpuPlace& from, const CpuPlace& to) const;
 };
 
 // Loads the profile named `name` ("desktop-16") from <dir>/<name>.yaml, <dir> =

@@ -21,7 +21,10 @@ int64_t LlroundFast(double x) {
 }  // namespace
 
 Spinlock::Spinlock(const MachineProfile& profile, LockCosts costs, std::string name)
-    : profile_(profile), costs_(costs), name_(std::move(name)), grants_(16) {}
+    : profile_(profile), costs_(costs), name_(std::move(name)), grants_(16) {
+  places_.reserve(static_cast<size_t>(profile.cpus()));
+  for (int cpu = 0; cpu < profile.cpus(); ++cpu) places_.push_back(profile.PlaceOf(cpu));
+}
 
 double Spinlock::CollapseMultiplier(double rho, int waiters) const {
   const CollapseParams& c = profile_.collapse;
@@ -100,7 +103,7 @@ LockGrant Spinlock::Acquire(SimTime now, int cpu, SimTime cs_ns, double missed_l
   } else {
     grant.contended = true;
     busy_from = free_at_;
-    const double x = static_cast<double>(profile_.LineTransferNs(last_cpu_, cpu));
+    const double x = static_cast<double>(LineTransferNs(cpu));
     const double m = CollapseMultiplier(rho_, static_cast<int>(grants_size_));
     const auto handoff = static_cast<SimTime>(LlroundFast(profile_.handoff_transfers * x * m));
     const auto misses = static_cast<SimTime>(LlroundFast(missed_lines * x * m));
@@ -128,6 +131,6 @@ std::optional<LockGrant> Spinlock::TryAcquire(SimTime now, int cpu, SimTime cs_n
   return Acquire(now, cpu, cs_ns);
 }
 
-SimTime Spinlock::FailedTryNs(int cpu) const { return profile_.LineTransferNs(last_cpu_, cpu); }
+SimTime Spinlock::FailedTryNs(int cpu) const { return LineTransferNs(cpu); }
 
 }  // namespace blkbench::engine

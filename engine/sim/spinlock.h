@@ -100,12 +100,19 @@ class Spinlock {
   void UpdateUtilisation(SimTime now);
   void DropGrantedBefore(SimTime now);
   void PushGrant(SimTime granted);
+  // profile_.LineTransferNs from the last holder's CPU to `cpu`.
+  SimTime LineTransferNs(int cpu) const {
+    return profile_.LineTransferNs(places_[static_cast<size_t>(last_cpu_)],
+                                   places_[static_cast<size_t>(cpu)]);
+  }
 
   const MachineProfile& profile_;
   LockCosts costs_;
   std::string name_;
   SimTime free_at_ = 0;  // release time of the last queued acquisition
   int last_cpu_ = 0;
+  // Each CPU's place in the topology, for the hand-off's line transfer.
+  std::vector<MachineProfile::CpuPlace> places_;
   SimTime last_update_ = 0;
   double rho_ = 0;
   // The last decay UpdateUtilisation computed: exp(-decay_gap_ / decay_tau_).
