@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/resolved_job.h"
+#include "common/testing/bssplit.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "workloads/fio_import.h"
@@ -488,10 +489,7 @@ TEST(FioOptionsTest, ResolvedJobCarriesFioSemantics) {
 
   v1::JobSpec split;
   split.set_rw(v1::READ);
-  split.add_bssplit()->set_bs(8192);
-  split.mutable_bssplit(0)->set_percent(40);
-  split.add_bssplit()->set_bs(4096);
-  split.mutable_bssplit(1)->set_percent(60);
+  testing::AddBsSplit(split.mutable_bssplit(), {{8192, 40}, {4096, 60}});
   JobResolution r = ResolveJob(split);
   ASSERT_TRUE(r.problems.empty());
   EXPECT_EQ(r.job.bs, 4096u);

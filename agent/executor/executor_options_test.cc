@@ -12,6 +12,7 @@
 
 #include "agent/executor/executor.h"
 #include "agent/executor/executor_test_util.h"
+#include "common/testing/bssplit.h"
 #include "common/testing/loop_device.h"
 #include "gtest/gtest.h"
 
@@ -47,12 +48,7 @@ TEST_F(OptionsTest, BssplitMixAndBuffersForTheLargestSize) {
     SCOPED_TRACE(engine);
     v1::JobSpec j = Job(v1::RANDRW, engine, /*thread=*/true);
     j.clear_bs();
-    auto* small = j.add_bssplit();
-    small->set_bs(4096);
-    small->set_percent(30);
-    auto* big = j.add_bssplit();
-    big->set_bs(128 * 1024);
-    big->set_percent(70);
+    testing::AddBsSplit(j.mutable_bssplit(), {{4096, 30}, {128 * 1024, 70}});
     j.set_io_size(96 * kMiB);
     constexpr uint32_t kTrace = 100'000;
     Outcome run = Go(j, kTrace);
@@ -84,14 +80,8 @@ TEST_F(OptionsTest, PerDirectionBssplitSizesReadsAndWritesApart) {
     SCOPED_TRACE(engine);
     v1::JobSpec j = Job(v1::RANDRW, engine, /*thread=*/true);
     j.clear_bs();
-    for (const auto& [bs, percent] : {std::pair{4096u, 40u}, std::pair{65536u, 60u}}) {
-      v1::BsSplit* e = j.add_bssplit();
-      e->set_bs(bs);
-      e->set_percent(percent);
-    }
-    v1::BsSplit* w = j.add_write_bssplit();
-    w->set_bs(65536);
-    w->set_percent(100);
+    testing::AddBsSplit(j.mutable_bssplit(), {{4096, 40}, {65536, 60}});
+    testing::AddBsSplit(j.mutable_write_bssplit(), {{65536, 100}});
     j.set_io_size(64 * kMiB);
     constexpr uint32_t kTrace = 100'000;
     Outcome run = Go(j, kTrace);

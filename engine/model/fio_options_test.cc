@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "common/testing/bssplit.h"
 #include "engine/model/config.h"
 #include "engine/model/engine.h"
 #include "engine/model/engine_test_util.h"
@@ -38,12 +38,7 @@ void TraceUntilDone(const v1::CellSpec& cell, std::ostringstream& out) {
 
 TEST(EngineFioOptionsTest, BssplitSizesByShareDeterministically) {
   v1::CellSpec cell = Cell("ssd", v1::RANDREAD, 4096, 16, 2, 20'000'000);
-  auto* a = cell.mutable_job()->add_bssplit();
-  a->set_bs(4096);
-  a->set_percent(50);
-  auto* b = cell.mutable_job()->add_bssplit();
-  b->set_bs(65536);
-  b->set_percent(50);
+  testing::AddBsSplit(cell.mutable_job()->mutable_bssplit(), {{4096, 50}, {65536, 50}});
   const v1::RunResult r = RunCell(cell);
   const double n = static_cast<double>(Ios(r));
   ASSERT_GT(n, 500);
@@ -64,14 +59,8 @@ TEST(EngineFioOptionsTest, PerDirectionBssplitSizesReadsAndWritesApart) {
   v1::CellSpec cell = Cell("ssd", v1::RANDRW, 4096, 16, 2, 50'000'000);
   v1::JobSpec* job = cell.mutable_job();
   job->set_rwmixread(50);
-  for (const auto& [bs, percent] : {std::pair{64u << 10, 40u}, std::pair{1u << 20, 60u}}) {
-    v1::BsSplit* e = job->add_bssplit();
-    e->set_bs(bs);
-    e->set_percent(percent);
-  }
-  v1::BsSplit* w = job->add_write_bssplit();
-  w->set_bs(1 << 20);
-  w->set_percent(100);
+  testing::AddBsSplit(job->mutable_bssplit(), {{64 << 10, 40}, {1 << 20, 60}});
+  testing::AddBsSplit(job->mutable_write_bssplit(), {{1 << 20, 100}});
   const v1::RunResult r = RunCell(cell);
   const double reads = static_cast<double>(r.io().read_ios());
   ASSERT_GT(reads, 100);

@@ -46,7 +46,6 @@ class RqHash {
     return found == by_end_.end() ? V{} : found->second.back().value;
   }
   size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
 
  private:
   struct Entry {
